@@ -1,0 +1,101 @@
+//! The HTTP API (API.md): one axum router over the engine.
+
+mod body;
+mod error;
+mod events;
+pub mod guard;
+mod orchestrator;
+mod sessions_common;
+mod tasks;
+
+pub use error::ApiError;
+pub use guard::Access;
+pub use orchestrator::VERSION;
+
+use crate::engine::Engine;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, Uri};
+use axum::routing::{get, post};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+pub fn router(engine: Engine, access: Access) -> Router {
+    const T: &str = "/api/coding-agents/tasks";
+    Router::new()
+        .route(T, get(tasks::list).post(tasks::create))
+        .route(&format!("{T}/{{id}}"), get(tasks::get).patch(tasks::patch))
+        .route(&format!("{T}/{{id}}/start"), post(tasks::start))
+        .route(&format!("{T}/{{id}}/pause"), post(tasks::pause))
+        .route(&format!("{T}/{{id}}/resume"), post(tasks::resume))
+        .route(&format!("{T}/{{id}}/cancel"), post(tasks::cancel))
+        .route(&format!("{T}/{{id}}/retry"), post(tasks::retry))
+        .route(&format!("{T}/{{id}}/output"), post(tasks::output))
+        .route(&format!("{T}/{{id}}/steps"), post(tasks::add_step))
+        .route(&format!("{T}/{{id}}/steps/{{step_id}}"), axum::routing::patch(tasks::update_step))
+        .route(&format!("{T}/{{id}}/result"), post(tasks::result))
+        .route("/api/coding-agents/status", get(orchestrator::coding_agents_status))
+        .route("/api/coding-agents/providers", get(orchestrator::providers))
+        .route("/api/coding-agents/events", get(events::stream))
+        .route("/api/status", get(orchestrator::status))
+        .route("/api/agent/start", post(orchestrator::agent_start))
+        .route("/api/agent/stop", post(orchestrator::agent_stop))
+        .route("/api/agent/pause", post(orchestrator::agent_pause))
+        .route("/api/agent/resume", post(orchestrator::agent_resume))
+        .fallback(unknown_route)
+        .with_state(engine)
+        .layer(DefaultBodyLimit::max(body::MAX_BODY))
+        .layer(axum::middleware::map_response(error::json_errors))
+        .layer(axum::middleware::from_fn_with_state(Arc::new(access), guard::check))
+}
+
+async fn unknown_route(method: Method, uri: Uri) -> ApiError {
+    ApiError::not_found(format!("no route {method} {}", uri.path()))
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(
+        "refusing to listen on {0} without a token: anyone who can reach it could run commands; pass --token or ORCHESTRA_TOKEN"
+    )]
+    ExposedWithoutToken(SocketAddr),
+}
+
+/// A bound listener and the URL it answers at (the port resolved when 0 was asked).
+pub struct Bound {
+    pub listener: tokio::net::TcpListener,
+    pub url: String,
+}
+
+pub async fn bind(addr: SocketAddr, token: Option<&str>) -> Result<Bound, ServeError> {
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(ServeError::ExposedWithoutToken(addr));
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    Ok(Bound {
+        listener,
+        url: format!("http://{local}"),
+    })
+}
+
+/// Serves until `shutdown` resolves; in-flight requests finish first.
+pub async fn serve(
+    bound: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(bound, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}

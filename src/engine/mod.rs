@@ -1,0 +1,290 @@
+//! The one owner of all state: tasks, sessions, the autopilot. Front ends ask it; it applies
+//! each change under the owning task's lock, makes it durable, then publishes an event.
+
+mod error;
+pub mod events;
+mod lifecycle;
+mod tasks;
+
+pub use error::{EngineError, EngineResult};
+pub use events::{Event, SessionEventKind, TaskEventKind};
+pub use tasks::{CreateTask, TaskPatch};
+
+use crate::providers::Providers;
+use crate::state_dir::StateDir;
+use crate::store::{Record, Store, Table};
+use crate::task::{Task, TaskStatus};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+use tokio::sync::broadcast;
+
+/// What the engine is told at start.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub providers: Providers,
+    /// Default working directory for tasks and sessions.
+    pub working_dir: PathBuf,
+    pub max_concurrent: usize,
+    pub max_sessions: usize,
+    /// How long a terminated session gets between SIGTERM and SIGKILL.
+    pub grace: Duration,
+    /// How long a screen must stay unchanged to count as settled.
+    pub settle: Duration,
+    pub transcript_cap: u64,
+    pub token: Option<String>,
+}
+
+impl EngineConfig {
+    pub fn new(providers: Providers, working_dir: PathBuf) -> EngineConfig {
+        EngineConfig {
+            providers,
+            working_dir,
+            max_concurrent: 4,
+            max_sessions: 16,
+            grace: Duration::from_secs(3),
+            settle: Duration::from_millis(500),
+            transcript_cap: 64 * 1024 * 1024,
+            token: None,
+        }
+    }
+}
+
+/// The orchestrator's run state as `/api/status` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    /// Up, autopilot off: tasks run when started.
+    Paused,
+    /// Autopilot on: pending tasks are dispatched up to the concurrency limit.
+    Running,
+    /// Everything was stopped.
+    Stopped,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Paused => "paused",
+            RunState::Running => "running",
+            RunState::Stopped => "stopped",
+        }
+    }
+}
+
+/// A task's current state plus the lock that serialises changes to it.
+pub(crate) struct TaskSlot {
+    seq: i64,
+    change: tokio::sync::Mutex<()>,
+    current: RwLock<Arc<Task>>,
+}
+
+impl TaskSlot {
+    fn get(&self) -> Arc<Task> {
+        match self.current.read() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+    fn set(&self, t: Arc<Task>) {
+        match self.current.write() {
+            Ok(mut g) => *g = t,
+            Err(p) => *p.into_inner() = t,
+        }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct TaskTable {
+    by_id: HashMap<String, Arc<TaskSlot>>,
+    /// Creation order, oldest first.
+    order: Vec<Arc<TaskSlot>>,
+}
+
+pub(crate) struct Inner {
+    config: EngineConfig,
+    state_dir: PathBuf,
+    store: Store,
+    events: broadcast::Sender<Event>,
+    tasks: RwLock<TaskTable>,
+    seq: AtomicI64,
+    started: Instant,
+    run_state: std::sync::Mutex<RunState>,
+    url: RwLock<Option<String>>,
+    closing: tokio::sync::watch::Sender<bool>,
+}
+
+/// A cheap handle to the engine; clone it freely.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+pub const INTERRUPTED: &str = "interrupted: orchestra stopped while this task was running";
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Engine {
+    /// Opens the store in a locked state directory and restores everything it holds.
+    pub async fn open(dir: &StateDir, config: EngineConfig) -> EngineResult<Engine> {
+        let (store, loaded) = Store::open(&dir.database())?;
+        let (events, _) = broadcast::channel(4096);
+        let mut table = TaskTable::default();
+        let mut max_seq = 0;
+        let mut repairs = Vec::new();
+        let now = now_ms();
+        for rec in loaded.tasks {
+            let mut task: Task = serde_json::from_str(&rec.json)
+                .map_err(|e| crate::store::StoreError::Corrupt(rec.id.clone(), e))?;
+            // A task orchestra was running in a session cannot still be running: its
+            // session died with the previous process.
+            if task.metadata.session_id.is_some()
+                && matches!(task.status(), TaskStatus::Running | TaskStatus::Paused)
+            {
+                task.metadata.status = TaskStatus::Failed;
+                task.metadata.error = Some(INTERRUPTED.into());
+                task.metadata.completed_at = Some(now);
+                repairs.push(task_record(&task, rec.seq));
+            }
+            max_seq = max_seq.max(rec.seq);
+            let slot = Arc::new(TaskSlot {
+                seq: rec.seq,
+                change: tokio::sync::Mutex::new(()),
+                current: RwLock::new(Arc::new(task)),
+            });
+            table.by_id.insert(rec.id, slot.clone());
+            table.order.push(slot);
+        }
+        for rec in loaded.sessions.iter().chain(loaded.messages.iter()) {
+            max_seq = max_seq.max(rec.seq);
+        }
+        if !repairs.is_empty() {
+            tracing::info!(count = repairs.len(), "marked interrupted tasks failed");
+            store.put(repairs).await?;
+        }
+        let inner = Arc::new(Inner {
+            config,
+            state_dir: dir.path.clone(),
+            store,
+            events,
+            tasks: RwLock::new(table),
+            seq: AtomicI64::new(max_seq + 1),
+            started: Instant::now(),
+            run_state: std::sync::Mutex::new(RunState::Paused),
+            url: RwLock::new(None),
+            closing: tokio::sync::watch::channel(false).0,
+        });
+        Ok(Engine { inner })
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    pub fn providers(&self) -> &Providers {
+        &self.inner.config.providers
+    }
+
+    pub fn state_dir(&self) -> &std::path::Path {
+        &self.inner.state_dir
+    }
+
+    /// Every change from now on. Dropping the receiver unsubscribes.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+
+    pub(crate) fn publish(&self, event: Event) {
+        // No subscribers is fine: nobody is watching.
+        let _ = self.inner.events.send(event);
+    }
+
+    /// The URL the API is served at, once a server is up; given to subagents.
+    pub fn set_url(&self, url: String) {
+        *write(&self.inner.url) = Some(url);
+    }
+
+    pub fn url(&self) -> Option<String> {
+        read(&self.inner.url).clone()
+    }
+
+    pub fn uptime(&self) -> Duration {
+        self.inner.started.elapsed()
+    }
+
+    pub(crate) fn next_seq(&self) -> i64 {
+        self.inner.seq.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn run_state(&self) -> RunState {
+        *self.inner.run_state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn set_run_state(&self, s: RunState) {
+        let changed = {
+            let mut g = self.inner.run_state.lock().unwrap_or_else(|p| p.into_inner());
+            let changed = *g != s;
+            *g = s;
+            changed
+        };
+        if changed {
+            self.publish(Event::Orchestrator { state: s.as_str() });
+        }
+    }
+
+    /// Tells long-lived readers (event streams) to finish, so a server can stop.
+    pub fn begin_shutdown(&self) {
+        self.inner.closing.send_replace(true);
+    }
+
+    /// Resolves once shutdown has begun.
+    pub fn closing(&self) -> impl std::future::Future<Output = ()> + Send + use<> {
+        let mut rx = self.inner.closing.subscribe();
+        async move {
+            let _ = rx.wait_for(|c| *c).await;
+        }
+    }
+
+    /// Ends every session and makes every write durable.
+    pub async fn shutdown(&self) {
+        self.begin_shutdown();
+        self.end_all_sessions().await;
+        if let Err(e) = self.flush().await {
+            tracing::error!(error = %e, "final flush failed");
+        }
+    }
+
+    /// Persists outstanding writes; call before exit.
+    pub async fn flush(&self) -> EngineResult<()> {
+        Ok(self.inner.store.flush().await?)
+    }
+}
+
+pub(crate) fn task_record(task: &Task, seq: i64) -> Record {
+    Record {
+        table: Table::Tasks,
+        id: task.id.clone(),
+        seq,
+        owner: None,
+        json: serde_json::to_string(task).unwrap_or_else(|_| "{}".into()),
+    }
+}

@@ -1,0 +1,363 @@
+//! Task operations. Each mutation runs under the task's own lock on a copy of the task,
+//! is made durable, and only then becomes visible and is published: a failed write leaves
+//! the task exactly as it was, and concurrent writers never see a half-applied change.
+
+use super::{Engine, EngineError, EngineResult, Event, TaskEventKind, TaskSlot, now_ms, read, task_record, write};
+use crate::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus, text_lines};
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+/// A request to create a task, as the API or the TUI's form gives it.
+#[derive(Debug, Clone, Default)]
+pub struct CreateTask {
+    pub name: String,
+    pub description: String,
+    pub provider_id: Option<String>,
+    pub working_directory: Option<String>,
+    pub required_capabilities: Vec<String>,
+    pub approval: Option<String>,
+}
+
+/// A partial update of a task's status, progress and error.
+#[derive(Debug, Clone, Default)]
+pub struct TaskPatch {
+    pub status: Option<TaskStatus>,
+    pub progress: Option<Progress>,
+    pub error: Option<String>,
+}
+
+/// The events a status move publishes.
+fn move_event(from: TaskStatus, to: TaskStatus) -> TaskEventKind {
+    match to {
+        TaskStatus::Running if from == TaskStatus::Paused => TaskEventKind::Resumed,
+        TaskStatus::Running => TaskEventKind::Started,
+        TaskStatus::Paused => TaskEventKind::Paused,
+        TaskStatus::Completed => TaskEventKind::Completed,
+        TaskStatus::Failed => TaskEventKind::Failed,
+        TaskStatus::Cancelled => TaskEventKind::Cancelled,
+        TaskStatus::Pending => TaskEventKind::Progress,
+    }
+}
+
+fn not_found(id: &str) -> EngineError {
+    EngineError::NotFound(format!("no task with id {id:?}"))
+}
+
+impl Engine {
+    /// Checks a working directory and makes it absolute; `None` means the default.
+    pub fn resolve_dir(&self, dir: Option<&str>) -> EngineResult<String> {
+        let Some(dir) = dir else {
+            return Ok(self.config().working_dir.to_string_lossy().into_owned());
+        };
+        if dir.is_empty() {
+            return Err(EngineError::Invalid("workingDirectory must not be empty".into()));
+        }
+        let p = Path::new(dir);
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.config().working_dir.join(p)
+        };
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_dir() => Ok(p
+                .canonicalize()
+                .unwrap_or(p)
+                .to_string_lossy()
+                .into_owned()),
+            Ok(_) => Err(EngineError::Invalid(format!(
+                "workingDirectory {dir:?} is not a directory"
+            ))),
+            Err(_) => Err(EngineError::Invalid(format!(
+                "workingDirectory {dir:?} does not exist"
+            ))),
+        }
+    }
+
+    fn resolve_provider(&self, id: Option<&str>) -> EngineResult<String> {
+        match id {
+            Some(id) if self.providers().get(id).is_some() => Ok(id.to_string()),
+            Some(id) => Err(EngineError::Invalid(format!(
+                "unknown providerId {id:?}; known providers: {}",
+                self.providers().ids().join(", ")
+            ))),
+            None => Ok(self.providers().default_for_task()),
+        }
+    }
+
+    pub async fn create_task(&self, req: CreateTask) -> EngineResult<Arc<Task>> {
+        if req.name.trim().is_empty() {
+            return Err(EngineError::Invalid("name must be a non-empty string".into()));
+        }
+        if req.description.trim().is_empty() {
+            return Err(EngineError::Invalid("description must be a non-empty string".into()));
+        }
+        let provider_id = self.resolve_provider(req.provider_id.as_deref())?;
+        let working_directory = self.resolve_dir(req.working_directory.as_deref())?;
+        self.insert_task(NewTask {
+            name: req.name,
+            description: req.description,
+            provider_id,
+            working_directory,
+            required_capabilities: req.required_capabilities,
+            retry_of: None,
+            approval: req.approval,
+        })
+        .await
+    }
+
+    async fn insert_task(&self, spec: NewTask) -> EngineResult<Arc<Task>> {
+        let task = Task::new(uuid::Uuid::new_v4().to_string(), spec, now_ms());
+        let seq = self.next_seq();
+        self.store().put(vec![task_record(&task, seq)]).await?;
+        let task = Arc::new(task);
+        let slot = Arc::new(TaskSlot {
+            seq,
+            change: tokio::sync::Mutex::new(()),
+            current: RwLock::new(task.clone()),
+        });
+        {
+            let mut table = write(&self.inner.tasks);
+            table.by_id.insert(task.id.clone(), slot.clone());
+            // Seqs are handed out before the await above, so keep `order` sorted.
+            let at = table.order.partition_point(|s| s.seq < seq);
+            table.order.insert(at, slot);
+        }
+        self.publish(Event::Task {
+            kind: TaskEventKind::Created,
+            task: task.clone(),
+            lines: Arc::default(),
+        });
+        self.task_changed(&task);
+        Ok(task)
+    }
+
+    fn slot(&self, id: &str) -> EngineResult<Arc<TaskSlot>> {
+        read(&self.inner.tasks)
+            .by_id
+            .get(id)
+            .cloned()
+            .ok_or_else(|| not_found(id))
+    }
+
+    pub fn get_task(&self, id: &str) -> EngineResult<Arc<Task>> {
+        Ok(self.slot(id)?.get())
+    }
+
+    /// Newest first, optionally only one status, at most `limit`.
+    pub fn list_tasks(&self, status: Option<TaskStatus>, limit: Option<usize>) -> Vec<Arc<Task>> {
+        let table = read(&self.inner.tasks);
+        table
+            .order
+            .iter()
+            .rev()
+            .map(|s| s.get())
+            .filter(|t| status.is_none_or(|st| t.status() == st))
+            .take(limit.unwrap_or(usize::MAX))
+            .collect()
+    }
+
+    /// Oldest first: the order autopilot dispatches in.
+    pub fn tasks_oldest_first(&self) -> Vec<Arc<Task>> {
+        read(&self.inner.tasks).order.iter().map(|s| s.get()).collect()
+    }
+
+    /// Applies `change` to a copy of the task under its lock, persists, then publishes.
+    /// `change` returns the events to publish and a value for the caller.
+    pub(crate) async fn mutate<R>(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut Task) -> EngineResult<(Vec<(TaskEventKind, Vec<String>)>, R)>,
+    ) -> EngineResult<(Arc<Task>, R)> {
+        let slot = self.slot(id)?;
+        let _serialised = slot.change.lock().await;
+        let mut task = (*slot.get()).clone();
+        let (events, out) = change(&mut task)?;
+        if events.is_empty() {
+            return Ok((slot.get(), out));
+        }
+        self.store().put(vec![task_record(&task, slot.seq)]).await?;
+        let task = Arc::new(task);
+        slot.set(task.clone());
+        for (kind, lines) in events {
+            self.publish(Event::Task {
+                kind,
+                task: task.clone(),
+                lines: Arc::new(lines),
+            });
+        }
+        self.task_changed(&task);
+        Ok((task, out))
+    }
+
+    /// Moves a task's status, with the events that implies. No session is touched here.
+    pub(crate) async fn move_task(&self, id: &str, to: TaskStatus, error: Option<String>) -> EngineResult<Arc<Task>> {
+        let (task, ()) = self
+            .mutate(id, |t| {
+                let from = t.status();
+                t.move_to(to, now_ms())?;
+                if let Some(e) = error {
+                    t.metadata.error = Some(e);
+                }
+                Ok((vec![(move_event(from, to), vec![])], ()))
+            })
+            .await?;
+        Ok(task)
+    }
+
+    /// PATCH: status along the machine, progress 0–100, error. Status changes of a task that
+    /// runs in a session act on the session (pause, resume, cancel).
+    pub async fn patch_task(&self, id: &str, patch: TaskPatch) -> EngineResult<Arc<Task>> {
+        let current = self.get_task(id)?;
+        if let Some(to) = patch.status
+            && to != current.status()
+            && current.metadata.session_id.is_some()
+        {
+            match to {
+                TaskStatus::Paused => {
+                    self.pause_task(id).await?;
+                }
+                TaskStatus::Running if current.status() == TaskStatus::Paused => {
+                    self.resume_task(id).await?;
+                }
+                TaskStatus::Cancelled => {
+                    self.cancel_task(id).await?;
+                }
+                _ => {}
+            }
+        }
+        let (task, ()) = self
+            .mutate(id, |t| {
+                t.ensure_open()?;
+                let mut events = Vec::new();
+                if let Some(to) = patch.status
+                    && to != t.status()
+                {
+                    let from = t.status();
+                    t.move_to(to, now_ms())?;
+                    events.push((move_event(from, to), vec![]));
+                }
+                if let Some(p) = patch.progress
+                    && !(t.status() == TaskStatus::Completed)
+                {
+                    t.metadata.progress = p;
+                    events.push((TaskEventKind::Progress, vec![]));
+                }
+                if let Some(e) = patch.error {
+                    t.metadata.error = Some(e);
+                    if events.is_empty() {
+                        events.push((TaskEventKind::Progress, vec![]));
+                    }
+                }
+                if events.is_empty() && patch.progress.is_some() {
+                    events.push((TaskEventKind::Progress, vec![]));
+                }
+                Ok((events, ()))
+            })
+            .await?;
+        Ok(task)
+    }
+
+    pub async fn append_output(&self, id: &str, text: &str) -> EngineResult<Arc<Task>> {
+        let lines = text_lines(text);
+        let (task, ()) = self
+            .mutate(id, |t| {
+                t.ensure_open()?;
+                if lines.is_empty() {
+                    return Ok((vec![], ()));
+                }
+                t.append_output_lines(lines.iter().cloned());
+                Ok((vec![(TaskEventKind::Output, lines)], ()))
+            })
+            .await?;
+        Ok(task)
+    }
+
+    pub async fn add_step(&self, id: &str, description: &str) -> EngineResult<(Arc<Task>, Step)> {
+        if description.trim().is_empty() {
+            return Err(EngineError::Invalid("description must be a non-empty string".into()));
+        }
+        self.mutate(id, |t| {
+            t.ensure_open()?;
+            let step = Step {
+                id: uuid::Uuid::new_v4().to_string(),
+                description: description.to_string(),
+                status: StepStatus::Pending,
+                output: None,
+            };
+            t.metadata.steps.push(step.clone());
+            Ok((vec![(TaskEventKind::Step, vec![])], step))
+        })
+        .await
+    }
+
+    pub async fn update_step(
+        &self,
+        id: &str,
+        step_id: &str,
+        status: StepStatus,
+        output: Option<String>,
+    ) -> EngineResult<(Arc<Task>, Step)> {
+        self.mutate(id, |t| {
+            if t.step_mut(step_id).is_none() {
+                return Err(EngineError::NotFound(format!(
+                    "task {id:?} has no step with id {step_id:?}"
+                )));
+            }
+            t.ensure_open()?;
+            let step = t.step_mut(step_id).ok_or_else(|| {
+                EngineError::NotFound(format!("task {id:?} has no step with id {step_id:?}"))
+            })?;
+            step.status = status;
+            if output.is_some() {
+                step.output = output;
+            }
+            let step = step.clone();
+            Ok((vec![(TaskEventKind::Step, vec![])], step))
+        })
+        .await
+    }
+
+    /// Sets the result and finishes the task. A session still running it is left alone:
+    /// the agent reported that it is done, and its session stays open to follow up in.
+    pub async fn set_result(&self, id: &str, result: TaskResult) -> EngineResult<Arc<Task>> {
+        let (task, ()) = self
+            .mutate(id, |t| {
+                let from = t.status();
+                t.finish_with(result, now_ms())?;
+                Ok((vec![(move_event(from, t.status()), vec![])], ()))
+            })
+            .await?;
+        Ok(task)
+    }
+
+    /// A new pending task like a failed or cancelled one, linked to it.
+    pub async fn retry_task(&self, id: &str) -> EngineResult<Arc<Task>> {
+        let old = self.get_task(id)?;
+        if !matches!(old.status(), TaskStatus::Failed | TaskStatus::Cancelled) {
+            return Err(EngineError::Conflict(format!(
+                "task is {}; only a failed or cancelled task can be retried",
+                old.status()
+            )));
+        }
+        self.insert_task(NewTask {
+            name: old.name.clone(),
+            description: old.description.clone(),
+            provider_id: old.metadata.provider_id.clone(),
+            working_directory: old.metadata.working_directory.clone(),
+            required_capabilities: old.metadata.required_capabilities.clone(),
+            retry_of: Some(old.id.clone()),
+            approval: old.metadata.approval.clone(),
+        })
+        .await
+    }
+
+    /// Counts by status, for the status routes and the TUI's bar.
+    pub fn task_counts(&self) -> std::collections::BTreeMap<&'static str, usize> {
+        let mut counts: std::collections::BTreeMap<&'static str, usize> =
+            TaskStatus::ALL.iter().map(|s| (s.as_str(), 0)).collect();
+        for slot in read(&self.inner.tasks).order.iter() {
+            *counts.entry(slot.get().status().as_str()).or_default() += 1;
+        }
+        counts
+    }
+}

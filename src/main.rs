@@ -1,0 +1,26 @@
+use clap::Parser;
+use orchestra::cli::{Cli, Command};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("orchestra: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match &cli.command {
+            Some(Command::Serve) | None => orchestra::cli::serve::run(&cli.server).await,
+        }
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("orchestra: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

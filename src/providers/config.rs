@@ -1,0 +1,58 @@
+//! The user's config file: `--config`, else `$XDG_CONFIG_HOME/orchestra/config.toml`.
+
+use super::ProviderOverride;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path} is not valid: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("config: {0}")]
+    Invalid(String),
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub default_provider: Option<String>,
+    #[serde(default)]
+    pub provider: Vec<ProviderOverride>,
+}
+
+impl Config {
+    pub fn default_path() -> Option<PathBuf> {
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        Some(base.join("orchestra").join("config.toml"))
+    }
+
+    /// Loads an explicit file (which must exist) or the default one (which may not).
+    pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        let (path, must_exist) = match explicit {
+            Some(p) => (p.to_path_buf(), true),
+            None => match Config::default_path() {
+                Some(p) => (p, false),
+                None => return Ok(Config::default()),
+            },
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => {
+                return Ok(Config::default());
+            }
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path,
+            message: e.to_string(),
+        })
+    }
+}

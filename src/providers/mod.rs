@@ -1,0 +1,310 @@
+//! Providers are data: how to launch each kind of subagent. A built-in table
+//! (`assets/providers.toml`) that the user's config file can override and extend.
+
+mod config;
+
+pub use config::{Config, ConfigError};
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const BUILT_IN: &str = include_str!("../../assets/providers.toml");
+
+/// How the first instruction reaches the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Delivery {
+    /// Typed as the first line, then submitted.
+    #[default]
+    Type,
+    /// Substituted for `{task}` in the arguments.
+    Arg,
+    /// Not delivered.
+    None,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provider {
+    pub id: String,
+    pub name: String,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub deliver: Delivery,
+    #[serde(default = "default_submit")]
+    pub submit: String,
+    #[serde(default)]
+    pub coding_agent: bool,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+}
+
+fn default_submit() -> String {
+    "enter".into()
+}
+
+/// A partial entry from a config file: present fields override the built-in entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderOverride {
+    pub id: String,
+    pub name: Option<String>,
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    pub deliver: Option<Delivery>,
+    pub submit: Option<String>,
+    pub coding_agent: Option<bool>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub pass_env: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+struct Table {
+    provider: Vec<Provider>,
+}
+
+/// The program a provider runs, resolved for this machine.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+impl Provider {
+    /// The command with `$SHELL` resolved.
+    pub fn program(&self) -> String {
+        if self.command == "$SHELL" {
+            std::env::var("SHELL")
+                .ok()
+                .filter(|s| !s.is_empty() && Path::new(s).is_file())
+                .unwrap_or_else(|| "/bin/bash".into())
+        } else {
+            self.command.clone()
+        }
+    }
+
+    pub fn launch(&self, first_instruction: &str) -> Launch {
+        let args = self
+            .args
+            .iter()
+            .filter_map(|a| {
+                if a == "{task}" && self.deliver == Delivery::Arg && first_instruction.is_empty() {
+                    return None;
+                }
+                Some(a.replace("{task}", first_instruction))
+            })
+            .collect();
+        Launch {
+            program: self.program(),
+            args,
+        }
+    }
+
+    /// Where the executable is, when it can be found.
+    pub fn resolved_path(&self) -> Option<PathBuf> {
+        which(&self.program())
+    }
+
+    pub fn installed(&self) -> bool {
+        self.resolved_path().is_some()
+    }
+
+    /// The variables this provider takes from orchestra's own environment.
+    pub fn passed_env(&self) -> Vec<(String, String)> {
+        std::env::vars()
+            .filter(|(k, _)| self.pass_env.iter().any(|p| env_pattern_matches(p, k)))
+            .collect()
+    }
+
+    fn apply(&mut self, o: ProviderOverride) {
+        if let Some(v) = o.name {
+            self.name = v;
+        }
+        if let Some(v) = o.command {
+            self.command = v;
+        }
+        if let Some(v) = o.args {
+            self.args = v;
+        }
+        if let Some(v) = o.deliver {
+            self.deliver = v;
+        }
+        if let Some(v) = o.submit {
+            self.submit = v;
+        }
+        if let Some(v) = o.coding_agent {
+            self.coding_agent = v;
+        }
+        if let Some(v) = o.env {
+            self.env = v;
+        }
+        if let Some(v) = o.pass_env {
+            self.pass_env = v;
+        }
+    }
+}
+
+fn env_pattern_matches(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern == name,
+    }
+}
+
+/// Finds an executable: a path with a slash as given, else on `PATH`.
+pub fn which(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exec = |p: &Path| {
+        p.metadata()
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return is_exec(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| is_exec(p))
+}
+
+/// The provider table in use: built-ins, then the user's overrides and additions.
+#[derive(Debug, Clone)]
+pub struct Providers {
+    list: Vec<Provider>,
+    configured_default: Option<String>,
+}
+
+impl Providers {
+    pub fn built_in() -> Providers {
+        // The built-in table is part of the binary and covered by a test; a parse
+        // failure here is a build defect, so fall back to an empty table rather than panic.
+        let list = toml::from_str::<Table>(BUILT_IN)
+            .map(|t| t.provider)
+            .unwrap_or_default();
+        Providers {
+            list,
+            configured_default: None,
+        }
+    }
+
+    /// Built-ins extended by a config; `default_provider` (flag or env) wins over the file.
+    pub fn from_config(config: &Config, default_provider: Option<String>) -> Result<Providers, ConfigError> {
+        let mut p = Providers::built_in();
+        for o in config.provider.iter().cloned() {
+            match p.list.iter_mut().find(|e| e.id == o.id) {
+                Some(existing) => existing.apply(o),
+                None => {
+                    let id = o.id.clone();
+                    let missing = |f: &str| ConfigError::Invalid(format!("new provider {id:?} needs `{f}`"));
+                    let name = o.name.clone().unwrap_or_else(|| id.clone());
+                    let command = o.command.clone().ok_or_else(|| missing("command"))?;
+                    let mut entry = Provider {
+                        id: id.clone(),
+                        name,
+                        command,
+                        args: vec![],
+                        deliver: Delivery::Type,
+                        submit: default_submit(),
+                        coding_agent: false,
+                        env: BTreeMap::new(),
+                        pass_env: vec![],
+                    };
+                    entry.apply(o);
+                    p.list.push(entry);
+                }
+            }
+        }
+        let default = default_provider.or_else(|| config.default_provider.clone());
+        if let Some(d) = &default
+            && p.get(d).is_none()
+        {
+            return Err(ConfigError::Invalid(format!(
+                "default provider {d:?} is not a known provider (known: {})",
+                p.ids().join(", ")
+            )));
+        }
+        p.configured_default = default;
+        Ok(p)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Provider> {
+        self.list.iter().find(|p| p.id == id)
+    }
+
+    pub fn all(&self) -> &[Provider] {
+        &self.list
+    }
+
+    pub fn ids(&self) -> Vec<String> {
+        self.list.iter().map(|p| p.id.clone()).collect()
+    }
+
+    /// For a session without a provider: the configured default, else the first installed
+    /// coding-agent CLI. `Err` names what was looked for.
+    pub fn default_for_session(&self) -> Result<&Provider, String> {
+        if let Some(p) = self.configured_default.as_deref().and_then(|d| self.get(d)) {
+            return Ok(p);
+        }
+        let agents: Vec<&Provider> = self.list.iter().filter(|p| p.coding_agent).collect();
+        agents.iter().find(|p| p.installed()).copied().ok_or_else(|| {
+            format!(
+                "no coding-agent CLI is installed (looked for {}); install one, pass providerId (e.g. \"shell\"), or set --default-provider",
+                agents.iter().map(|p| p.command.as_str()).collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+
+    /// For a task without a provider: as for sessions, but `shell` when no CLI is installed.
+    pub fn default_for_task(&self) -> String {
+        self.default_for_session()
+            .map(|p| p.id.clone())
+            .unwrap_or_else(|_| "shell".into())
+    }
+
+    /// The id `default_for_session` would pick, if any.
+    pub fn default_id(&self) -> Option<String> {
+        self.default_for_session().ok().map(|p| p.id.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_table_parses_with_the_required_entries() {
+        let t: Table = toml::from_str(BUILT_IN).expect("assets/providers.toml parses");
+        let ids: Vec<_> = t.provider.iter().map(|p| p.id.as_str()).collect();
+        for id in ["shell", "exec", "claude", "codex", "gemini", "aider", "opencode"] {
+            assert!(ids.contains(&id), "{id} missing");
+        }
+    }
+
+    #[test]
+    fn config_overrides_and_extends() {
+        let cfg: Config = toml::from_str(
+            "default_provider = \"mine\"\n[[provider]]\nid = \"exec\"\nargs = [\"-ec\", \"{task}\"]\n[[provider]]\nid = \"mine\"\ncommand = \"/bin/cat\"\n",
+        )
+        .unwrap();
+        let p = Providers::from_config(&cfg, None).unwrap();
+        assert_eq!(p.get("exec").unwrap().args, ["-ec", "{task}"]);
+        assert_eq!(p.default_for_session().unwrap().id, "mine");
+        let bad: Config = toml::from_str("[[provider]]\nid = \"x\"\n").unwrap();
+        assert!(Providers::from_config(&bad, None).is_err());
+    }
+
+    #[test]
+    fn exec_puts_the_task_in_its_argument() {
+        let p = Providers::built_in();
+        let l = p.get("exec").unwrap().launch("echo hi; exit 3");
+        assert_eq!(l.program, "/bin/sh");
+        assert_eq!(l.args, ["-c", "echo hi; exit 3"]);
+    }
+}

@@ -1,0 +1,138 @@
+//! The raw transcript: every byte the child wrote, appended to a file, up to a cap.
+//!
+//! Past the cap nothing more is written; a one-line note is appended once, so a reader of
+//! the file knows it was cut. Write errors disable the transcript (logged once) instead of
+//! disturbing the session.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Appends raw output to a file, at most `cap` bytes (counting what the file already held).
+#[derive(Debug)]
+pub struct Transcript {
+    path: PathBuf,
+    file: Option<BufWriter<File>>,
+    written: u64,
+    cap: u64,
+    capped: bool,
+}
+
+impl Transcript {
+    /// Opens (creating if needed, appending) the transcript file.
+    pub fn open(path: &Path, cap: u64) -> std::io::Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let written = file.metadata().map(|m| m.len()).unwrap_or(0);
+        Ok(Self {
+            path: path.to_path_buf(),
+            file: Some(BufWriter::with_capacity(64 * 1024, file)),
+            written,
+            cap,
+            capped: written >= cap,
+        })
+    }
+
+    /// Whether the cap was reached (nothing more is written).
+    pub fn capped(&self) -> bool {
+        self.capped
+    }
+
+    /// Bytes in the file (excluding the cap note).
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends bytes, cutting at the cap.
+    pub fn write(&mut self, bytes: &[u8]) {
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
+        if self.capped {
+            return;
+        }
+        let room = self.cap.saturating_sub(self.written);
+        let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
+        let mut result = file.write_all(&bytes[..take]);
+        self.written += take as u64;
+        if take < bytes.len() || self.written >= self.cap {
+            self.capped = true;
+            tracing::warn!(path = %self.path.display(), cap = self.cap, "transcript reached its cap; no more output is recorded");
+            if result.is_ok() {
+                let note = format!(
+                    "\r\n[orchestra: transcript capped at {} bytes; later output not recorded]\r\n",
+                    self.cap
+                );
+                result = file.write_all(note.as_bytes()).and_then(|()| file.flush());
+            }
+        }
+        if let Err(e) = result {
+            self.fail(e);
+        }
+    }
+
+    /// Flushes buffered bytes to the file.
+    pub fn flush(&mut self) {
+        if let Some(file) = self.file.as_mut()
+            && let Err(e) = file.flush()
+        {
+            self.fail(e);
+        }
+    }
+
+    fn fail(&mut self, e: std::io::Error) {
+        tracing::warn!(path = %self.path.display(), error = %e, "transcript write failed; transcript disabled");
+        self.file = None;
+    }
+}
+
+impl Drop for Transcript {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_and_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/t.log");
+        let mut t = Transcript::open(&path, 10).unwrap();
+        t.write(b"hello ");
+        assert!(!t.capped());
+        t.write(b"world and more");
+        assert!(t.capped());
+        t.write(b"ignored");
+        t.flush();
+        let data = std::fs::read(&path).unwrap();
+        assert!(data.starts_with(b"hello worl"));
+        assert!(String::from_utf8_lossy(&data).contains("capped at 10 bytes"));
+        assert!(!String::from_utf8_lossy(&data).contains("ignored"));
+        drop(t);
+        // Reopening a full file writes nothing more.
+        let mut t = Transcript::open(&path, 10).unwrap();
+        assert!(t.capped());
+        t.write(b"again");
+        drop(t);
+        assert_eq!(std::fs::read(&path).unwrap(), data);
+    }
+
+    #[test]
+    fn exact_cap_is_noted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.log");
+        let mut t = Transcript::open(&path, 4).unwrap();
+        t.write(b"abcd");
+        assert!(t.capped());
+        assert_eq!(t.written(), 4);
+    }
+}

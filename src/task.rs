@@ -1,0 +1,441 @@
+//! The task model and its state machine. Pure: no I/O, no clocks except the `now` passed in.
+
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+use std::str::FromStr;
+
+/// Where a task is in its life. `Completed`, `Failed` and `Cancelled` are final.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskStatus {
+    Pending,
+    Running,
+    Paused,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl TaskStatus {
+    pub const ALL: [TaskStatus; 6] = [
+        TaskStatus::Pending,
+        TaskStatus::Running,
+        TaskStatus::Paused,
+        TaskStatus::Completed,
+        TaskStatus::Failed,
+        TaskStatus::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "pending",
+            TaskStatus::Running => "running",
+            TaskStatus::Paused => "paused",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+
+    /// The one place that decides which moves are legal (API.md's state machine).
+    pub fn can_move_to(self, to: TaskStatus) -> bool {
+        use TaskStatus::*;
+        match self {
+            Pending => matches!(to, Running | Completed | Failed | Cancelled),
+            Running => matches!(to, Paused | Completed | Failed | Cancelled),
+            Paused => matches!(to, Running | Completed | Failed | Cancelled),
+            Completed | Failed | Cancelled => false,
+        }
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TaskStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TaskStatus::ALL
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown status {s:?}: use one of pending, running, paused, completed, failed, cancelled"
+                )
+            })
+    }
+}
+
+/// A step's status. Steps are looser than tasks: any status may follow any other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepStatus {
+    Pending,
+    Running,
+    Paused,
+    Completed,
+    Failed,
+    Cancelled,
+    Skipped,
+}
+
+impl FromStr for StepStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "pending" => StepStatus::Pending,
+            "running" => StepStatus::Running,
+            "paused" => StepStatus::Paused,
+            "completed" => StepStatus::Completed,
+            "failed" => StepStatus::Failed,
+            "cancelled" => StepStatus::Cancelled,
+            "skipped" => StepStatus::Skipped,
+            _ => {
+                return Err(format!(
+                    "unknown step status {s:?}: use one of pending, running, paused, completed, failed, cancelled, skipped"
+                ));
+            }
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub id: String,
+    pub description: String,
+    pub status: StepStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskResult {
+    pub success: bool,
+    pub summary: String,
+    #[serde(default)]
+    pub files_modified: Vec<String>,
+    #[serde(default)]
+    pub files_created: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Progress is a number from 0 to 100; whole numbers serialise as integers.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Deserialize)]
+pub struct Progress(f64);
+
+impl Progress {
+    pub fn new(value: f64) -> Option<Progress> {
+        (value.is_finite() && (0.0..=100.0).contains(&value)).then_some(Progress(value))
+    }
+    pub const DONE: Progress = Progress(100.0);
+    pub fn value(self) -> f64 {
+        self.0
+    }
+}
+
+impl Serialize for Progress {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.fract() == 0.0 {
+            s.serialize_u64(self.0 as u64)
+        } else {
+            s.serialize_f64(self.0)
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskMetadata {
+    pub status: TaskStatus,
+    pub progress: Progress,
+    pub output: Vec<String>,
+    pub steps: Vec<Step>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<TaskResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub created_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<i64>,
+    pub provider_id: String,
+    pub working_directory: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_of: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_capabilities: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub metadata: TaskMetadata,
+}
+
+/// Why a change to a task was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TransitionError {
+    #[error("task is {from} and can no longer change")]
+    Finished { from: TaskStatus },
+    #[error("task is {from}; it cannot become {to}")]
+    Illegal { from: TaskStatus, to: TaskStatus },
+}
+
+/// The fields a new task starts from.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub name: String,
+    pub description: String,
+    pub provider_id: String,
+    pub working_directory: String,
+    pub required_capabilities: Vec<String>,
+    pub retry_of: Option<String>,
+    pub approval: Option<String>,
+}
+
+/// How many output lines a task keeps; the full transcript lives on disk.
+pub const OUTPUT_LINES_KEPT: usize = 2000;
+
+impl Task {
+    pub fn new(id: String, spec: NewTask, now: i64) -> Task {
+        Task {
+            id,
+            name: spec.name,
+            description: spec.description,
+            metadata: TaskMetadata {
+                status: TaskStatus::Pending,
+                progress: Progress::default(),
+                output: Vec::new(),
+                steps: Vec::new(),
+                result: None,
+                error: None,
+                created_at: now,
+                started_at: None,
+                completed_at: None,
+                provider_id: spec.provider_id,
+                working_directory: spec.working_directory,
+                session_id: None,
+                retry_of: spec.retry_of,
+                required_capabilities: spec.required_capabilities,
+                approval: spec.approval,
+            },
+        }
+    }
+
+    pub fn status(&self) -> TaskStatus {
+        self.metadata.status
+    }
+
+    /// Refuses any change once the task is final.
+    pub fn ensure_open(&self) -> Result<(), TransitionError> {
+        let from = self.status();
+        if from.is_final() {
+            Err(TransitionError::Finished { from })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Moves the task along the state machine and stamps the times the move implies.
+    pub fn move_to(&mut self, to: TaskStatus, now: i64) -> Result<(), TransitionError> {
+        let from = self.status();
+        self.ensure_open()?;
+        if !from.can_move_to(to) {
+            return Err(TransitionError::Illegal { from, to });
+        }
+        self.metadata.status = to;
+        if to == TaskStatus::Running && self.metadata.started_at.is_none() {
+            self.metadata.started_at = Some(now);
+        }
+        if to.is_final() {
+            self.metadata.completed_at = Some(now);
+        }
+        if to == TaskStatus::Completed {
+            self.metadata.progress = Progress::DONE;
+        }
+        Ok(())
+    }
+
+    /// Appends text as lines, keeping only the newest `OUTPUT_LINES_KEPT`.
+    pub fn append_output_lines<I: IntoIterator<Item = String>>(&mut self, lines: I) {
+        self.metadata.output.extend(lines);
+        let len = self.metadata.output.len();
+        if len > OUTPUT_LINES_KEPT {
+            self.metadata.output.drain(..len - OUTPUT_LINES_KEPT);
+        }
+    }
+
+    /// Records a result and finishes the task: completed if it succeeded, else failed.
+    pub fn finish_with(&mut self, result: TaskResult, now: i64) -> Result<(), TransitionError> {
+        let to = if result.success {
+            TaskStatus::Completed
+        } else {
+            TaskStatus::Failed
+        };
+        self.move_to(to, now)?;
+        if !result.success {
+            self.metadata.error = Some(
+                result
+                    .error
+                    .clone()
+                    .filter(|e| !e.is_empty())
+                    .unwrap_or_else(|| result.summary.clone()),
+            );
+        }
+        self.metadata.result = Some(result);
+        Ok(())
+    }
+
+    pub fn step_mut(&mut self, step_id: &str) -> Option<&mut Step> {
+        self.metadata.steps.iter_mut().find(|s| s.id == step_id)
+    }
+}
+
+/// Splits posted text into lines: `\n` and `\r\n` separate, a trailing newline adds no empty line.
+pub fn text_lines(text: &str) -> Vec<String> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    body.split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TaskStatus::*;
+
+    #[test]
+    fn every_pair_of_the_state_machine() {
+        let legal = [
+            (Pending, Running),
+            (Pending, Completed),
+            (Pending, Failed),
+            (Pending, Cancelled),
+            (Running, Paused),
+            (Running, Completed),
+            (Running, Failed),
+            (Running, Cancelled),
+            (Paused, Running),
+            (Paused, Completed),
+            (Paused, Failed),
+            (Paused, Cancelled),
+        ];
+        for from in TaskStatus::ALL {
+            for to in TaskStatus::ALL {
+                assert_eq!(
+                    from.can_move_to(to),
+                    legal.contains(&(from, to)),
+                    "{from} -> {to}"
+                );
+            }
+        }
+    }
+
+    fn task() -> Task {
+        Task::new(
+            "t".into(),
+            NewTask {
+                name: "n".into(),
+                description: "d".into(),
+                provider_id: "shell".into(),
+                working_directory: "/".into(),
+                required_capabilities: vec![],
+                retry_of: None,
+                approval: None,
+            },
+            1,
+        )
+    }
+
+    #[test]
+    fn stamps_started_once_and_completed_on_final() {
+        let mut t = task();
+        t.move_to(Running, 10).unwrap();
+        t.move_to(Paused, 20).unwrap();
+        t.move_to(Running, 30).unwrap();
+        assert_eq!(t.metadata.started_at, Some(10));
+        assert_eq!(t.metadata.completed_at, None);
+        t.move_to(Completed, 40).unwrap();
+        assert_eq!(t.metadata.completed_at, Some(40));
+        assert_eq!(t.metadata.progress, Progress::DONE);
+        assert_eq!(
+            t.move_to(Running, 50),
+            Err(TransitionError::Finished { from: Completed })
+        );
+    }
+
+    #[test]
+    fn json_shape_is_absent_until_set() {
+        let t = task();
+        let v = serde_json::to_value(&t).unwrap();
+        let m = &v["metadata"];
+        for absent in ["result", "error", "startedAt", "completedAt", "sessionId"] {
+            assert!(m.get(absent).is_none(), "{absent} should be absent");
+        }
+        assert_eq!(m["status"], "pending");
+        assert_eq!(m["progress"], 0);
+        assert_eq!(m["createdAt"], 1);
+        assert_eq!(m["providerId"], "shell");
+        assert_eq!(m["workingDirectory"], "/");
+    }
+
+    #[test]
+    fn failed_result_carries_its_error() {
+        let mut t = task();
+        t.finish_with(
+            TaskResult {
+                success: false,
+                summary: "tests fail".into(),
+                files_modified: vec![],
+                files_created: vec![],
+                error: None,
+            },
+            5,
+        )
+        .unwrap();
+        assert_eq!(t.status(), Failed);
+        assert_eq!(t.metadata.error.as_deref(), Some("tests fail"));
+    }
+
+    #[test]
+    fn output_is_bounded_and_split_into_lines() {
+        assert_eq!(text_lines("a\nb\r\nc\n"), vec!["a", "b", "c"]);
+        assert_eq!(text_lines("a\n\nb"), vec!["a", "", "b"]);
+        assert!(text_lines("").is_empty());
+        let mut t = task();
+        t.append_output_lines((0..OUTPUT_LINES_KEPT + 5).map(|i| i.to_string()));
+        assert_eq!(t.metadata.output.len(), OUTPUT_LINES_KEPT);
+        assert_eq!(t.metadata.output[0], "5");
+    }
+
+    #[test]
+    fn progress_bounds() {
+        assert!(Progress::new(-0.1).is_none());
+        assert!(Progress::new(100.1).is_none());
+        assert!(Progress::new(f64::NAN).is_none());
+        assert_eq!(serde_json::to_string(&Progress::new(40.0).unwrap()).unwrap(), "40");
+        assert_eq!(serde_json::to_string(&Progress::new(40.5).unwrap()).unwrap(), "40.5");
+    }
+}
