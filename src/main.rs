@@ -4,6 +4,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Client subcommands are blocking HTTP calls: no runtime.
+    if let Some(code) = orchestra::cli::client::run(&cli) {
+        return code;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -14,6 +18,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match &cli.command {
             Some(Command::Serve) | None => orchestra::cli::serve::run(&cli.server).await,
+            Some(_) => unreachable!("client subcommands return before the runtime starts"),
         }
     });
     match outcome {

@@ -1,5 +1,6 @@
 //! Command-line definitions. With no subcommand `orchestra` opens the TUI.
 
+pub mod client;
 pub mod serve;
 
 use clap::{Args, Parser, Subcommand};
@@ -63,4 +64,12 @@ pub struct ServerArgs {
 pub enum Command {
     /// Run the engine and HTTP API without the TUI, until SIGTERM or SIGINT.
     Serve,
+    /// Add, list, show, start, pause, resume, cancel and retry tasks of a running orchestra.
+    Task(client::TaskArgs),
+    /// List, spawn, type into, peek at and kill sessions (subagents) of a running orchestra.
+    Session(client::SessionArgs),
+    /// Report on a task from inside it: steps, progress, output and the result.
+    Report(client::ReportArgs),
+    /// Show a running orchestra's state: autopilot, task counts, sessions, uptime.
+    Status(client::StatusArgs),
 }

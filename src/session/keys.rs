@@ -215,6 +215,9 @@ mod tests {
         assert_eq!(encode_text("a\nb", true), b"\x1b[200~a\rb\x1b[201~");
         assert_eq!(encode_text("a\r\nb", true), b"\x1b[200~a\rb\x1b[201~");
         assert_eq!(encode_text("a\nb", false), b"a\rb");
-        assert_eq!(encode_text("x\x1b[201~y\nz", true), b"\x1b[200~xy\rz\x1b[201~");
+        assert_eq!(
+            encode_text("x\x1b[201~y\nz", true),
+            b"\x1b[200~xy\rz\x1b[201~"
+        );
     }
 }

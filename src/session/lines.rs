@@ -307,7 +307,12 @@ mod tests {
         let (lines, _) = split(&[b"abc\rX\n"]);
         assert_eq!(lines, vec!["Xbc"]);
         // Progress bar split across chunks, with erase-line.
-        let (lines, _) = split(&[b"[#   ] 25%", b"\r\x1b[K[##  ] 50", b"%\r\x1b[2K", b"done\n"]);
+        let (lines, _) = split(&[
+            b"[#   ] 25%",
+            b"\r\x1b[K[##  ] 50",
+            b"%\r\x1b[2K",
+            b"done\n",
+        ]);
         assert_eq!(lines, vec!["done"]);
     }
 
@@ -319,7 +324,10 @@ mod tests {
 
     #[test]
     fn csi_colours_and_cursor_moves_removed() {
-        let (lines, _) = split(&[b"\x1b[1;31mred\x1b[0m and \x1b[38;5;208mor", b"ange\x1b[m\n"]);
+        let (lines, _) = split(&[
+            b"\x1b[1;31mred\x1b[0m and \x1b[38;5;208mor",
+            b"ange\x1b[m\n",
+        ]);
         assert_eq!(lines, vec!["red and orange"]);
         let (lines, _) = split(&[b"\x1b[?25l\x1b[?1049hhidden\x1b[H\n"]);
         assert_eq!(lines, vec!["hidden"]);

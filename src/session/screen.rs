@@ -217,7 +217,10 @@ mod tests {
         assert_eq!(t.process(b"\x1b[0c"), b"\x1b[?62;22c");
         assert_eq!(t.process(b"\x1b[>c"), b"\x1b[>0;276;0c");
         assert_eq!(t.process(b"\x1b[18t"), b"\x1b[8;24;80t");
-        assert_eq!(t.process(b"\x1b]11;?\x07"), b"\x1b]11;rgb:0000/0000/0000\x1b\\");
+        assert_eq!(
+            t.process(b"\x1b]11;?\x07"),
+            b"\x1b]11;rgb:0000/0000/0000\x1b\\"
+        );
         assert!(t.process(b"plain \x1b[1mtext\x1b[0m").is_empty());
     }
 
@@ -236,7 +239,10 @@ mod tests {
         assert!(s.screen_ansi.as_deref().unwrap_or("").contains("\x1b[31m"));
         // More than one screenful, and more than exists.
         let s = t.snapshot(100, false);
-        assert_eq!(s.scrollback, vec!["line1", "line2", "line3", "line4", "line5"]);
+        assert_eq!(
+            s.scrollback,
+            vec!["line1", "line2", "line3", "line4", "line5"]
+        );
         assert!(s.screen_ansi.is_none());
         // The viewer's scroll offset is preserved.
         t.parser.screen_mut().set_scrollback(2);

@@ -1,0 +1,345 @@
+//! The HTTP client: where orchestra is (flag, env, server.json), its token, requests, and how
+//! each failure maps onto an exit code.
+
+use super::error::{CliError, CliResult};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Largest response body read (a task keeps a bounded number of output lines).
+const MAX_BODY: u64 = 64 * 1024 * 1024;
+
+/// Where the base URL came from; shapes the message when nothing answers there.
+#[derive(Debug, Clone)]
+enum Source {
+    /// `--url` or `ORCHESTRA_URL`.
+    Given,
+    /// A running orchestra's `server.json`.
+    ServerFile { path: PathBuf, pid: Option<u32> },
+}
+
+/// `server.json` as a running orchestra writes it.
+#[derive(Debug, Clone)]
+struct ServerFile {
+    path: PathBuf,
+    url: String,
+    token: Option<String>,
+    pid: Option<u32>,
+}
+
+pub struct Client {
+    agent: ureq::Agent,
+    base: String,
+    token: Option<String>,
+    source: Source,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Method {
+    Get,
+    Post,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// Reads `DIR/server.json`. `Ok(None)` when there is none.
+fn read_server_file(dir: &Path) -> CliResult<Option<ServerFile>> {
+    let path = dir.join("server.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(CliError::unreachable(format!(
+                "cannot read {}: {e}; pass --url to name the orchestra to use",
+                path.display()
+            )));
+        }
+    };
+    let bad = |why: &str| {
+        CliError::unreachable(format!(
+            "{} is not a valid server file ({why}); restart orchestra or pass --url",
+            path.display()
+        ))
+    };
+    let v: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
+    let url = v
+        .get("url")
+        .and_then(Value::as_str)
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| bad("no url"))?
+        .to_string();
+    let token = v
+        .get("token")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string);
+    let pid = v
+        .get("pid")
+        .and_then(Value::as_u64)
+        .and_then(|p| u32::try_from(p).ok());
+    Ok(Some(ServerFile {
+        path,
+        url,
+        token,
+        pid,
+    }))
+}
+
+/// `host:port` → `http://host:port`; no trailing slash.
+fn normalize_url(raw: &str) -> CliResult<String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Err(CliError::usage("--url is empty; pass e.g. --url http://127.0.0.1:4000"));
+    }
+    let url = if raw.contains("://") {
+        raw.to_string()
+    } else {
+        format!("http://{raw}")
+    };
+    if !url.starts_with("http://") {
+        return Err(CliError::usage(format!(
+            "cannot use {url}: this client speaks plain http:// only (orchestra serves plain HTTP)"
+        )));
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+/// Whether a process with this pid exists (signal 0 checks without sending anything).
+fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks for existence and permission.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Percent-encodes one path segment (ids are opaque strings).
+pub fn segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl Client {
+    /// Finds orchestra: `url` (from `--url` or `ORCHESTRA_URL`), else `server.json` in the state
+    /// directory. The token is `token` (`--token`/`ORCHESTRA_TOKEN`), else server.json's when
+    /// server.json names the same URL (a token is never sent to a server it was not issued by).
+    pub fn discover(url: Option<&str>, state_dir: Option<&Path>, token: Option<&str>) -> CliResult<Client> {
+        let token = token.filter(|t| !t.is_empty()).map(str::to_string);
+        let dir = crate::state_dir::resolve(state_dir);
+        let (base, file_token, source) = match url.filter(|u| !u.trim().is_empty()) {
+            Some(u) => {
+                let base = normalize_url(u)?;
+                // Best effort: a matching server.json may supply the token.
+                let file = dir.as_deref().ok().and_then(|d| read_server_file(d).ok().flatten());
+                let file_token = file
+                    .filter(|f| normalize_url(&f.url).is_ok_and(|fu| fu == base))
+                    .and_then(|f| f.token);
+                (base, file_token, Source::Given)
+            }
+            None => {
+                let dir = dir.map_err(|e| {
+                    CliError::unreachable(format!("cannot find orchestra: {e}; or pass --url"))
+                })?;
+                let Some(file) = read_server_file(&dir)? else {
+                    return Err(CliError::unreachable(format!(
+                        "no orchestra is running (looked for {}); start one with `orchestra` or `orchestra serve`, or pass --url",
+                        dir.join("server.json").display()
+                    )));
+                };
+                let base = normalize_url(&file.url)?;
+                let source = Source::ServerFile {
+                    path: file.path,
+                    pid: file.pid,
+                };
+                (base, file.token, source)
+            }
+        };
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .timeout_connect(Some(Duration::from_secs(5)))
+            .timeout_send_request(Some(Duration::from_secs(30)))
+            .timeout_send_body(Some(Duration::from_secs(30)))
+            // Ending a session may wait out its grace period before the answer.
+            .timeout_recv_response(Some(Duration::from_secs(120)))
+            .timeout_recv_body(Some(Duration::from_secs(60)))
+            .user_agent(concat!("orchestra-cli/", env!("CARGO_PKG_VERSION")))
+            .build();
+        Ok(Client {
+            agent: config.new_agent(),
+            base,
+            token: token.or(file_token),
+            source,
+        })
+    }
+
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    pub fn get(&self, path: &str) -> CliResult<Value> {
+        self.request(Method::Get, path, None)
+    }
+    pub fn post(&self, path: &str, body: Option<&Value>) -> CliResult<Value> {
+        self.request(Method::Post, path, body)
+    }
+    pub fn patch(&self, path: &str, body: &Value) -> CliResult<Value> {
+        self.request(Method::Patch, path, Some(body))
+    }
+    pub fn delete(&self, path: &str) -> CliResult<Value> {
+        self.request(Method::Delete, path, None)
+    }
+
+    /// One request; a 2xx answer's JSON, else the server's error sentence with its exit code.
+    pub fn request(&self, method: Method, path: &str, body: Option<&Value>) -> CliResult<Value> {
+        let uri = format!("{}{path}", self.base);
+        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let payload = body.map(Value::to_string);
+        let result = match method {
+            Method::Get | Method::Delete => {
+                let mut rb = match method {
+                    Method::Get => self.agent.get(&uri),
+                    _ => self.agent.delete(&uri),
+                };
+                rb = rb.header("Accept", "application/json");
+                if let Some(a) = &auth {
+                    rb = rb.header("Authorization", a);
+                }
+                rb.call()
+            }
+            Method::Post | Method::Patch => {
+                let mut rb = match method {
+                    Method::Post => self.agent.post(&uri),
+                    _ => self.agent.patch(&uri),
+                };
+                rb = rb.header("Accept", "application/json");
+                if let Some(a) = &auth {
+                    rb = rb.header("Authorization", a);
+                }
+                match &payload {
+                    Some(p) => rb.header("Content-Type", "application/json").send(p.as_str()),
+                    None => rb.send_empty(),
+                }
+            }
+        };
+        let mut resp = result.map_err(|e| self.transport_error(method, path, e))?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY)
+            .lossy_utf8(true)
+            .read_to_string()
+            .map_err(|e| {
+                CliError::server(format!(
+                    "{} {path}: cannot read the answer from {}: {e}",
+                    method.as_str(),
+                    self.base
+                ))
+            })?;
+        let json: Option<Value> = serde_json::from_str(&text).ok();
+        if (200..300).contains(&status) {
+            return json.ok_or_else(|| {
+                CliError::server(format!(
+                    "{} {path}: {} answered {status} with something that is not JSON; is that URL an orchestra?",
+                    method.as_str(),
+                    self.base
+                ))
+            });
+        }
+        let sentence = json
+            .as_ref()
+            .and_then(|v| v.get("error"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                let snippet: String = text.trim().chars().take(200).collect();
+                if snippet.is_empty() {
+                    format!("{} {path} failed with HTTP {status}", method.as_str())
+                } else {
+                    format!("{} {path} failed with HTTP {status}: {snippet}", method.as_str())
+                }
+            });
+        let sentence = if status == 401 && self.token.is_none() {
+            format!("{sentence} (pass --token or set ORCHESTRA_TOKEN)")
+        } else {
+            sentence
+        };
+        if status >= 500 {
+            Err(CliError::server(sentence))
+        } else {
+            Err(CliError::refused(sentence))
+        }
+    }
+
+    fn transport_error(&self, method: Method, path: &str, e: ureq::Error) -> CliError {
+        let cause = match &e {
+            ureq::Error::ConnectionFailed => "connection failed".to_string(),
+            ureq::Error::Io(io) => io.to_string(),
+            other => other.to_string(),
+        };
+        match &self.source {
+            Source::ServerFile { path: file, pid } => {
+                let dead = pid.is_some_and(|p| !pid_alive(p));
+                let why = if dead {
+                    format!(
+                        "{} is left over from pid {}, which is no longer running",
+                        file.display(),
+                        pid.unwrap_or_default()
+                    )
+                } else {
+                    format!("{} names {}, but {cause}", file.display(), self.base)
+                };
+                CliError::unreachable(format!(
+                    "no orchestra is running ({why}); start one with `orchestra` or `orchestra serve`, or pass --url"
+                ))
+            }
+            Source::Given => CliError::unreachable(format!(
+                "cannot reach orchestra at {} ({} {path}: {cause}); is it running? start one with `orchestra` or `orchestra serve`",
+                self.base,
+                method.as_str()
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_normalized() {
+        assert_eq!(normalize_url("127.0.0.1:4000/").ok().as_deref(), Some("http://127.0.0.1:4000"));
+        assert_eq!(normalize_url("http://h:1").ok().as_deref(), Some("http://h:1"));
+        assert!(normalize_url("https://h:1").is_err());
+        assert!(normalize_url(" ").is_err());
+    }
+
+    #[test]
+    fn segments_are_escaped() {
+        assert_eq!(segment("ab-12_x.y~"), "ab-12_x.y~");
+        assert_eq!(segment("a/b c"), "a%2Fb%20c");
+    }
+}

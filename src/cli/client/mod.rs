@@ -1,0 +1,341 @@
+//! The `orchestra` CLI client: `task`, `session`, `report` and `status` over the HTTP API of a
+//! running orchestra (API.md). Blocking and short-lived: no async runtime is started for these.
+
+pub mod error;
+pub mod http;
+pub mod output;
+pub mod report;
+pub mod session;
+pub mod status;
+pub mod task;
+
+use super::{Cli, Command, ServerArgs};
+use clap::{ArgGroup, Args, Subcommand};
+use error::{CliError, CliResult, EXIT_CODES_HELP};
+use http::Client;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Flags every client subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub struct ClientArgs {
+    /// URL of the orchestra to talk to [default: the url in server.json in the state directory].
+    #[arg(long, value_name = "URL", env = "ORCHESTRA_URL", global = true)]
+    pub url: Option<String>,
+    /// Print the server's JSON answer (pretty) instead of a human summary.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// `orchestra task …`
+#[derive(Debug, Args)]
+#[command(after_long_help = EXIT_CODES_HELP)]
+pub struct TaskArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    #[command(subcommand)]
+    pub cmd: TaskCmd,
+}
+
+const TASK_STATUSES: [&str; 6] = ["pending", "running", "paused", "completed", "failed", "cancelled"];
+
+#[derive(Debug, Subcommand)]
+pub enum TaskCmd {
+    /// Create a task (pending until started, by --start, `task start` or autopilot).
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Add {
+        /// Short name of the task.
+        name: String,
+        /// What to do: the agent's first instruction (for `shell`, the first line typed) [default: NAME].
+        #[arg(long, value_name = "TEXT")]
+        description: Option<String>,
+        /// Provider that runs it: shell, claude, codex, gemini, aider, opencode, … [default: the server's].
+        #[arg(long, value_name = "ID")]
+        provider: Option<String>,
+        /// Working directory, relative to the current one [default: the server's working directory].
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Start it at once on a subagent session.
+        #[arg(long)]
+        start: bool,
+    },
+    /// List tasks, newest first.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    List {
+        /// Only tasks with this status.
+        #[arg(long, value_name = "STATUS", value_parser = TASK_STATUSES)]
+        status: Option<String>,
+        /// At most this many tasks.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        limit: Option<u32>,
+    },
+    /// Show a task: status, progress, steps, result and its latest output.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Show {
+        /// Task id, or a unique prefix of one (as `task list` shows).
+        id: String,
+        /// Show at most this many of the newest output lines (0: none).
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        output_lines: usize,
+    },
+    /// Start a pending task on a subagent session of its provider.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Start {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
+    /// Pause a running task (its session's processes are stopped).
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Pause {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
+    /// Resume a paused task.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Resume {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
+    /// Cancel a task (its session is ended).
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Cancel {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
+    /// Create a fresh pending copy of a failed or cancelled task.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Retry {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
+}
+
+/// `orchestra session …`
+#[derive(Debug, Args)]
+#[command(after_long_help = EXIT_CODES_HELP)]
+pub struct SessionArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    #[command(subcommand)]
+    pub cmd: SessionCmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCmd {
+    /// List sessions, ended ones included.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    List,
+    /// Start a coding agent (or a shell) in its own terminal.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Spawn {
+        /// The agent's first instruction (for `shell`, the first line typed).
+        #[arg(value_name = "TASK-TEXT")]
+        task: Option<String>,
+        /// Provider: shell, claude, codex, gemini, aider, opencode, … [default: the server's, else the first installed].
+        #[arg(long, value_name = "ID")]
+        provider: Option<String>,
+        /// Working directory, relative to the current one [default: the server's working directory].
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Terminal width in columns.
+        #[arg(long, value_name = "C", value_parser = clap::value_parser!(u16).range(1..))]
+        cols: Option<u16>,
+        /// Terminal height in rows.
+        #[arg(long, value_name = "R", value_parser = clap::value_parser!(u16).range(1..))]
+        rows: Option<u16>,
+    },
+    /// Type a message into a session and submit it the way its agent expects.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Send {
+        /// Session id, or a unique prefix of one.
+        id: String,
+        /// The message; several words are joined with spaces.
+        #[arg(value_name = "TEXT", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+        text: Vec<String>,
+    },
+    /// Press keys in a session: enter, tab, esc, up, down, left, right, ctrl-c, ….
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Keys {
+        /// Session id, or a unique prefix of one.
+        id: String,
+        /// Keys, pressed in order.
+        #[arg(value_name = "KEY", required = true, num_args = 1..)]
+        keys: Vec<String>,
+    },
+    /// Print what a session's terminal shows now.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Peek {
+        /// Session id, or a unique prefix of one.
+        id: String,
+        /// Also print this many lines of scrollback above the screen.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        lines: Option<u32>,
+        /// Keep colours and attributes (ANSI escape sequences).
+        #[arg(long)]
+        ansi: bool,
+    },
+    /// End a session: its whole process group (TERM, then KILL after the grace period).
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Kill {
+        /// Session id, or a unique prefix of one.
+        id: String,
+    },
+}
+
+/// `orchestra report …`
+#[derive(Debug, Args)]
+#[command(after_long_help = EXIT_CODES_HELP)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// The task to report on [set in every session bound to a task].
+    #[arg(long, value_name = "ID", env = "ORCHESTRA_TASK_ID", global = true)]
+    pub task: Option<String>,
+    #[command(subcommand)]
+    pub cmd: ReportCmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReportCmd {
+    /// Begin a step: add it to the task, marked running.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Step {
+        /// What the step does; several words are joined with spaces.
+        #[arg(value_name = "DESCRIPTION", required = true, num_args = 1..)]
+        description: Vec<String>,
+    },
+    /// Finish the newest running step: completed, or failed with --failed.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    StepDone {
+        /// Mark it failed instead of completed.
+        #[arg(long)]
+        failed: bool,
+        /// Text to keep with the step.
+        #[arg(long, value_name = "TEXT")]
+        output: Option<String>,
+    },
+    /// Set the task's progress, a number from 0 to 100.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Progress {
+        /// Percent done, 0–100.
+        #[arg(value_name = "N")]
+        percent: f64,
+    },
+    /// Append lines to the task's output (`-` reads them from stdin).
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Output {
+        /// The text; several words are joined with spaces; `-` alone reads stdin.
+        #[arg(value_name = "TEXT", required = true, num_args = 1.., allow_hyphen_values = true)]
+        text: Vec<String>,
+    },
+    /// Finish the task with a result: completed with --success, failed with --failure.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    #[command(group(ArgGroup::new("outcome").required(true).args(["success", "failure"])))]
+    Result {
+        /// The task succeeded: it ends completed.
+        #[arg(long)]
+        success: bool,
+        /// The task failed: it ends failed.
+        #[arg(long)]
+        failure: bool,
+        /// One or two sentences on what was done.
+        #[arg(long, value_name = "TEXT", required = true)]
+        summary: String,
+        /// A file that was modified (repeatable).
+        #[arg(long = "modified", value_name = "FILE")]
+        modified: Vec<String>,
+        /// A file that was created (repeatable).
+        #[arg(long = "created", value_name = "FILE")]
+        created: Vec<String>,
+        /// What went wrong (with --failure).
+        #[arg(long, value_name = "TEXT")]
+        error: Option<String>,
+    },
+}
+
+/// `orchestra status`
+#[derive(Debug, Args)]
+#[command(after_long_help = EXIT_CODES_HELP)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// What a client command runs with.
+pub struct Ctx {
+    pub client: Client,
+    pub json: bool,
+}
+
+impl Ctx {
+    fn connect(args: &ClientArgs, server: &ServerArgs) -> CliResult<Ctx> {
+        let client = Client::discover(args.url.as_deref(), server.state_dir.as_deref(), server.token.as_deref())?;
+        Ok(Ctx {
+            client,
+            json: args.json,
+        })
+    }
+}
+
+/// Runs a client subcommand; `None` when the command is not one (serve, the TUI).
+pub fn run(cli: &Cli) -> Option<ExitCode> {
+    let server = &cli.server;
+    let result = match cli.command.as_ref()? {
+        Command::Task(a) => Ctx::connect(&a.client, server).and_then(|ctx| task::run(&ctx, &a.cmd)),
+        Command::Session(a) => Ctx::connect(&a.client, server).and_then(|ctx| session::run(&ctx, &a.cmd)),
+        Command::Report(a) => report::run(a, server),
+        Command::Status(a) => Ctx::connect(&a.client, server).and_then(|ctx| status::run(&ctx)),
+        #[allow(unreachable_patterns)]
+        _ => return None,
+    };
+    Some(match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("orchestra: {}", e.message);
+            e.exit_code()
+        }
+    })
+}
+
+/// A directory from the command line, absolute against this process's working directory.
+pub fn absolute_dir(dir: &Path) -> CliResult<String> {
+    let abs = match dir.canonicalize() {
+        Ok(p) => p,
+        Err(_) => std::path::absolute(dir)
+            .map_err(|e| CliError::usage(format!("cannot use directory {}: {e}", dir.display())))?,
+    };
+    abs.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| CliError::usage(format!("directory {} is not valid UTF-8", abs.display())))
+}
+
+/// Turns an id or a unique prefix of one into the id, from the list at `list_path` (whose
+/// answer holds the items under `key`). A full-length id is used as given.
+pub fn resolve_id(ctx: &Ctx, list_path: &str, key: &str, what: &str, id: &str) -> CliResult<String> {
+    if id.is_empty() {
+        return Err(CliError::usage(format!("the {what} id is empty")));
+    }
+    if id.len() >= 36 {
+        return Ok(id.to_string());
+    }
+    let list = ctx.client.get(list_path)?;
+    let ids: Vec<&str> = list
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(|t| t.get("id").and_then(Value::as_str)).collect())
+        .unwrap_or_default();
+    if ids.contains(&id) {
+        return Ok(id.to_string());
+    }
+    let matches: Vec<&str> = ids.into_iter().filter(|i| i.starts_with(id)).collect();
+    match matches.as_slice() {
+        [] => Ok(id.to_string()), // the server says what is wrong with it
+        [one] => Ok(one.to_string()),
+        many => Err(CliError::refused(format!(
+            "{what} id prefix {id:?} matches {} {what}s ({}); give more of the id",
+            many.len(),
+            many.join(", ")
+        ))),
+    }
+}

@@ -1,0 +1,691 @@
+//! One child in its own PTY: spawn, reader/processing/waiter threads, input, resize,
+//! signals, termination and reaping.
+
+use super::keys::{encode_keys, encode_text};
+use super::lines::LineSplitter;
+use super::reaper;
+use super::screen::{ScreenSnapshot, Terminal};
+use super::status::{SessionStatus, StatusMachine};
+use super::transcript::Transcript;
+use super::tree::{self, MARKER_VAR, TreeQuery};
+use super::{ExitInfo, SessionError, SessionEvent, SpawnSpec};
+use nix::sys::signal::Signal;
+use parking_lot::{Condvar, Mutex};
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, sync_channel};
+use std::time::{Duration, Instant};
+
+/// Chunks in flight between the reader and the processing thread.
+const CHANNEL_CHUNKS: usize = 32;
+/// Largest chunk one read returns.
+const CHUNK_SIZE: usize = 64 * 1024;
+/// Chunks processed before the coalesced Screen/Output events are emitted.
+const MAX_BATCH: usize = 16;
+/// After the leader is reaped, how long to wait for the reader's EOF before finishing anyway.
+const EXIT_DRAIN: Duration = Duration::from_millis(1000);
+/// Grace for leftovers of a leader that exited by itself (SIGTERM, then SIGKILL).
+const LEFTOVER_GRACE: Duration = Duration::from_millis(1000);
+/// How long SIGKILL rounds go on before giving up on unkillable processes.
+const KILL_DEADLINE: Duration = Duration::from_secs(5);
+/// Thread stacks: these threads do little; their pages are only touched when used.
+const STACK_SIZE: usize = 256 * 1024;
+
+enum Msg {
+    Data(Vec<u8>),
+    Eof,
+    /// The leader was reaped (sent by the waiter).
+    Exit,
+    /// Recompute timers (status changed from outside).
+    Wake,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sweeper {
+    None,
+    Waiter,
+    Terminate,
+}
+
+struct State {
+    machine: StatusMachine,
+    /// Set when the leader exited (it may still be an unreaped zombie).
+    exit: Option<ExitInfo>,
+    reaped: bool,
+    /// The Exited event was delivered; all output was processed.
+    finished: bool,
+    /// Who ends the leftovers of the tree; the leader is reaped only after `tree_clean`.
+    sweeper: Sweeper,
+    tree_clean: bool,
+}
+
+struct Shared {
+    pid: i32,
+    marker: String,
+    settle: Duration,
+    term: Mutex<Terminal>,
+    writer: Mutex<Box<dyn Write + Send>>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    state: Mutex<State>,
+    cond: Condvar,
+    on_event: Box<dyn Fn(SessionEvent) + Send + Sync>,
+    wake: SyncSender<Msg>,
+}
+
+impl Shared {
+    fn emit(&self, event: SessionEvent) {
+        (self.on_event)(event);
+    }
+
+    fn query(&self) -> TreeQuery<'_> {
+        TreeQuery {
+            leader: self.pid,
+            marker: &self.marker,
+        }
+    }
+
+    fn wake(&self) {
+        let _ = self.wake.try_send(Msg::Wake);
+    }
+}
+
+/// A running (or ended) session. `Send + Sync`; share it behind the `Arc` `spawn` returns.
+/// Dropping the last handle of a session that is still running terminates it (1 s grace).
+pub struct PtySession {
+    shared: Arc<Shared>,
+    terminate_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for PtySession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PtySession")
+            .field("pid", &self.shared.pid)
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+fn pty_err(e: impl std::fmt::Display) -> SessionError {
+    SessionError::Pty(e.to_string())
+}
+
+impl PtySession {
+    /// Starts `spec.program` in a new PTY. `on_event` receives output lines, screen changes,
+    /// status changes and, last, the exit (see [`SessionEvent`]).
+    pub fn spawn(
+        spec: SpawnSpec,
+        on_event: Box<dyn Fn(SessionEvent) + Send + Sync>,
+    ) -> Result<Arc<Self>, SessionError> {
+        reaper::become_subreaper();
+        if !spec.cwd.is_dir() {
+            return Err(SessionError::InvalidCwd(spec.cwd.clone()));
+        }
+        let marker = if spec.marker.is_empty() {
+            uuid::Uuid::new_v4().to_string()
+        } else {
+            spec.marker.clone()
+        };
+        let (rows, cols) = (spec.rows.max(1), spec.cols.max(1));
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(pty_err)?;
+        let mut cmd = CommandBuilder::new(&spec.program);
+        cmd.args(&spec.args);
+        cmd.env_clear();
+        for (k, v) in &spec.env {
+            if k != MARKER_VAR {
+                cmd.env(k, v);
+            }
+        }
+        cmd.env(MARKER_VAR, &marker);
+        cmd.cwd(&spec.cwd);
+        let reader = pair.master.try_clone_reader().map_err(pty_err)?;
+        let writer = pair.master.take_writer().map_err(pty_err)?;
+        let transcript = match &spec.transcript {
+            Some(path) => Some(Transcript::open(path, spec.transcript_cap)?),
+            None => None,
+        };
+
+        // Fork and register the leader under the registry lock, so the orphan reaper never
+        // sees an unregistered leader.
+        let pid = {
+            let mut leaders = reaper::lock_leaders();
+            let child = pair
+                .slave
+                .spawn_command(cmd)
+                .map_err(|e| SessionError::Spawn {
+                    program: spec.program.clone(),
+                    reason: format!("{e:#}"),
+                })?;
+            let Some(pid) = child.process_id().and_then(|p| i32::try_from(p).ok()) else {
+                return Err(SessionError::Spawn {
+                    program: spec.program.clone(),
+                    reason: "no process id".into(),
+                });
+            };
+            leaders.register(pid);
+            // We wait for it ourselves (waitid), not through portable-pty's handle.
+            drop(child);
+            pid
+        };
+        drop(pair.slave);
+
+        let (tx, rx) = sync_channel::<Msg>(CHANNEL_CHUNKS);
+        let shared = Arc::new(Shared {
+            pid,
+            marker,
+            settle: spec.settle,
+            term: Mutex::new(Terminal::new(rows, cols, spec.scrollback)),
+            writer: Mutex::new(writer),
+            master: Mutex::new(pair.master),
+            state: Mutex::new(State {
+                machine: StatusMachine::default(),
+                exit: None,
+                reaped: false,
+                finished: false,
+                sweeper: Sweeper::None,
+                tree_clean: false,
+            }),
+            cond: Condvar::new(),
+            on_event,
+            wake: tx.clone(),
+        });
+        let session = Arc::new(Self {
+            shared: shared.clone(),
+            terminate_lock: Mutex::new(()),
+        });
+
+        let started = (|| -> std::io::Result<()> {
+            let s = shared.clone();
+            std::thread::Builder::new()
+                .name(format!("pty-wait-{pid}"))
+                .stack_size(STACK_SIZE)
+                .spawn(move || wait_loop(s))?;
+            let s = shared.clone();
+            std::thread::Builder::new()
+                .name(format!("pty-proc-{pid}"))
+                .stack_size(STACK_SIZE)
+                .spawn(move || process_loop(s, rx, transcript))?;
+            std::thread::Builder::new()
+                .name(format!("pty-read-{pid}"))
+                .stack_size(STACK_SIZE)
+                .spawn(move || read_loop(reader, tx))?;
+            Ok(())
+        })();
+        if let Err(e) = started {
+            // Without its threads the session cannot run: end the child now.
+            tree::signal_group(pid, Signal::SIGKILL);
+            tree::kill_tree(shared.query(), &[pid], Instant::now() + KILL_DEADLINE);
+            return Err(SessionError::Io(e));
+        }
+        Ok(session)
+    }
+
+    /// The leader's pid (also its process group and session id).
+    pub fn pid(&self) -> u32 {
+        self.shared.pid as u32
+    }
+
+    /// The marker in the child's environment (`ORCHESTRA_SESSION_MARKER`).
+    pub fn marker(&self) -> &str {
+        &self.shared.marker
+    }
+
+    fn ensure_running(&self) -> Result<(), SessionError> {
+        if self.shared.state.lock().exit.is_some() {
+            Err(SessionError::Ended)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Writes raw bytes to the terminal. `Err(Ended)` once the leader exited.
+    pub fn write(&self, bytes: &[u8]) -> Result<(), SessionError> {
+        self.ensure_running()?;
+        let mut w = self.shared.writer.lock();
+        w.write_all(bytes)?;
+        w.flush()?;
+        Ok(())
+    }
+
+    /// Sends named keys (see [`super::encode_key`]), honouring application-cursor mode.
+    /// Nothing is sent if any name is unknown.
+    pub fn send_keys<S: AsRef<str>>(&self, keys: &[S]) -> Result<(), SessionError> {
+        let app_cursor = self.with_screen(|s| s.application_cursor());
+        let bytes = encode_keys(keys, app_cursor)?;
+        self.write(&bytes)
+    }
+
+    /// Types `text` and then sends `submit` (usually `b"\r"`; empty: do not submit).
+    /// Multi-line text goes as a bracketed paste when the program enabled it.
+    pub fn send_text(&self, text: &str, submit: &[u8]) -> Result<(), SessionError> {
+        let bracketed = self.with_screen(|s| s.bracketed_paste());
+        let bytes = encode_text(text, bracketed);
+        if !bytes.is_empty() {
+            self.write(&bytes)?;
+        }
+        if !submit.is_empty() {
+            self.write(submit)?;
+        }
+        Ok(())
+    }
+
+    /// Resizes the parser and the PTY together (the child gets SIGWINCH).
+    pub fn resize(&self, cols: u16, rows: u16) -> Result<(), SessionError> {
+        let (rows, cols) = (rows.max(1), cols.max(1));
+        let mut term = self.shared.term.lock();
+        term.resize(rows, cols);
+        let result = self.shared.master.lock().resize(PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        });
+        drop(term);
+        match result {
+            Ok(()) => Ok(()),
+            Err(_) if self.ensure_running().is_err() => Ok(()),
+            Err(e) => Err(pty_err(e)),
+        }
+    }
+
+    /// Stops the whole tree (SIGSTOP to the group and every other process of the session).
+    pub fn pause(&self) -> Result<(), SessionError> {
+        let changed = {
+            let mut st = self.shared.state.lock();
+            if st.exit.is_some() {
+                return Err(SessionError::Ended);
+            }
+            tree::signal_group(self.shared.pid, Signal::SIGSTOP);
+            for pid in tree::session_tree(self.shared.query()) {
+                tree::signal_pid(pid, Signal::SIGSTOP);
+            }
+            st.machine.pause()
+        };
+        if let Some(s) = changed {
+            self.shared.emit(SessionEvent::Status(s));
+        }
+        Ok(())
+    }
+
+    /// Continues the whole tree (SIGCONT); the status returns to what it was before the pause.
+    pub fn resume(&self) -> Result<(), SessionError> {
+        let changed = {
+            let mut st = self.shared.state.lock();
+            if st.exit.is_some() {
+                return Err(SessionError::Ended);
+            }
+            for pid in tree::session_tree(self.shared.query()) {
+                tree::signal_pid(pid, Signal::SIGCONT);
+            }
+            tree::signal_group(self.shared.pid, Signal::SIGCONT);
+            st.machine.resume()
+        };
+        if let Some(s) = changed {
+            self.shared.emit(SessionEvent::Status(s));
+        }
+        self.shared.wake();
+        Ok(())
+    }
+
+    /// Marks the session as waiting on a prompt (providers' pattern detection): when idle it
+    /// reports `Blocked` instead of `Ready`.
+    pub fn set_blocked(&self, blocked: bool) {
+        let changed = self.shared.state.lock().machine.set_blocked(blocked);
+        if let Some(s) = changed {
+            self.shared.emit(SessionEvent::Status(s));
+        }
+        self.shared.wake();
+    }
+
+    /// Current status (`Exited` as soon as the leader exited).
+    pub fn status(&self) -> SessionStatus {
+        let st = self.shared.state.lock();
+        if st.exit.is_some() {
+            SessionStatus::Exited
+        } else {
+            st.machine.status()
+        }
+    }
+
+    /// How the leader ended, once it did.
+    pub fn exit_info(&self) -> Option<ExitInfo> {
+        self.shared.state.lock().exit.clone()
+    }
+
+    /// Whether the session is over: leader reaped, output processed, `Exited` delivered.
+    pub fn is_finished(&self) -> bool {
+        self.shared.state.lock().finished
+    }
+
+    /// Waits until the session is over (the `Exited` event was delivered, so every output
+    /// event came before), at most `timeout`.
+    pub fn wait_exit(&self, timeout: Duration) -> Option<ExitInfo> {
+        let deadline = Instant::now() + timeout;
+        let mut st = self.shared.state.lock();
+        while !st.finished {
+            if self.shared.cond.wait_until(&mut st, deadline).timed_out() {
+                break;
+            }
+        }
+        if st.finished { st.exit.clone() } else { None }
+    }
+
+    /// Copy of the screen, plus up to `scrollback_lines` lines above it; with `ansi`, also
+    /// the screen with its formatting.
+    pub fn snapshot(&self, scrollback_lines: usize, ansi: bool) -> ScreenSnapshot {
+        self.shared.term.lock().snapshot(scrollback_lines, ansi)
+    }
+
+    /// Runs `f` on the current screen (for drawing). Output processing waits meanwhile.
+    pub fn with_screen<R>(&self, f: impl FnOnce(&vt100::Screen) -> R) -> R {
+        f(self.shared.term.lock().screen())
+    }
+
+    /// Ends the session and everything it started; blocking, idempotent.
+    ///
+    /// SIGHUP + SIGTERM (+ SIGCONT, in case it is paused) to the group and every other
+    /// process of the tree; waits up to `grace` for the leader to exit; then SIGKILLs the
+    /// group and whatever remains of the tree (processes that left the group included);
+    /// reaps; waits for the remaining output to be processed. Returns how the leader ended.
+    pub fn terminate(&self, grace: Duration) -> ExitInfo {
+        let _one_at_a_time = self.terminate_lock.lock();
+        let sh = &self.shared;
+        let mine = {
+            let mut st = sh.state.lock();
+            if st.finished {
+                return st.exit.clone().unwrap_or_default();
+            }
+            if st.sweeper == Sweeper::None {
+                st.sweeper = Sweeper::Terminate;
+                true
+            } else {
+                false
+            }
+        };
+        if mine {
+            // Until we set tree_clean, the leader is not reaped: its pid (and so the group
+            // and session ids we signal and scan for) cannot be reused.
+            let first = tree::session_tree(sh.query());
+            for sig in [Signal::SIGHUP, Signal::SIGTERM, Signal::SIGCONT] {
+                tree::signal_group(sh.pid, sig);
+                for &pid in &first {
+                    tree::signal_pid(pid, sig);
+                }
+            }
+            let deadline = Instant::now() + grace;
+            {
+                let mut st = sh.state.lock();
+                while st.exit.is_none() {
+                    if sh.cond.wait_until(&mut st, deadline).timed_out() {
+                        break;
+                    }
+                }
+            }
+            tree::kill_tree(sh.query(), &first, Instant::now() + KILL_DEADLINE);
+            let mut st = sh.state.lock();
+            st.tree_clean = true;
+            sh.cond.notify_all();
+        }
+        // The waiter reaps, the processing thread delivers the rest and the exit.
+        let deadline = Instant::now() + KILL_DEADLINE + EXIT_DRAIN + Duration::from_secs(1);
+        let mut st = sh.state.lock();
+        while !st.finished {
+            if sh.cond.wait_until(&mut st, deadline).timed_out() {
+                tracing::warn!(pid = sh.pid, "session did not finish after termination");
+                break;
+            }
+        }
+        st.exit.clone().unwrap_or_default()
+    }
+}
+
+impl Drop for PtySession {
+    fn drop(&mut self) {
+        if !self.shared.state.lock().finished {
+            self.terminate(Duration::from_secs(1));
+        }
+    }
+}
+
+/// Blocking reads from the master; ends on EOF/EIO (every slave holder is gone) or when the
+/// processing thread is gone.
+fn read_loop(mut reader: Box<dyn Read + Send>, tx: SyncSender<Msg>) {
+    let mut buf = vec![0u8; CHUNK_SIZE];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                if tx.send(Msg::Data(buf[..n].to_vec())).is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break, // EIO: the slave side is closed
+        }
+    }
+    let _ = tx.send(Msg::Eof);
+}
+
+/// Waits for the leader without reaping it (WNOWAIT), so its pid stays reserved while the
+/// leftovers of its tree are found and ended; then reaps it.
+fn wait_loop(sh: Arc<Shared>) {
+    let info = wait_exit_nowait(sh.pid);
+    let sweep = {
+        let mut st = sh.state.lock();
+        st.exit = Some(info);
+        sh.cond.notify_all();
+        if st.sweeper == Sweeper::None {
+            st.sweeper = Sweeper::Waiter;
+            true
+        } else {
+            false
+        }
+    };
+    if sweep {
+        // The leader ended by itself: end what it left behind.
+        let left = tree::session_tree(sh.query());
+        if !left.is_empty() {
+            for &pid in &left {
+                tree::signal_pid(pid, Signal::SIGTERM);
+                tree::signal_pid(pid, Signal::SIGCONT);
+            }
+            tree::wait_gone(&left, Instant::now() + LEFTOVER_GRACE);
+            tree::kill_tree(sh.query(), &left, Instant::now() + KILL_DEADLINE);
+        }
+        let mut st = sh.state.lock();
+        st.tree_clean = true;
+    } else {
+        // terminate() is ending the tree; wait for it (bounded, in case it is stuck).
+        let deadline = Instant::now() + KILL_DEADLINE + Duration::from_secs(30);
+        let mut st = sh.state.lock();
+        while !st.tree_clean {
+            if sh.cond.wait_until(&mut st, deadline).timed_out() {
+                break;
+            }
+        }
+    }
+    {
+        let mut st = sh.state.lock();
+        let mut status = 0;
+        // SAFETY: reaping our own child, which is already a zombie.
+        unsafe {
+            while libc::waitpid(sh.pid, &mut status, 0) < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {
+            }
+        }
+        st.reaped = true;
+        sh.cond.notify_all();
+    }
+    reaper::unregister_leader(sh.pid);
+    reaper::reap_orphans();
+    let _ = sh.wake.send(Msg::Exit);
+}
+
+/// `waitid(P_PID, pid, WEXITED | WNOWAIT)`: how it ended, leaving it a zombie.
+fn wait_exit_nowait(pid: i32) -> ExitInfo {
+    loop {
+        // SAFETY: siginfo_t is plain data; waitid fills it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            // SAFETY: filled by a successful waitid for a child.
+            let status = unsafe { info.si_status() };
+            return match info.si_code {
+                libc::CLD_EXITED => ExitInfo {
+                    code: Some(status),
+                    signal: None,
+                },
+                libc::CLD_KILLED | libc::CLD_DUMPED => ExitInfo {
+                    code: None,
+                    signal: Some(signal_name(status)),
+                },
+                _ => continue,
+            };
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        tracing::warn!(pid, error = %err, "waitid on a session leader failed");
+        return ExitInfo::default();
+    }
+}
+
+fn signal_name(signo: i32) -> String {
+    Signal::try_from(signo)
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|_| format!("SIG{signo}"))
+}
+
+/// The processing thread: parser, replies, transcript, lines, status, events.
+fn process_loop(sh: Arc<Shared>, rx: Receiver<Msg>, mut transcript: Option<Transcript>) {
+    let mut splitter = LineSplitter::default();
+    let mut last_output = Instant::now();
+    let mut idle_print: Option<u64> = None;
+    let mut eof = false;
+    let mut exit_at: Option<Instant> = None;
+    let mut pending: VecDeque<Msg> = VecDeque::new();
+    loop {
+        let msg = if let Some(m) = pending.pop_front() {
+            m
+        } else {
+            let timeout = if let Some(at) = exit_at {
+                Some(EXIT_DRAIN.saturating_sub(at.elapsed()))
+            } else if sh.state.lock().machine.needs_settle_timer() {
+                Some(sh.settle.saturating_sub(last_output.elapsed()))
+            } else {
+                None // idle: block without a timer
+            };
+            let received = match timeout {
+                Some(t) => rx.recv_timeout(t),
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match received {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) => {
+                    if exit_at.is_some() {
+                        break;
+                    }
+                    let changed = sh.state.lock().machine.on_settled();
+                    if let Some(s) = changed {
+                        idle_print = Some(sh.term.lock().fingerprint());
+                        sh.emit(SessionEvent::Status(s));
+                    }
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        };
+        match msg {
+            Msg::Data(first) => {
+                let mut lines = Vec::new();
+                let mut chunk = Some(first);
+                let mut n = 0;
+                while let Some(bytes) = chunk.take() {
+                    let replies = sh.term.lock().process(&bytes);
+                    if !replies.is_empty() {
+                        let mut w = sh.writer.lock();
+                        let _ = w.write_all(&replies).and_then(|()| w.flush());
+                    }
+                    if let Some(t) = transcript.as_mut() {
+                        t.write(&bytes);
+                    }
+                    splitter.feed(&bytes, &mut lines);
+                    n += 1;
+                    if n < MAX_BATCH {
+                        match rx.try_recv() {
+                            Ok(Msg::Data(next)) => chunk = Some(next),
+                            Ok(other) => pending.push_back(other),
+                            Err(TryRecvError::Empty | TryRecvError::Disconnected) => {}
+                        }
+                    }
+                }
+                if let Some(t) = transcript.as_mut() {
+                    t.flush();
+                }
+                last_output = Instant::now();
+                let idle = matches!(
+                    sh.state.lock().machine.status(),
+                    SessionStatus::Ready | SessionStatus::Blocked
+                );
+                let screen_changed = !idle || Some(sh.term.lock().fingerprint()) != idle_print;
+                let changed = sh.state.lock().machine.on_output(screen_changed);
+                if !lines.is_empty() {
+                    sh.emit(SessionEvent::Output(lines));
+                }
+                sh.emit(SessionEvent::Screen);
+                if let Some(s) = changed {
+                    sh.emit(SessionEvent::Status(s));
+                }
+            }
+            Msg::Eof => {
+                eof = true;
+                if exit_at.is_some() {
+                    break;
+                }
+            }
+            Msg::Exit => {
+                exit_at = Some(Instant::now());
+                if eof {
+                    break;
+                }
+            }
+            Msg::Wake => {}
+        }
+    }
+    // Finish: last partial line, final status, then the exit.
+    if let Some(rest) = splitter.finish() {
+        sh.emit(SessionEvent::Output(vec![rest]));
+    }
+    if let Some(t) = transcript.as_mut() {
+        t.flush();
+    }
+    drop(transcript);
+    let (changed, info) = {
+        let mut st = sh.state.lock();
+        (st.machine.exit(), st.exit.clone().unwrap_or_default())
+    };
+    if let Some(s) = changed {
+        sh.emit(SessionEvent::Status(s));
+    }
+    sh.emit(SessionEvent::Exited(info));
+    let mut st = sh.state.lock();
+    st.finished = true;
+    sh.cond.notify_all();
+}

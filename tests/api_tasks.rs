@@ -1,0 +1,506 @@
+//! The task part of API.md, probed with real requests against the real server.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{Server, create_task, raw_request};
+
+const TASKS: &str = "/api/coding-agents/tasks";
+
+fn status_of(s: &Server, id: &str) -> String {
+    s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"]["status"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn create_returns_the_full_shape() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let t = create_task(&s, "shape", json!({"workingDirectory": dir.path(), "providerId": "shell"}));
+    assert!(t["id"].as_str().is_some_and(|i| i.len() == 36), "uuid id: {t}");
+    assert_eq!(t["name"], "shape");
+    assert_eq!(t["description"], "shape description");
+    let m = &t["metadata"];
+    assert_eq!(m["status"], "pending");
+    assert_eq!(m["progress"], 0);
+    assert_eq!(m["output"], json!([]));
+    assert_eq!(m["steps"], json!([]));
+    assert_eq!(m["providerId"], "shell");
+    assert_eq!(
+        m["workingDirectory"],
+        dir.path().canonicalize().unwrap().to_string_lossy().as_ref()
+    );
+    assert!(m["createdAt"].as_i64().unwrap() > 1_600_000_000_000);
+    for absent in ["result", "error", "startedAt", "completedAt", "sessionId"] {
+        assert!(m.get(absent).is_none(), "{absent} must be absent until set: {m}");
+    }
+}
+
+#[test]
+fn create_rejects_bad_input_with_400() {
+    let s = Server::start();
+    let cases: Vec<(&str, Value)> = vec![
+        ("missing name", json!({"description": "d"})),
+        ("missing description", json!({"name": "n"})),
+        ("empty name", json!({"name": "", "description": "d"})),
+        ("blank description", json!({"name": "n", "description": "   "})),
+        ("name a number", json!({"name": 5, "description": "d"})),
+        ("description an array", json!({"name": "n", "description": ["d"]})),
+        ("unknown provider", json!({"name": "n", "description": "d", "providerId": "nope"})),
+        ("provider a number", json!({"name": "n", "description": "d", "providerId": 3})),
+        ("missing dir", json!({"name": "n", "description": "d", "workingDirectory": "/definitely/not/here"})),
+        ("dir is a file", json!({"name": "n", "description": "d", "workingDirectory": "/etc/hostname"})),
+        ("capabilities not strings", json!({"name": "n", "description": "d", "requiredCapabilities": [1]})),
+    ];
+    for (what, body) in cases {
+        let r = s.post(TASKS, body);
+        assert_eq!(r.status, 400, "{what}: {}", r.body);
+        assert!(r.json()["error"].as_str().is_some_and(|e| !e.is_empty()), "{what}");
+    }
+    for raw in ["{", "[1,2]", "\"str\"", "null", "{\"name\":\"n\",}"] {
+        let r = raw_request(&s.addr, "POST", TASKS, Some(raw.as_bytes()), &[]);
+        assert_eq!(r.status, 400, "{raw}: {}", r.body);
+        assert!(r.json()["error"].is_string());
+    }
+    // Nothing was created by any of that.
+    assert_eq!(s.get(TASKS).json()["tasks"], json!([]));
+}
+
+#[test]
+fn unknown_fields_are_ignored() {
+    let s = Server::start();
+    let t = create_task(&s, "extra", json!({"colour": "blue"}));
+    assert!(t["metadata"].get("colour").is_none());
+}
+
+#[test]
+fn body_over_one_mib_is_413_and_loses_nothing() {
+    let s = Server::start();
+    let big = format!("{{\"name\":\"n\",\"description\":\"{}\"}}", "x".repeat(1024 * 1024 + 10));
+    let r = raw_request(&s.addr, "POST", TASKS, Some(big.as_bytes()), &[]);
+    assert_eq!(r.status, 413, "{}", r.body);
+    assert!(r.json()["error"].is_string());
+    assert_eq!(s.get(TASKS).json()["tasks"], json!([]));
+    // Just under the limit is fine.
+    let ok = format!("{{\"name\":\"n\",\"description\":\"{}\"}}", "x".repeat(1024 * 1000));
+    assert_eq!(raw_request(&s.addr, "POST", TASKS, Some(ok.as_bytes()), &[]).status, 201);
+}
+
+#[test]
+fn unknown_routes_404_and_wrong_methods_405_with_allow() {
+    let s = Server::start();
+    let r = s.get("/api/nothing-here");
+    assert_eq!(r.status, 404);
+    assert!(r.json()["error"].is_string());
+    let r = s.get(&format!("{TASKS}/no-such-id"));
+    assert_eq!(r.status, 404);
+    assert!(r.json()["error"].as_str().unwrap().contains("no-such-id"));
+    let r = s.request("PUT", TASKS, Some(json!({})));
+    assert_eq!(r.status, 405);
+    let allow = r.header("allow").expect("Allow header").to_ascii_uppercase();
+    assert!(allow.contains("GET") && allow.contains("POST"), "{allow}");
+    assert!(r.json()["error"].is_string());
+    let t = create_task(&s, "m", json!({}));
+    let r = s.request("DELETE", &format!("{TASKS}/{}", t["id"].as_str().unwrap()), None);
+    assert_eq!(r.status, 405);
+    assert!(r.header("allow").unwrap().to_ascii_uppercase().contains("PATCH"));
+    for op in ["pause", "resume", "cancel", "start", "retry"] {
+        assert_eq!(s.post_empty(&format!("{TASKS}/ghost/{op}")).status, 404, "{op}");
+    }
+    assert_eq!(s.post(&format!("{TASKS}/ghost/output"), json!({"output": "x"})).status, 404);
+    assert_eq!(s.post(&format!("{TASKS}/ghost/steps"), json!({"description": "x"})).status, 404);
+    assert_eq!(s.patch(&format!("{TASKS}/ghost"), json!({"progress": 1})).status, 404);
+}
+
+#[test]
+fn list_filters_limits_and_orders_newest_first() {
+    let s = Server::start();
+    let ids: Vec<String> = (0..5)
+        .map(|i| create_task(&s, &format!("t{i}"), json!({}))["id"].as_str().unwrap().to_string())
+        .collect();
+    s.patch(&format!("{TASKS}/{}", ids[1]), json!({"status": "failed"}));
+    s.patch(&format!("{TASKS}/{}", ids[3]), json!({"status": "failed"}));
+    let all: Vec<String> = s.get(TASKS).json()["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    let mut newest_first = ids.clone();
+    newest_first.reverse();
+    assert_eq!(all, newest_first);
+    let failed = s.get(&format!("{TASKS}?status=failed")).json()["tasks"].clone();
+    assert_eq!(failed.as_array().unwrap().len(), 2);
+    assert_eq!(failed[0]["id"], ids[3].as_str());
+    let one = s.get(&format!("{TASKS}?status=failed&limit=1")).json()["tasks"].clone();
+    assert_eq!(one.as_array().unwrap().len(), 1);
+    assert_eq!(s.get(&format!("{TASKS}?limit=2")).json()["tasks"].as_array().unwrap().len(), 2);
+    for bad in ["status=bogus", "limit=0", "limit=-3", "limit=abc", "limit=2.5", "limit="] {
+        let r = s.get(&format!("{TASKS}?{bad}"));
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+        assert!(r.json()["error"].is_string());
+    }
+}
+
+#[test]
+fn patch_moves_along_the_machine_only() {
+    let s = Server::start();
+    let t = create_task(&s, "m", json!({}));
+    let id = t["id"].as_str().unwrap();
+    let path = format!("{TASKS}/{id}");
+    // pending -> paused is illegal.
+    let r = s.patch(&path, json!({"status": "paused"}));
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(r.json()["error"].is_string());
+    let r = s.patch(&path, json!({"status": "running"}));
+    assert_eq!(r.status, 200);
+    let m = &r.json()["task"]["metadata"];
+    let started = m["startedAt"].as_i64().expect("startedAt stamped");
+    assert!(m.get("completedAt").is_none());
+    assert_eq!(s.patch(&path, json!({"status": "paused"})).status, 200);
+    let r = s.patch(&path, json!({"status": "running"}));
+    assert_eq!(r.json()["task"]["metadata"]["startedAt"].as_i64(), Some(started), "stamped once");
+    let r = s.patch(&path, json!({"status": "failed", "error": "boom"}));
+    assert_eq!(r.status, 200);
+    let m = &r.json()["task"]["metadata"];
+    assert_eq!(m["status"], "failed");
+    assert_eq!(m["error"], "boom");
+    assert!(m["completedAt"].as_i64().unwrap() >= started);
+    // Final: every change is 409, and the task is untouched.
+    for body in [
+        json!({"status": "running"}),
+        json!({"status": "completed"}),
+        json!({"progress": 50}),
+        json!({"error": "again"}),
+    ] {
+        assert_eq!(s.patch(&path, body.clone()).status, 409, "{body}");
+    }
+    assert_eq!(s.post(&format!("{path}/output"), json!({"output": "late"})).status, 409);
+    assert_eq!(s.post(&format!("{path}/steps"), json!({"description": "late"})).status, 409);
+    assert_eq!(
+        s.post(&format!("{path}/result"), json!({"success": true, "summary": "late"})).status,
+        409
+    );
+    for op in ["pause", "resume", "cancel", "start"] {
+        assert_eq!(s.post_empty(&format!("{path}/{op}")).status, 409, "{op}");
+    }
+    let m = s.get(&path).json()["task"]["metadata"].clone();
+    assert_eq!(m["status"], "failed");
+    assert_eq!(m["error"], "boom");
+    assert!(m["output"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn patch_validates_fields() {
+    let s = Server::start();
+    let id = create_task(&s, "v", json!({}))["id"].as_str().unwrap().to_string();
+    let path = format!("{TASKS}/{id}");
+    for body in [
+        json!({"status": "done"}),
+        json!({"status": 1}),
+        json!({"progress": 101}),
+        json!({"progress": -1}),
+        json!({"progress": "50"}),
+        json!({"error": 5}),
+        json!({}),
+    ] {
+        let r = s.patch(&path, body.clone());
+        assert_eq!(r.status, 400, "{body}: {}", r.body);
+    }
+    let r = s.patch(&path, json!({"progress": 42.5}));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["task"]["metadata"]["progress"], 42.5);
+    assert_eq!(s.patch(&path, json!({"progress": 100})).json()["task"]["metadata"]["progress"], 100);
+    assert_eq!(status_of(&s, &id), "pending");
+}
+
+#[test]
+fn pause_resume_cancel_without_a_session() {
+    let s = Server::start();
+    let id = create_task(&s, "p", json!({}))["id"].as_str().unwrap().to_string();
+    let p = format!("{TASKS}/{id}");
+    assert_eq!(s.post_empty(&format!("{p}/pause")).status, 409, "pause of pending");
+    assert_eq!(s.post_empty(&format!("{p}/resume")).status, 409, "resume of pending");
+    s.patch(&p, json!({"status": "running"}));
+    assert_eq!(s.post_empty(&format!("{p}/resume")).status, 409, "resume of running");
+    let r = s.post_empty(&format!("{p}/pause"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["task"]["metadata"]["status"], "paused");
+    let r = s.post_empty(&format!("{p}/resume"));
+    assert_eq!(r.json()["task"]["metadata"]["status"], "running");
+    let r = s.post_empty(&format!("{p}/cancel"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["task"]["metadata"]["status"], "cancelled");
+    assert!(r.json()["task"]["metadata"]["completedAt"].is_i64());
+    assert_eq!(s.post_empty(&format!("{p}/cancel")).status, 409);
+}
+
+#[test]
+fn output_steps_and_result() {
+    let s = Server::start();
+    let id = create_task(&s, "o", json!({}))["id"].as_str().unwrap().to_string();
+    let p = format!("{TASKS}/{id}");
+    let r = s.post(&format!("{p}/output"), json!({"output": "one\ntwo\r\nthree\n"}));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["task"]["metadata"]["output"], json!(["one", "two", "three"]));
+    s.post(&format!("{p}/output"), json!({"output": "four"}));
+    assert_eq!(
+        s.get(&p).json()["task"]["metadata"]["output"],
+        json!(["one", "two", "three", "four"])
+    );
+    assert_eq!(s.post(&format!("{p}/output"), json!({"output": 3})).status, 400);
+    assert_eq!(s.post(&format!("{p}/output"), json!({})).status, 400);
+
+    let r = s.post(&format!("{p}/steps"), json!({"description": "compile"}));
+    assert_eq!(r.status, 201);
+    let b = r.json();
+    let step_id = b["stepId"].as_str().unwrap().to_string();
+    assert_eq!(b["step"]["id"], step_id.as_str());
+    assert_eq!(b["step"]["description"], "compile");
+    assert_eq!(b["step"]["status"], "pending");
+    assert_eq!(s.post(&format!("{p}/steps"), json!({})).status, 400);
+    let r = s.patch(&format!("{p}/steps/{step_id}"), json!({"status": "completed", "output": "ok"}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["step"]["status"], "completed");
+    assert_eq!(r.json()["step"]["output"], "ok");
+    assert_eq!(s.patch(&format!("{p}/steps/nope"), json!({"status": "completed"})).status, 404);
+    assert_eq!(s.patch(&format!("{p}/steps/{step_id}"), json!({"status": "weird"})).status, 400);
+    assert_eq!(s.patch(&format!("{p}/steps/{step_id}"), json!({})).status, 400);
+    let steps = s.get(&p).json()["task"]["metadata"]["steps"].clone();
+    assert_eq!(steps[0]["status"], "completed");
+
+    for bad in [
+        json!({"summary": "s"}),
+        json!({"success": "yes", "summary": "s"}),
+        json!({"success": true}),
+        json!({"success": true, "summary": "s", "filesModified": "a"}),
+    ] {
+        assert_eq!(s.post(&format!("{p}/result"), bad.clone()).status, 400, "{bad}");
+    }
+    let r = s.post(
+        &format!("{p}/result"),
+        json!({"success": true, "summary": "done", "filesModified": ["a.rs"], "filesCreated": ["b.rs"]}),
+    );
+    assert_eq!(r.status, 200);
+    let m = r.json()["task"]["metadata"].clone();
+    assert_eq!(m["status"], "completed");
+    assert_eq!(m["progress"], 100);
+    assert_eq!(m["result"]["summary"], "done");
+    assert_eq!(m["result"]["filesModified"], json!(["a.rs"]));
+    assert_eq!(m["result"]["filesCreated"], json!(["b.rs"]));
+
+    let id2 = create_task(&s, "f", json!({}))["id"].as_str().unwrap().to_string();
+    let r = s.post(
+        &format!("{TASKS}/{id2}/result"),
+        json!({"success": false, "summary": "tests fail", "error": "3 failures"}),
+    );
+    let m = r.json()["task"]["metadata"].clone();
+    assert_eq!(m["status"], "failed");
+    assert_eq!(m["error"], "3 failures");
+    assert_eq!(m["result"]["success"], false);
+}
+
+#[test]
+fn retry_only_from_failed_or_cancelled() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let t = create_task(&s, "r", json!({"workingDirectory": dir.path(), "providerId": "exec"}));
+    let id = t["id"].as_str().unwrap();
+    assert_eq!(s.post_empty(&format!("{TASKS}/{id}/retry")).status, 409);
+    s.post_empty(&format!("{TASKS}/{id}/cancel"));
+    let r = s.post_empty(&format!("{TASKS}/{id}/retry"));
+    assert_eq!(r.status, 201);
+    let n = r.json()["task"].clone();
+    assert_ne!(n["id"], t["id"]);
+    assert_eq!(n["name"], t["name"]);
+    assert_eq!(n["description"], t["description"]);
+    assert_eq!(n["metadata"]["status"], "pending");
+    assert_eq!(n["metadata"]["providerId"], "exec");
+    assert_eq!(n["metadata"]["workingDirectory"], t["metadata"]["workingDirectory"]);
+    assert_eq!(n["metadata"]["retryOf"], t["id"]);
+}
+
+#[test]
+fn fifty_concurrent_writers_on_one_task_lose_nothing() {
+    let s = Server::start();
+    let id = create_task(&s, "c", json!({}))["id"].as_str().unwrap().to_string();
+    let p = format!("{TASKS}/{id}");
+    std::thread::scope(|sc| {
+        for i in 0..50 {
+            let (s, p) = (&s, &p);
+            sc.spawn(move || {
+                let r = s.post(&format!("{p}/output"), json!({"output": format!("line {i}")}));
+                assert_eq!(r.status, 200);
+                let r = s.patch(p, json!({"progress": i}));
+                assert_eq!(r.status, 200);
+                let r = s.post(&format!("{p}/steps"), json!({"description": format!("step {i}")}));
+                assert_eq!(r.status, 201);
+            });
+        }
+    });
+    let m = s.get(&p).json()["task"]["metadata"].clone();
+    let out = m["output"].as_array().unwrap();
+    assert_eq!(out.len(), 50);
+    for i in 0..50 {
+        assert!(out.contains(&json!(format!("line {i}"))), "line {i} lost");
+    }
+    assert_eq!(m["steps"].as_array().unwrap().len(), 50);
+    let p = m["progress"].as_f64().unwrap();
+    assert!((0.0..50.0).contains(&p));
+}
+
+#[test]
+fn acknowledged_writes_survive_kill_9_and_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(dir.path(), &[]);
+    let a = create_task(&s, "a", json!({}))["id"].as_str().unwrap().to_string();
+    let b = create_task(&s, "b", json!({}))["id"].as_str().unwrap().to_string();
+    s.patch(&format!("{TASKS}/{a}"), json!({"status": "running", "progress": 30}));
+    s.post(&format!("{TASKS}/{a}/output"), json!({"output": "hello"}));
+    let step = s.post(&format!("{TASKS}/{a}/steps"), json!({"description": "s1"})).json()["stepId"].clone();
+    s.post(&format!("{TASKS}/{b}/result"), json!({"success": true, "summary": "ok"}));
+    s.crash();
+    let s = Server::start_in(dir.path(), &[]);
+    let m = s.get(&format!("{TASKS}/{a}")).json()["task"]["metadata"].clone();
+    // Driven from outside through the API: it keeps its state.
+    assert_eq!(m["status"], "running");
+    assert_eq!(m["progress"], 30);
+    assert_eq!(m["output"], json!(["hello"]));
+    assert_eq!(m["steps"][0]["id"], step);
+    let m = s.get(&format!("{TASKS}/{b}")).json()["task"]["metadata"].clone();
+    assert_eq!(m["status"], "completed");
+    assert_eq!(m["result"]["summary"], "ok");
+    let ids: Vec<_> = s.get(TASKS).json()["tasks"].as_array().unwrap().iter().map(|t| t["id"].clone()).collect();
+    assert_eq!(ids, vec![json!(b), json!(a)], "order survives restart");
+}
+
+#[test]
+fn a_second_orchestra_on_the_same_state_dir_refuses() {
+    let first = Server::start();
+    let err = match Server::try_start_in(&first.state_dir, &[]) {
+        Ok(_) => panic!("second server started"),
+        Err(e) => e,
+    };
+    assert!(err.contains(&first.pid().to_string()), "names the first pid: {err}");
+}
+
+#[test]
+fn sigterm_exits_zero_and_removes_server_json() {
+    let mut s = Server::start();
+    let server_json = s.state_dir.join("server.json");
+    let info: Value = serde_json::from_str(&std::fs::read_to_string(&server_json).unwrap()).unwrap();
+    assert_eq!(info["url"], s.url.as_str());
+    assert_eq!(info["pid"], s.pid());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&server_json).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(s.stop(), Some(0));
+    assert!(!server_json.exists());
+}
+
+#[test]
+fn host_check_and_token() {
+    let s = Server::start();
+    let r = raw_request(&s.addr, "GET", "/api/status", None, &[("Host", "evil.example:80")]);
+    assert_eq!(r.status, 403);
+    assert!(r.json()["error"].is_string());
+    for ok in ["localhost", "127.0.0.1:9", "[::1]:80"] {
+        assert_eq!(raw_request(&s.addr, "GET", "/api/status", None, &[("Host", ok)]).status, 200, "{ok}");
+    }
+
+    let t = Server::start_with(&["--token", "s3cret"]);
+    let r = raw_request(&t.addr, "GET", "/api/status", None, &[]);
+    assert_eq!(r.status, 401);
+    assert!(r.json()["error"].is_string());
+    let r = raw_request(&t.addr, "GET", "/api/status", None, &[("Authorization", "Bearer wrong")]);
+    assert_eq!(r.status, 401);
+    assert_eq!(t.get("/api/status").status, 200);
+}
+
+#[test]
+fn non_loopback_bind_without_token_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(support::BIN)
+        .args(["serve", "--addr", "0.0.0.0:0", "--state-dir"])
+        .arg(dir.path())
+        .env_remove("ORCHESTRA_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("token"));
+}
+
+#[test]
+fn orchestrator_status_and_switches() {
+    let s = Server::start_with(&["--max-concurrent", "3"]);
+    let st = s.get("/api/status").json();
+    assert_eq!(st["state"], "paused");
+    let c = s.get("/api/coding-agents/status").json();
+    assert_eq!(c["limits"]["maxConcurrent"], 3);
+    assert!(c["tasks"]["byStatus"]["pending"].is_u64());
+    assert!(c["version"].is_string());
+    assert!(c["uptimeMs"].is_u64());
+    let r = s.post_empty("/api/agent/resume").json();
+    assert_eq!(r, json!({"ok": true, "status": "running"}));
+    assert_eq!(s.get("/api/status").json()["state"], "running");
+    assert_eq!(s.post_empty("/api/agent/pause").json()["status"], "paused");
+    assert_eq!(s.post_empty("/api/agent/stop").json()["status"], "stopped");
+    assert_eq!(s.post_empty("/api/agent/start").json()["status"], "paused");
+    assert_eq!(s.get("/api/agent/start").status, 405);
+}
+
+#[test]
+fn events_stream_one_event_per_change() {
+    let s = Server::start();
+    let mut stream = std::net::TcpStream::connect(&s.addr).unwrap();
+    use std::io::{BufRead, BufReader, Write};
+    write!(stream, "GET /api/coding-agents/events HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    reader.read_line(&mut head).unwrap();
+    assert!(head.contains("200"), "{head}");
+    // Wait for the headers so the subscription exists before the changes.
+    loop {
+        let mut l = String::new();
+        reader.read_line(&mut l).unwrap();
+        if l.trim().is_empty() {
+            break;
+        }
+    }
+    let id = create_task(&s, "ev", json!({}))["id"].as_str().unwrap().to_string();
+    s.patch(&format!("{TASKS}/{id}"), json!({"status": "running"}));
+    s.patch(&format!("{TASKS}/{id}"), json!({"progress": 10}));
+    s.post(&format!("{TASKS}/{id}/output"), json!({"output": "x"}));
+    s.post(&format!("{TASKS}/{id}/steps"), json!({"description": "st"}));
+    s.post_empty(&format!("{TASKS}/{id}/pause"));
+    s.post_empty(&format!("{TASKS}/{id}/resume"));
+    s.post(&format!("{TASKS}/{id}/result"), json!({"success": true, "summary": "y"}));
+    let want = [
+        "task:created",
+        "task:started",
+        "task:progress",
+        "task:output",
+        "task:step",
+        "task:paused",
+        "task:resumed",
+        "task:completed",
+    ];
+    let mut seen = Vec::new();
+    while seen.len() < want.len() {
+        let mut l = String::new();
+        if reader.read_line(&mut l).unwrap_or(0) == 0 {
+            break;
+        }
+        if let Some(name) = l.trim().strip_prefix("event: ") {
+            seen.push(name.to_string());
+        }
+        if let Some(data) = l.trim().strip_prefix("data: ")
+            && let Ok(v) = serde_json::from_str::<Value>(data)
+        {
+            assert_eq!(v["taskId"], id.as_str(), "{v}");
+        }
+    }
+    assert_eq!(seen, want);
+}

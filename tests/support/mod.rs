@@ -1,0 +1,262 @@
+//! Test support: the real `orchestra serve` on 127.0.0.1 port 0 with a temp state dir, a raw
+//! HTTP/1.1 client, and waiting by polling with a deadline.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
+
+/// Polls `cond` until it holds or `timeout` passes; returns whether it held.
+pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?} (status {})", self.body, self.status))
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One request over a fresh connection; `extra` headers are sent verbatim.
+pub fn raw_request(addr: &str, method: &str, path: &str, body: Option<&[u8]>, extra: &[(&str, &str)]) -> Response {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(60))).ok();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !extra.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in extra {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(b) = body {
+        req.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n", b.len()));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).expect("write head");
+    if let Some(b) = body {
+        // The server may answer (413) before reading all of a huge body.
+        let _ = s.write_all(b);
+    }
+    let mut reader = BufReader::new(s);
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).expect("status line");
+    let status: u16 = status_line.split_whitespace().nth(1).and_then(|c| c.parse().ok()).expect("status code");
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("header");
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    let chunked = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            if reader.read_line(&mut size).unwrap_or(0) == 0 {
+                break;
+            }
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            let mut chunk = vec![0; n + 2];
+            reader.read_exact(&mut chunk).expect("chunk");
+            body.extend_from_slice(&chunk[..n]);
+        }
+    } else {
+        let _ = reader.read_to_end(&mut body);
+    }
+    Response { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
+}
+
+/// A running `orchestra serve`; SIGTERMed and reaped on drop.
+pub struct Server {
+    pub child: Option<Child>,
+    pub addr: String,
+    pub url: String,
+    pub state_dir: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+    pub token: Option<String>,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    pub fn start_with(args: &[&str]) -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut s = Server::start_in(tmp.path(), args);
+        s._tmp = Some(tmp);
+        s
+    }
+
+    /// Starts on an existing state directory (for restart tests).
+    pub fn start_in(state_dir: &Path, args: &[&str]) -> Server {
+        Server::try_start_in(state_dir, args).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    pub fn try_start_in(state_dir: &Path, args: &[&str]) -> Result<Server, String> {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--addr", "127.0.0.1:0", "--state-dir"])
+            .arg(state_dir)
+            .args(args)
+            .env_remove("ORCHESTRA_TOKEN")
+            .env("XDG_CONFIG_HOME", state_dir.join("no-config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if !args.contains(&"--default-provider") {
+            cmd.env("ORCHESTRA_DEFAULT_PROVIDER", "shell");
+        }
+        let mut child = cmd.spawn().map_err(|e| format!("spawn: {e}"))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
+        let Some(url) = line.trim().strip_prefix("orchestra listening on ") else {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            let _ = child.wait();
+            return Err(format!("no listening line: {line:?}; stderr: {err}"));
+        };
+        let url = url.to_string();
+        let addr = url.trim_start_matches("http://").to_string();
+        let token = args.iter().position(|a| *a == "--token").map(|i| args[i + 1].to_string());
+        Ok(Server { child: Some(child), addr, url, state_dir: state_dir.to_path_buf(), _tmp: None, token })
+    }
+
+    fn auth(&self) -> Vec<(String, String)> {
+        self.token.iter().map(|t| ("Authorization".to_string(), format!("Bearer {t}"))).collect()
+    }
+
+    pub fn request(&self, method: &str, path: &str, body: Option<Value>) -> Response {
+        let b = body.map(|v| v.to_string());
+        let auth = self.auth();
+        let extra: Vec<(&str, &str)> = auth.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        raw_request(&self.addr, method, path, b.as_deref().map(str::as_bytes), &extra)
+    }
+
+    pub fn get(&self, path: &str) -> Response {
+        self.request("GET", path, None)
+    }
+    pub fn post(&self, path: &str, body: Value) -> Response {
+        self.request("POST", path, Some(body))
+    }
+    pub fn post_empty(&self, path: &str) -> Response {
+        self.request("POST", path, None)
+    }
+    pub fn patch(&self, path: &str, body: Value) -> Response {
+        self.request("PATCH", path, Some(body))
+    }
+    pub fn delete(&self, path: &str) -> Response {
+        self.request("DELETE", path, None)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(|c| c.id()).unwrap_or(0)
+    }
+
+    /// SIGTERM and wait; returns the exit status code.
+    pub fn stop(&mut self) -> Option<i32> {
+        let mut child = self.child.take()?;
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(st)) = child.try_wait() {
+                return st.code();
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL and reap, as a crash would.
+    pub fn crash(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Creates a task and returns its JSON.
+pub fn create_task(s: &Server, name: &str, extra: Value) -> Value {
+    let mut body = serde_json::json!({"name": name, "description": format!("{name} description")});
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    let r = s.post("/api/coding-agents/tasks", body);
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.json()["task"].clone()
+}
+
+/// Pids of live (non-zombie) processes whose environment holds `needle` (e.g. a marker).
+pub fn pids_with_env(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+            if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ"))
+                && env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes())
+                && process_state(pid).is_some_and(|s| s != 'Z')
+            {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+/// The state letter of a process (R, S, T, Z…), if it exists.
+pub fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    after.trim_start().chars().next()
+}
