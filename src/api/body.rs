@@ -51,10 +51,6 @@ impl Body {
         self.0.get(key).filter(|v| !v.is_null())
     }
 
-    pub fn has(&self, key: &str) -> bool {
-        self.field(key).is_some()
-    }
-
     pub fn opt_str(&self, key: &str) -> Result<Option<String>, ApiError> {
         match self.field(key) {
             None => Ok(None),

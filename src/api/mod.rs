@@ -5,6 +5,7 @@ mod error;
 mod events;
 pub mod guard;
 mod orchestrator;
+mod sessions;
 mod sessions_common;
 mod tasks;
 
@@ -22,6 +23,7 @@ use std::sync::Arc;
 
 pub fn router(engine: Engine, access: Access) -> Router {
     const T: &str = "/api/coding-agents/tasks";
+    const S: &str = "/api/coding-agents/sessions";
     Router::new()
         .route(T, get(tasks::list).post(tasks::create))
         .route(&format!("{T}/{{id}}"), get(tasks::get).patch(tasks::patch))
@@ -34,6 +36,14 @@ pub fn router(engine: Engine, access: Access) -> Router {
         .route(&format!("{T}/{{id}}/steps"), post(tasks::add_step))
         .route(&format!("{T}/{{id}}/steps/{{step_id}}"), axum::routing::patch(tasks::update_step))
         .route(&format!("{T}/{{id}}/result"), post(tasks::result))
+        .route(S, get(sessions::list).post(sessions::spawn))
+        .route(&format!("{S}/{{id}}"), get(sessions::get).delete(sessions::delete))
+        .route(&format!("{S}/{{id}}/messages"), get(sessions::messages).post(sessions::send))
+        .route(&format!("{S}/{{id}}/peek"), get(sessions::peek))
+        .route(&format!("{S}/{{id}}/resize"), post(sessions::resize))
+        .route(&format!("{S}/{{id}}/pause"), post(sessions::pause))
+        .route(&format!("{S}/{{id}}/resume"), post(sessions::resume))
+        .route(&format!("{S}/{{id}}/answer"), post(sessions::answer))
         .route("/api/coding-agents/status", get(orchestrator::coding_agents_status))
         .route("/api/coding-agents/providers", get(orchestrator::providers))
         .route("/api/coding-agents/events", get(events::stream))

@@ -1,13 +1,19 @@
 //! The one owner of all state: tasks, sessions, the autopilot. Front ends ask it; it applies
 //! each change under the owning task's lock, makes it durable, then publishes an event.
 
+mod autopilot;
 mod error;
 pub mod events;
-mod lifecycle;
+mod gitfiles;
+mod runs;
+mod session_info;
+mod sessions;
 mod tasks;
 
 pub use error::{EngineError, EngineResult};
 pub use events::{Event, SessionEventKind, TaskEventKind};
+pub use session_info::{Message, Role, SessionInfo};
+pub use sessions::{Input, SpawnSession};
 pub use tasks::{CreateTask, TaskPatch};
 
 use crate::providers::Providers;
@@ -115,6 +121,16 @@ pub(crate) struct Inner {
     run_state: std::sync::Mutex<RunState>,
     url: RwLock<Option<String>>,
     closing: tokio::sync::watch::Sender<bool>,
+    sessions: parking_lot::RwLock<sessions::SessionTable>,
+    dispatch: Arc<tokio::sync::Notify>,
+    shutting_down: std::sync::atomic::AtomicBool,
+    git: parking_lot::Mutex<HashMap<String, gitfiles::GitSnapshot>>,
+}
+
+impl Inner {
+    fn dispatch_handle(&self) -> Arc<tokio::sync::Notify> {
+        self.dispatch.clone()
+    }
 }
 
 /// A cheap handle to the engine; clone it freely.
@@ -188,8 +204,18 @@ impl Engine {
             run_state: std::sync::Mutex::new(RunState::Paused),
             url: RwLock::new(None),
             closing: tokio::sync::watch::channel(false).0,
+            sessions: parking_lot::RwLock::new(sessions::SessionTable::default()),
+            dispatch: Arc::new(tokio::sync::Notify::new()),
+            shutting_down: std::sync::atomic::AtomicBool::new(false),
+            git: parking_lot::Mutex::new(HashMap::new()),
         });
-        Ok(Engine { inner })
+        let engine = Engine { inner };
+        let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);
+        if !session_repairs.is_empty() {
+            engine.store().put(session_repairs).await?;
+        }
+        engine.spawn_dispatcher();
+        Ok(engine)
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -266,6 +292,10 @@ impl Engine {
 
     /// Ends every session and makes every write durable.
     pub async fn shutdown(&self) {
+        self.inner
+            .shutting_down
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.set_run_state(RunState::Stopped);
         self.begin_shutdown();
         self.end_all_sessions().await;
         if let Err(e) = self.flush().await {

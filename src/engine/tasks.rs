@@ -319,7 +319,9 @@ impl Engine {
 
     /// Sets the result and finishes the task. A session still running it is left alone:
     /// the agent reported that it is done, and its session stays open to follow up in.
-    pub async fn set_result(&self, id: &str, result: TaskResult) -> EngineResult<Arc<Task>> {
+    pub async fn set_result(&self, id: &str, mut result: TaskResult) -> EngineResult<Arc<Task>> {
+        self.get_task(id)?.ensure_open()?;
+        self.fill_result_files(id, &mut result).await;
         let (task, ()) = self
             .mutate(id, |t| {
                 let from = t.status();

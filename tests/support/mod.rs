@@ -45,7 +45,13 @@ impl Response {
 }
 
 /// One request over a fresh connection; `extra` headers are sent verbatim.
-pub fn raw_request(addr: &str, method: &str, path: &str, body: Option<&[u8]>, extra: &[(&str, &str)]) -> Response {
+pub fn raw_request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+    extra: &[(&str, &str)],
+) -> Response {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(60))).ok();
     let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
@@ -56,7 +62,10 @@ pub fn raw_request(addr: &str, method: &str, path: &str, body: Option<&[u8]>, ex
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     if let Some(b) = body {
-        req.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n", b.len()));
+        req.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            b.len()
+        ));
     }
     req.push_str("\r\n");
     s.write_all(req.as_bytes()).expect("write head");
@@ -67,7 +76,11 @@ pub fn raw_request(addr: &str, method: &str, path: &str, body: Option<&[u8]>, ex
     let mut reader = BufReader::new(s);
     let mut status_line = String::new();
     reader.read_line(&mut status_line).expect("status line");
-    let status: u16 = status_line.split_whitespace().nth(1).and_then(|c| c.parse().ok()).expect("status code");
+    let status: u16 = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .expect("status code");
     let mut headers = Vec::new();
     loop {
         let mut line = String::new();
@@ -80,7 +93,9 @@ pub fn raw_request(addr: &str, method: &str, path: &str, body: Option<&[u8]>, ex
             headers.push((k.trim().to_string(), v.trim().to_string()));
         }
     }
-    let chunked = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
     let mut body = Vec::new();
     if chunked {
         loop {
@@ -99,7 +114,11 @@ pub fn raw_request(addr: &str, method: &str, path: &str, body: Option<&[u8]>, ex
     } else {
         let _ = reader.read_to_end(&mut body);
     }
-    Response { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
+    Response {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
 }
 
 /// A running `orchestra serve`; SIGTERMed and reaped on drop.
@@ -145,7 +164,9 @@ impl Server {
         let mut child = cmd.spawn().map_err(|e| format!("spawn: {e}"))?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
         let Some(url) = line.trim().strip_prefix("orchestra listening on ") else {
             let mut err = String::new();
             if let Some(mut e) = child.stderr.take() {
@@ -156,19 +177,38 @@ impl Server {
         };
         let url = url.to_string();
         let addr = url.trim_start_matches("http://").to_string();
-        let token = args.iter().position(|a| *a == "--token").map(|i| args[i + 1].to_string());
-        Ok(Server { child: Some(child), addr, url, state_dir: state_dir.to_path_buf(), _tmp: None, token })
+        let token = args
+            .iter()
+            .position(|a| *a == "--token")
+            .map(|i| args[i + 1].to_string());
+        Ok(Server {
+            child: Some(child),
+            addr,
+            url,
+            state_dir: state_dir.to_path_buf(),
+            _tmp: None,
+            token,
+        })
     }
 
     fn auth(&self) -> Vec<(String, String)> {
-        self.token.iter().map(|t| ("Authorization".to_string(), format!("Bearer {t}"))).collect()
+        self.token
+            .iter()
+            .map(|t| ("Authorization".to_string(), format!("Bearer {t}")))
+            .collect()
     }
 
     pub fn request(&self, method: &str, path: &str, body: Option<Value>) -> Response {
         let b = body.map(|v| v.to_string());
         let auth = self.auth();
         let extra: Vec<(&str, &str)> = auth.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        raw_request(&self.addr, method, path, b.as_deref().map(str::as_bytes), &extra)
+        raw_request(
+            &self.addr,
+            method,
+            path,
+            b.as_deref().map(str::as_bytes),
+            &extra,
+        )
     }
 
     pub fn get(&self, path: &str) -> Response {
@@ -242,7 +282,9 @@ pub fn pids_with_env(needle: &str) -> Vec<u32> {
     let mut out = Vec::new();
     if let Ok(rd) = std::fs::read_dir("/proc") {
         for e in rd.flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
             if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ"))
                 && env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes())
                 && process_state(pid).is_some_and(|s| s != 'Z')

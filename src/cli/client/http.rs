@@ -100,7 +100,9 @@ fn read_server_file(dir: &Path) -> CliResult<Option<ServerFile>> {
 fn normalize_url(raw: &str) -> CliResult<String> {
     let raw = raw.trim();
     if raw.is_empty() {
-        return Err(CliError::usage("--url is empty; pass e.g. --url http://127.0.0.1:4000"));
+        return Err(CliError::usage(
+            "--url is empty; pass e.g. --url http://127.0.0.1:4000",
+        ));
     }
     let url = if raw.contains("://") {
         raw.to_string()
@@ -125,7 +127,16 @@ fn pid_alive(pid: u32) -> bool {
     }
     // SAFETY: kill with signal 0 only checks for existence and permission.
     let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let exists = r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    // A killed orchestra not yet reaped by its parent is a zombie: not running either.
+    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false);
+    exists && !zombie
 }
 
 /// Percent-encodes one path segment (ids are opaque strings).
@@ -145,14 +156,21 @@ impl Client {
     /// Finds orchestra: `url` (from `--url` or `ORCHESTRA_URL`), else `server.json` in the state
     /// directory. The token is `token` (`--token`/`ORCHESTRA_TOKEN`), else server.json's when
     /// server.json names the same URL (a token is never sent to a server it was not issued by).
-    pub fn discover(url: Option<&str>, state_dir: Option<&Path>, token: Option<&str>) -> CliResult<Client> {
+    pub fn discover(
+        url: Option<&str>,
+        state_dir: Option<&Path>,
+        token: Option<&str>,
+    ) -> CliResult<Client> {
         let token = token.filter(|t| !t.is_empty()).map(str::to_string);
         let dir = crate::state_dir::resolve(state_dir);
         let (base, file_token, source) = match url.filter(|u| !u.trim().is_empty()) {
             Some(u) => {
                 let base = normalize_url(u)?;
                 // Best effort: a matching server.json may supply the token.
-                let file = dir.as_deref().ok().and_then(|d| read_server_file(d).ok().flatten());
+                let file = dir
+                    .as_deref()
+                    .ok()
+                    .and_then(|d| read_server_file(d).ok().flatten());
                 let file_token = file
                     .filter(|f| normalize_url(&f.url).is_ok_and(|fu| fu == base))
                     .and_then(|f| f.token);
@@ -239,7 +257,9 @@ impl Client {
                     rb = rb.header("Authorization", a);
                 }
                 match &payload {
-                    Some(p) => rb.header("Content-Type", "application/json").send(p.as_str()),
+                    Some(p) => rb
+                        .header("Content-Type", "application/json")
+                        .send(p.as_str()),
                     None => rb.send_empty(),
                 }
             }
@@ -279,7 +299,10 @@ impl Client {
                 if snippet.is_empty() {
                     format!("{} {path} failed with HTTP {status}", method.as_str())
                 } else {
-                    format!("{} {path} failed with HTTP {status}: {snippet}", method.as_str())
+                    format!(
+                        "{} {path} failed with HTTP {status}: {snippet}",
+                        method.as_str()
+                    )
                 }
             });
         let sentence = if status == 401 && self.token.is_none() {
@@ -297,6 +320,9 @@ impl Client {
     fn transport_error(&self, method: Method, path: &str, e: ureq::Error) -> CliError {
         let cause = match &e {
             ureq::Error::ConnectionFailed => "connection failed".to_string(),
+            ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+                "nothing accepts connections there".to_string()
+            }
             ureq::Error::Io(io) => io.to_string(),
             other => other.to_string(),
         };
@@ -331,8 +357,14 @@ mod tests {
 
     #[test]
     fn urls_are_normalized() {
-        assert_eq!(normalize_url("127.0.0.1:4000/").ok().as_deref(), Some("http://127.0.0.1:4000"));
-        assert_eq!(normalize_url("http://h:1").ok().as_deref(), Some("http://h:1"));
+        assert_eq!(
+            normalize_url("127.0.0.1:4000/").ok().as_deref(),
+            Some("http://127.0.0.1:4000")
+        );
+        assert_eq!(
+            normalize_url("http://h:1").ok().as_deref(),
+            Some("http://h:1")
+        );
         assert!(normalize_url("https://h:1").is_err());
         assert!(normalize_url(" ").is_err());
     }

@@ -38,7 +38,14 @@ pub struct TaskArgs {
     pub cmd: TaskCmd,
 }
 
-const TASK_STATUSES: [&str; 6] = ["pending", "running", "paused", "completed", "failed", "cancelled"];
+const TASK_STATUSES: [&str; 6] = [
+    "pending",
+    "running",
+    "paused",
+    "completed",
+    "failed",
+    "cancelled",
+];
 
 #[derive(Debug, Subcommand)]
 pub enum TaskCmd {
@@ -270,7 +277,11 @@ pub struct Ctx {
 
 impl Ctx {
     fn connect(args: &ClientArgs, server: &ServerArgs) -> CliResult<Ctx> {
-        let client = Client::discover(args.url.as_deref(), server.state_dir.as_deref(), server.token.as_deref())?;
+        let client = Client::discover(
+            args.url.as_deref(),
+            server.state_dir.as_deref(),
+            server.token.as_deref(),
+        )?;
         Ok(Ctx {
             client,
             json: args.json,
@@ -283,7 +294,9 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
     let server = &cli.server;
     let result = match cli.command.as_ref()? {
         Command::Task(a) => Ctx::connect(&a.client, server).and_then(|ctx| task::run(&ctx, &a.cmd)),
-        Command::Session(a) => Ctx::connect(&a.client, server).and_then(|ctx| session::run(&ctx, &a.cmd)),
+        Command::Session(a) => {
+            Ctx::connect(&a.client, server).and_then(|ctx| session::run(&ctx, &a.cmd))
+        }
         Command::Report(a) => report::run(a, server),
         Command::Status(a) => Ctx::connect(&a.client, server).and_then(|ctx| status::run(&ctx)),
         #[allow(unreachable_patterns)]
@@ -312,7 +325,13 @@ pub fn absolute_dir(dir: &Path) -> CliResult<String> {
 
 /// Turns an id or a unique prefix of one into the id, from the list at `list_path` (whose
 /// answer holds the items under `key`). A full-length id is used as given.
-pub fn resolve_id(ctx: &Ctx, list_path: &str, key: &str, what: &str, id: &str) -> CliResult<String> {
+pub fn resolve_id(
+    ctx: &Ctx,
+    list_path: &str,
+    key: &str,
+    what: &str,
+    id: &str,
+) -> CliResult<String> {
     if id.is_empty() {
         return Err(CliError::usage(format!("the {what} id is empty")));
     }
@@ -323,7 +342,12 @@ pub fn resolve_id(ctx: &Ctx, list_path: &str, key: &str, what: &str, id: &str) -
     let ids: Vec<&str> = list
         .get(key)
         .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(|t| t.get("id").and_then(Value::as_str)).collect())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|t| t.get("id").and_then(Value::as_str))
+                .collect()
+        })
         .unwrap_or_default();
     if ids.contains(&id) {
         return Ok(id.to_string());

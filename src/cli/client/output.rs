@@ -81,8 +81,14 @@ pub fn duration_ms(ms: u64) -> String {
 /// `5m 2s ago` for an epoch-milliseconds time.
 pub fn ago(at_ms: &Value) -> Option<String> {
     let at = at_ms.as_i64()?;
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_millis() as i64;
-    Some(format!("{} ago", duration_ms(now.saturating_sub(at).max(0) as u64)))
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()?
+        .as_millis() as i64;
+    Some(format!(
+        "{} ago",
+        duration_ms(now.saturating_sub(at).max(0) as u64)
+    ))
 }
 
 /// Columns padded to their widest cell; the last column is not padded.

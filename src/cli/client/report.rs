@@ -31,7 +31,9 @@ pub fn run(args: &ReportArgs, server: &ServerArgs) -> CliResult<()> {
     let base = format!("{TASKS}/{}", segment(task));
     match &args.cmd {
         ReportCmd::Step { description } => step(&ctx, &base, &description.join(" ")),
-        ReportCmd::StepDone { failed, output } => step_done(&ctx, &base, *failed, output.as_deref()),
+        ReportCmd::StepDone { failed, output } => {
+            step_done(&ctx, &base, *failed, output.as_deref())
+        }
         ReportCmd::Progress { percent } => {
             if !percent.is_finite() {
                 return Err(CliError::usage("progress must be a number from 0 to 100"));
@@ -43,12 +45,19 @@ pub fn run(args: &ReportArgs, server: &ServerArgs) -> CliResult<()> {
             };
             let answer = ctx.client.patch(&base, &json!({ "progress": value }))?;
             finish(&ctx, &answer, |t| {
-                format!("progress {}%", t.pointer("/metadata/progress").map(number).unwrap_or_else(|| "-".into()))
+                format!(
+                    "progress {}%",
+                    t.pointer("/metadata/progress")
+                        .map(number)
+                        .unwrap_or_else(|| "-".into())
+                )
             })
         }
         ReportCmd::Output { text } => {
             let text = stdin_text.unwrap_or_else(|| text.join(" "));
-            let answer = ctx.client.post(&format!("{base}/output"), Some(&json!({ "output": text })))?;
+            let answer = ctx
+                .client
+                .post(&format!("{base}/output"), Some(&json!({ "output": text })))?;
             if ctx.json {
                 output::json(&answer);
             }
@@ -98,7 +107,10 @@ fn finish(ctx: &Ctx, answer: &Value, line: impl FnOnce(&Value) -> String) -> Cli
 
 /// Adds a step and marks it running.
 fn step(ctx: &Ctx, base: &str, description: &str) -> CliResult<()> {
-    let added = ctx.client.post(&format!("{base}/steps"), Some(&json!({ "description": description })))?;
+    let added = ctx.client.post(
+        &format!("{base}/steps"),
+        Some(&json!({ "description": description })),
+    )?;
     let step_id = added
         .get("stepId")
         .and_then(Value::as_str)
@@ -113,7 +125,11 @@ fn step(ctx: &Ctx, base: &str, description: &str) -> CliResult<()> {
     if ctx.json {
         output::json(&answer);
     } else {
-        out(&format!("step {} running: {}", short_id(&step_id), clean(description)));
+        out(&format!(
+            "step {} running: {}",
+            short_id(&step_id),
+            clean(description)
+        ));
     }
     Ok(())
 }
@@ -141,7 +157,9 @@ fn step_done(ctx: &Ctx, base: &str, failed: bool, output: Option<&str>) -> CliRe
     if let Some(o) = output {
         body["output"] = json!(o);
     }
-    let answer = ctx.client.patch(&format!("{base}/steps/{}", segment(step_id)), &body)?;
+    let answer = ctx
+        .client
+        .patch(&format!("{base}/steps/{}", segment(step_id)), &body)?;
     if ctx.json {
         output::json(&answer);
     } else {

@@ -43,7 +43,10 @@ pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
                     "started session {}  {}  pid {}  in {}",
                     str_at(s, "/id").unwrap_or("?"),
                     clean(str_at(s, "/providerId").unwrap_or("?")),
-                    s.get("pid").and_then(Value::as_u64).map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+                    s.get("pid")
+                        .and_then(Value::as_u64)
+                        .map(|p| p.to_string())
+                        .unwrap_or_else(|| "-".into()),
                     clean(str_at(s, "/workingDirectory").unwrap_or("?")),
                 ));
             }
@@ -92,7 +95,9 @@ fn ending(s: &Value) -> Option<String> {
     if let Some(sig) = str_at(s, "/signal") {
         return Some(format!("signal {}", clean(sig)));
     }
-    s.get("exitCode").and_then(Value::as_i64).map(|c| format!("exit {c}"))
+    s.get("exitCode")
+        .and_then(Value::as_i64)
+        .map(|c| format!("exit {c}"))
 }
 
 fn list(ctx: &Ctx) -> CliResult<()> {
@@ -109,7 +114,15 @@ fn list(ctx: &Ctx) -> CliResult<()> {
         out("no sessions; start one with `orchestra session spawn`");
         return Ok(());
     }
-    let mut table = Table::new(&["ID", "STATUS", "PROVIDER", "PID", "TASK", "STARTED", "INSTRUCTION"]);
+    let mut table = Table::new(&[
+        "ID",
+        "STATUS",
+        "PROVIDER",
+        "PID",
+        "TASK",
+        "STARTED",
+        "INSTRUCTION",
+    ]);
     for s in sessions {
         let ended = s.get("ended").and_then(Value::as_bool).unwrap_or(false);
         let mut status = clean(str_at(s, "/status").unwrap_or("?"));
@@ -120,9 +133,16 @@ fn list(ctx: &Ctx) -> CliResult<()> {
             short_id(str_at(s, "/id").unwrap_or("?")),
             status,
             clean(str_at(s, "/providerId").unwrap_or("-")),
-            s.get("pid").and_then(Value::as_u64).map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
-            str_at(s, "/taskId").map(short_id).unwrap_or_else(|| "-".into()),
-            s.get("createdAt").and_then(ago).unwrap_or_else(|| "-".into()),
+            s.get("pid")
+                .and_then(Value::as_u64)
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "-".into()),
+            str_at(s, "/taskId")
+                .map(short_id)
+                .unwrap_or_else(|| "-".into()),
+            s.get("createdAt")
+                .and_then(ago)
+                .unwrap_or_else(|| "-".into()),
             truncate(&clean(str_at(s, "/task").unwrap_or("")), 50),
         ]);
     }
@@ -173,7 +193,11 @@ fn peek(ctx: &Ctx, id: &str, lines: Option<u32>, ansi: bool) -> CliResult<()> {
         return Ok(());
     }
     let mut text = String::new();
-    if let Some(sb) = answer.get("scrollback").and_then(text_of).filter(|s| !s.is_empty()) {
+    if let Some(sb) = answer
+        .get("scrollback")
+        .and_then(text_of)
+        .filter(|s| !s.is_empty())
+    {
         // Scrollback is plain text; keep it terminal-safe.
         text.push_str(&clean_lines(&sb));
         text.push('\n');
@@ -184,7 +208,12 @@ fn peek(ctx: &Ctx, id: &str, lines: Option<u32>, ansi: bool) -> CliResult<()> {
     } else {
         None
     }
-    .or_else(|| answer.get("screen").and_then(text_of).map(|s| clean_lines(&s)))
+    .or_else(|| {
+        answer
+            .get("screen")
+            .and_then(text_of)
+            .map(|s| clean_lines(&s))
+    })
     .ok_or_else(|| CliError::server("the server's answer holds no screen"))?;
     text.push_str(screen.trim_end());
     out(&text);

@@ -41,25 +41,46 @@ fn render(url: &str, status: &Value, agents: &Value) -> String {
         .and_then(Value::as_u64)
         .map(|n| format!("; at most {n} tasks at once"))
         .unwrap_or_default();
-    text.push_str(&format!("{:<10} {state}: autopilot {autopilot}{max_concurrent}\n", "state"));
+    text.push_str(&format!(
+        "{:<10} {state}: autopilot {autopilot}{max_concurrent}\n",
+        "state"
+    ));
     let total = pick("/tasks/total").and_then(Value::as_u64).unwrap_or(0);
     let mut parts = Vec::new();
     if let Some(by) = pick("/tasks/byStatus").and_then(Value::as_object) {
-        for s in ["running", "paused", "pending", "completed", "failed", "cancelled"] {
+        for s in [
+            "running",
+            "paused",
+            "pending",
+            "completed",
+            "failed",
+            "cancelled",
+        ] {
             if let Some(n) = by.get(s).and_then(Value::as_u64).filter(|n| *n > 0) {
                 parts.push(format!("{n} {s}"));
             }
         }
     }
-    let detail = if parts.is_empty() { String::new() } else { format!(": {}", parts.join(", ")) };
+    let detail = if parts.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", parts.join(", "))
+    };
     text.push_str(&format!("{:<10} {total}{detail}\n", "tasks"));
-    let active = count(agents, "/sessions/active").or_else(|| count(status, "/sessions/active")).unwrap_or(0);
-    let all = count(agents, "/sessions/total").or_else(|| count(status, "/sessions/total")).unwrap_or(0);
+    let active = count(agents, "/sessions/active")
+        .or_else(|| count(status, "/sessions/active"))
+        .unwrap_or(0);
+    let all = count(agents, "/sessions/total")
+        .or_else(|| count(status, "/sessions/total"))
+        .unwrap_or(0);
     let max_sessions = pick("/limits/maxSessions")
         .and_then(Value::as_u64)
         .map(|n| format!(" (at most {n} live)"))
         .unwrap_or_default();
-    text.push_str(&format!("{:<10} {active} active, {all} in all{max_sessions}\n", "sessions"));
+    text.push_str(&format!(
+        "{:<10} {active} active, {all} in all{max_sessions}\n",
+        "sessions"
+    ));
     text
 }
 
@@ -74,8 +95,14 @@ mod tests {
             "sessions": {"active": 1, "total": 2}, "limits": {"maxConcurrent": 4, "maxSessions": 16},
             "uptimeMs": 62000, "version": "0.1.0"});
         let text = render("http://h:1", &s, &a);
-        assert!(text.contains("orchestra 0.1.0 at http://h:1, up 1m 2s"), "{text}");
+        assert!(
+            text.contains("orchestra 0.1.0 at http://h:1, up 1m 2s"),
+            "{text}"
+        );
         assert!(text.contains("3: 1 running, 2 pending"), "{text}");
-        assert!(text.contains("1 active, 2 in all (at most 16 live)"), "{text}");
+        assert!(
+            text.contains("1 active, 2 in all (at most 16 live)"),
+            "{text}"
+        );
     }
 }

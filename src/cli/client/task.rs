@@ -2,7 +2,9 @@
 
 use super::error::{CliError, CliResult};
 use super::http::segment;
-use super::output::{self, Table, ago, clean, clean_lines, number, out, short_id, str_at, truncate};
+use super::output::{
+    self, Table, ago, clean, clean_lines, number, out, short_id, str_at, truncate,
+};
 use super::{Ctx, TaskCmd, absolute_dir, resolve_id};
 use serde_json::{Value, json};
 
@@ -16,7 +18,14 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             provider,
             dir,
             start,
-        } => add(ctx, name, description.as_deref(), provider.as_deref(), dir.as_deref(), *start),
+        } => add(
+            ctx,
+            name,
+            description.as_deref(),
+            provider.as_deref(),
+            dir.as_deref(),
+            *start,
+        ),
         TaskCmd::List { status, limit } => list(ctx, status.as_deref(), *limit),
         TaskCmd::Show { id, output_lines } => show(ctx, id, *output_lines),
         TaskCmd::Start { id } => lifecycle(ctx, id, "start"),
@@ -60,11 +69,19 @@ fn add(
     }
     let created = ctx.client.post(TASKS, Some(&body))?;
     let answer = if start {
-        let id = str_at(task_of(&created)?, "/id").unwrap_or_default().to_string();
-        match ctx.client.post(&format!("{TASKS}/{}/start", segment(&id)), None) {
+        let id = str_at(task_of(&created)?, "/id")
+            .unwrap_or_default()
+            .to_string();
+        match ctx
+            .client
+            .post(&format!("{TASKS}/{}/start", segment(&id)), None)
+        {
             Ok(a) => a,
             Err(mut e) => {
-                e.message = format!("task {id} was created, but starting it failed: {}", e.message);
+                e.message = format!(
+                    "task {id} was created, but starting it failed: {}",
+                    e.message
+                );
                 return Err(e);
             }
         }
@@ -74,7 +91,10 @@ fn add(
     if ctx.json {
         output::json(&answer);
     } else {
-        out(&one_line(task_of(&answer)?, if start { "started" } else { "added" }));
+        out(&one_line(
+            task_of(&answer)?,
+            if start { "started" } else { "added" },
+        ));
     }
     Ok(())
 }
@@ -86,7 +106,9 @@ fn one_line(t: &Value, verb: &str) -> String {
         "{verb} task {}  {}  {}%  {}  {}",
         short_id(id),
         str_at(t, "/metadata/status").unwrap_or("?"),
-        t.pointer("/metadata/progress").map(number).unwrap_or_else(|| "-".into()),
+        t.pointer("/metadata/progress")
+            .map(number)
+            .unwrap_or_else(|| "-".into()),
         clean(str_at(t, "/metadata/providerId").unwrap_or("-")),
         clean(str_at(t, "/name").unwrap_or("")),
     )
@@ -126,7 +148,12 @@ fn list(ctx: &Ctx, status: Option<&str>, limit: Option<u32>) -> CliResult<()> {
         table.row(vec![
             short_id(str_at(t, "/id").unwrap_or("?")),
             clean(str_at(t, "/metadata/status").unwrap_or("?")),
-            format!("{}%", t.pointer("/metadata/progress").map(number).unwrap_or_else(|| "-".into())),
+            format!(
+                "{}%",
+                t.pointer("/metadata/progress")
+                    .map(number)
+                    .unwrap_or_else(|| "-".into())
+            ),
             clean(str_at(t, "/metadata/providerId").unwrap_or("-")),
             truncate(&clean(str_at(t, "/name").unwrap_or("")), 60),
         ]);
@@ -154,7 +181,10 @@ pub fn render_task(t: &Value, output_lines: usize) -> String {
     };
     field("task", str_at(t, "/id").unwrap_or("?").to_string());
     field("name", clean(str_at(t, "/name").unwrap_or("")));
-    field("description", truncate(&clean(str_at(t, "/description").unwrap_or("")), 200));
+    field(
+        "description",
+        truncate(&clean(str_at(t, "/description").unwrap_or("")), 200),
+    );
     field(
         "status",
         format!(
@@ -167,19 +197,30 @@ pub fn render_task(t: &Value, output_lines: usize) -> String {
         field("error", clean(e));
     }
     field("provider", clean(str_at(&m, "/providerId").unwrap_or("-")));
-    field("directory", clean(str_at(&m, "/workingDirectory").unwrap_or("-")));
+    field(
+        "directory",
+        clean(str_at(&m, "/workingDirectory").unwrap_or("-")),
+    );
     if let Some(s) = str_at(&m, "/sessionId") {
         field("session", clean(s));
     }
     if let Some(r) = str_at(&m, "/retryOf") {
         field("retry of", clean(r));
     }
-    for (label, key) in [("created", "createdAt"), ("started", "startedAt"), ("finished", "completedAt")] {
+    for (label, key) in [
+        ("created", "createdAt"),
+        ("started", "startedAt"),
+        ("finished", "completedAt"),
+    ] {
         if let Some(a) = m.get(key).and_then(ago) {
             field(label, a);
         }
     }
-    let steps = m.get("steps").and_then(Value::as_array).cloned().unwrap_or_default();
+    let steps = m
+        .get("steps")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if !steps.is_empty() {
         text.push_str("steps\n");
         for s in &steps {
@@ -222,11 +263,18 @@ pub fn render_task(t: &Value, output_lines: usize) -> String {
             text.push_str(&format!("  {:<10} {}\n", "error", clean(e)));
         }
     }
-    let lines = m.get("output").and_then(Value::as_array).cloned().unwrap_or_default();
+    let lines = m
+        .get("output")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if output_lines > 0 && !lines.is_empty() {
         let skip = lines.len().saturating_sub(output_lines);
         if skip > 0 {
-            text.push_str(&format!("output (last {output_lines} of {} lines; --json for all)\n", lines.len()));
+            text.push_str(&format!(
+                "output (last {output_lines} of {} lines; --json for all)\n",
+                lines.len()
+            ));
         } else {
             text.push_str("output\n");
         }

@@ -1,0 +1,128 @@
+//! `/api/coding-agents/sessions`: the session routes of API.md.
+
+use super::body::Body;
+use super::error::ApiError;
+use crate::engine::{Engine, Input, SpawnSession};
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+type ApiResult = Result<Response, ApiError>;
+
+fn session_json(info: &crate::engine::SessionInfo) -> Value {
+    json!({ "session": info })
+}
+
+/// Terminal sizes we accept: anything a real terminal could be.
+const MAX_COLS: u16 = 1000;
+const MAX_ROWS: u16 = 500;
+
+pub async fn spawn(State(engine): State<Engine>, body: Body) -> ApiResult {
+    let task = body.opt_str("task")?.unwrap_or_default();
+    let req = SpawnSession {
+        task,
+        provider_id: body.opt_str("providerId")?,
+        working_directory: body.opt_str("workingDirectory")?,
+        cols: body.opt_u16("cols", 2, MAX_COLS)?,
+        rows: body.opt_u16("rows", 2, MAX_ROWS)?,
+        task_id: None,
+        approval: super::sessions_common::approval(&body)?,
+    };
+    let info = engine.spawn_session(req).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "session": info, "sessionId": info.id })),
+    )
+        .into_response())
+}
+
+pub async fn list(State(engine): State<Engine>) -> Json<Value> {
+    Json(json!({ "sessions": engine.list_sessions() }))
+}
+
+pub async fn get(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    Ok(Json(session_json(&engine.get_session(&id)?)).into_response())
+}
+
+pub async fn delete(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    Ok(Json(session_json(&engine.delete_session(&id).await?)).into_response())
+}
+
+pub async fn send(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+    engine.get_session(&id)?;
+    let text = body.opt_str("text")?;
+    let keys = body.opt_str_list("keys")?;
+    let input = match (text, keys) {
+        (Some(_), Some(_)) => return Err(ApiError::bad_request("give either `text` or `keys`, not both")),
+        (None, None) => {
+            return Err(ApiError::bad_request(
+                "missing field: give `text` (a string) or `keys` (an array of key names)",
+            ));
+        }
+        (Some(t), None) => Input::Text(t),
+        (None, Some(k)) if k.is_empty() => return Err(ApiError::bad_request("`keys` must not be empty")),
+        (None, Some(k)) => Input::Keys(k),
+    };
+    let message = engine.send_message(&id, input).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "message": message }))).into_response())
+}
+
+pub async fn messages(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    Ok(Json(json!({ "messages": engine.session_messages(&id)? })).into_response())
+}
+
+pub async fn peek(State(engine): State<Engine>, Path(id): Path<String>, RawQuery(q): RawQuery) -> ApiResult {
+    engine.get_session(&id)?;
+    let mut lines = 0usize;
+    let mut ansi = false;
+    for (k, v) in super::tasks::url_pairs(q.as_deref().unwrap_or("")) {
+        match k.as_str() {
+            "lines" => {
+                lines = v.parse::<usize>().map_err(|_| {
+                    ApiError::bad_request(format!("lines must be a whole number of lines, not {v:?}"))
+                })?
+            }
+            "ansi" => {
+                ansi = match v.as_str() {
+                    "1" | "true" | "" => true,
+                    "0" | "false" => false,
+                    _ => return Err(ApiError::bad_request(format!("ansi must be 1 or 0, not {v:?}"))),
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(Json(engine.peek(&id, lines, ansi)?).into_response())
+}
+
+pub async fn resize(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+    engine.get_session(&id)?;
+    let need = |k: &str, max: u16| -> Result<u16, ApiError> {
+        body.opt_u16(k, 2, max)?
+            .ok_or_else(|| ApiError::bad_request(format!("missing field `{k}` (a whole number from 2 to {max})")))
+    };
+    let cols = need("cols", MAX_COLS)?;
+    let rows = need("rows", MAX_ROWS)?;
+    Ok(Json(session_json(&engine.resize_session(&id, cols, rows).await?)).into_response())
+}
+
+pub async fn pause(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    Ok(Json(session_json(&engine.pause_session(&id).await?)).into_response())
+}
+
+pub async fn resume(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    Ok(Json(session_json(&engine.resume_session(&id).await?)).into_response())
+}
+
+pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+    engine.get_session(&id)?;
+    let option = match body.0.get("option") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(_) => return Err(ApiError::bad_request("`option` must be a string (an option's key)")),
+        None => return Err(ApiError::bad_request("missing field `option` (the key of one of the prompt's options)")),
+    };
+    Ok(Json(session_json(&engine.answer_prompt(&id, &option).await?)).into_response())
+}

@@ -1,0 +1,274 @@
+//! Tasks run on sessions: start spawns the task's agent, pause/resume/cancel act on it, and
+//! the task follows its session's output and exit.
+
+use super::gitfiles::GitSnapshot;
+use super::session_info::SessionInfo;
+use super::sessions::{SessionEntry, SpawnSession};
+use super::{Engine, EngineError, EngineResult, INTERRUPTED, RunState, TaskEventKind, now_ms};
+use crate::session::{ExitInfo, SessionStatus};
+use crate::task::{OUTPUT_LINES_KEPT, Task, TaskResult, TaskStatus};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// How a process ended, as a task's error says it.
+fn exit_sentence(exit: &ExitInfo) -> String {
+    match (&exit.code, &exit.signal) {
+        (Some(code), _) => format!("exited with code {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        (None, None) => "ended without an exit status".into(),
+    }
+}
+
+fn conflict(task: &Task, wanted: &str) -> EngineError {
+    EngineError::Conflict(format!("task is {}; {wanted}", task.status()))
+}
+
+impl Engine {
+    /// The live session running a task, if it has one.
+    fn task_session(&self, task: &Task) -> Option<Arc<SessionEntry>> {
+        let sid = task.metadata.session_id.as_deref()?;
+        let entry = self.session_entry(sid).ok()?;
+        (!entry.info.lock().ended && entry.pty.is_some()).then_some(entry)
+    }
+
+    /// Runs a pending task on a session of its provider, in its directory.
+    pub async fn start_task(&self, id: &str) -> EngineResult<Arc<Task>> {
+        let task = self.get_task(id)?;
+        if task.status() != TaskStatus::Pending {
+            return Err(conflict(&task, "only a pending task can be started"));
+        }
+        let dir = task.metadata.working_directory.clone();
+        let snapshot = {
+            let dir = dir.clone();
+            tokio::task::spawn_blocking(move || GitSnapshot::take(Path::new(&dir)))
+                .await
+                .ok()
+                .flatten()
+        };
+        let info = self
+            .spawn_session(SpawnSession {
+                task: task.description.clone(),
+                provider_id: Some(task.metadata.provider_id.clone()),
+                working_directory: Some(dir),
+                task_id: Some(task.id.clone()),
+                approval: task.metadata.approval.clone(),
+                ..Default::default()
+            })
+            .await?;
+        if let Some(s) = snapshot {
+            self.inner.git.lock().insert(task.id.clone(), s);
+        }
+        let sid = info.id.clone();
+        let moved = self
+            .mutate(id, |t| {
+                let from = t.status();
+                t.move_to(TaskStatus::Running, now_ms())?;
+                t.metadata.session_id = Some(sid.clone());
+                let _ = from;
+                Ok((vec![(TaskEventKind::Started, vec![])], ()))
+            })
+            .await;
+        match moved {
+            Ok((task, ())) => {
+                // The session may have ended before the task was marked running.
+                let entry = self.session_entry(&sid)?;
+                if entry.info.lock().ended {
+                    let exit = ExitInfo {
+                        code: entry.info.lock().exit_code,
+                        signal: entry.info.lock().signal.clone(),
+                    };
+                    let info = entry.snapshot_info();
+                    self.session_exited(&entry, &info, &exit).await;
+                    return self.get_task(id);
+                }
+                Ok(task)
+            }
+            Err(e) => {
+                // Someone else moved the task meanwhile: this session has nothing to do.
+                if let Ok(entry) = self.session_entry(&sid) {
+                    self.end_session(&entry).await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    pub async fn pause_task(&self, id: &str) -> EngineResult<Arc<Task>> {
+        let task = self.get_task(id)?;
+        if task.status() != TaskStatus::Running {
+            return Err(conflict(&task, "only a running task can be paused"));
+        }
+        if let Some(entry) = self.task_session(&task) {
+            if let Some(pty) = &entry.pty {
+                pty.pause().map_err(|e| EngineError::Conflict(e.to_string()))?;
+            }
+            self.settle_status(&entry, SessionStatus::Paused).await;
+        }
+        self.move_task(id, TaskStatus::Paused, None).await
+    }
+
+    pub async fn resume_task(&self, id: &str) -> EngineResult<Arc<Task>> {
+        let task = self.get_task(id)?;
+        if task.status() != TaskStatus::Paused {
+            return Err(conflict(&task, "only a paused task can be resumed"));
+        }
+        if let Some(entry) = self.task_session(&task)
+            && let Some(pty) = &entry.pty
+        {
+            pty.resume().map_err(|e| EngineError::Conflict(e.to_string()))?;
+            self.settle_status(&entry, pty.status()).await;
+        }
+        self.move_task(id, TaskStatus::Running, None).await
+    }
+
+    /// Cancels a task; a session running it is ended (TERM, then KILL after the grace
+    /// period) and the task is `cancelled` once the process is reaped.
+    pub async fn cancel_task(&self, id: &str) -> EngineResult<Arc<Task>> {
+        let task = self.get_task(id)?;
+        task.ensure_open()?;
+        if let Some(entry) = self.task_session(&task) {
+            self.end_session(&entry).await;
+        }
+        let task = self.get_task(id)?;
+        if task.status().is_final() {
+            return Ok(task);
+        }
+        self.move_task(id, TaskStatus::Cancelled, None).await
+    }
+
+    /// Output lines of a session reach its task (the newest ones; all are in the transcript).
+    pub(crate) async fn session_output(&self, entry: &Arc<SessionEntry>, mut lines: Vec<String>) {
+        let Some(task_id) = entry.info.lock().task_id.clone() else {
+            return;
+        };
+        if lines.len() > OUTPUT_LINES_KEPT {
+            lines.drain(..lines.len() - OUTPUT_LINES_KEPT);
+        }
+        let result = self
+            .mutate(&task_id, |t| {
+                if t.status().is_final() {
+                    return Ok((vec![], ()));
+                }
+                t.append_output_lines(lines.iter().cloned());
+                Ok((vec![(TaskEventKind::Output, lines)], ()))
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, task = %task_id, "could not record session output");
+        }
+    }
+
+    /// Hook for status changes of a session (providers use it to decide finished turns).
+    pub(crate) async fn session_status_changed(&self, _entry: &Arc<SessionEntry>, _status: SessionStatus) {}
+
+    /// A session ended: its task is decided by how, unless a result decided it already.
+    pub(crate) async fn session_exited(&self, entry: &Arc<SessionEntry>, info: &SessionInfo, exit: &ExitInfo) {
+        let Some(task_id) = info.task_id.clone() else {
+            return;
+        };
+        let Ok(task) = self.get_task(&task_id) else { return };
+        if task.status().is_final() || task.metadata.session_id.as_deref() != Some(info.id.as_str()) {
+            return;
+        }
+        let (modified, created) = self.git_changes(&task_id).await;
+        let shutting_down = self.inner.shutting_down.load(Ordering::SeqCst);
+        let on_purpose = entry.ending_on_purpose.load(Ordering::SeqCst);
+        let outcome = self
+            .mutate(&task_id, |t| {
+                if t.status().is_final() {
+                    return Ok((vec![], ()));
+                }
+                let now = now_ms();
+                let (to, error) = if shutting_down {
+                    (TaskStatus::Failed, Some(INTERRUPTED.to_string()))
+                } else if on_purpose {
+                    (TaskStatus::Cancelled, None)
+                } else if exit.success() {
+                    (TaskStatus::Completed, None)
+                } else {
+                    (TaskStatus::Failed, Some(exit_sentence(exit)))
+                };
+                t.move_to(to, now)?;
+                if to != TaskStatus::Cancelled {
+                    t.metadata.error = error.clone();
+                    t.metadata.result = Some(TaskResult {
+                        success: to == TaskStatus::Completed,
+                        summary: t
+                            .metadata
+                            .output
+                            .iter()
+                            .rev()
+                            .find(|l| !l.trim().is_empty())
+                            .cloned()
+                            .unwrap_or_else(|| exit_sentence(exit)),
+                        files_modified: modified.clone(),
+                        files_created: created.clone(),
+                        error,
+                    });
+                }
+                let kind = match to {
+                    TaskStatus::Completed => TaskEventKind::Completed,
+                    TaskStatus::Cancelled => TaskEventKind::Cancelled,
+                    _ => TaskEventKind::Failed,
+                };
+                Ok((vec![(kind, vec![])], ()))
+            })
+            .await;
+        if let Err(e) = outcome {
+            tracing::warn!(error = %e, task = %task_id, "could not record how a task's session ended");
+        }
+    }
+
+    /// Files changed in the task's git work tree since it started, if it is in one.
+    pub(crate) async fn git_changes(&self, task_id: &str) -> (Vec<String>, Vec<String>) {
+        let snap = self.inner.git.lock().get(task_id).cloned();
+        match snap {
+            Some(s) => tokio::task::spawn_blocking(move || s.changes())
+                .await
+                .unwrap_or_default(),
+            None => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// A result that lists no files gets the ones git saw change.
+    pub(crate) async fn fill_result_files(&self, task_id: &str, result: &mut TaskResult) {
+        if result.files_modified.is_empty() && result.files_created.is_empty() {
+            let (m, c) = self.git_changes(task_id).await;
+            result.files_modified = m;
+            result.files_created = c;
+        }
+    }
+
+    /// Ends every running task's session and all other sessions; autopilot off.
+    pub async fn stop_all(&self) {
+        self.set_run_state(RunState::Stopped);
+        for t in self.list_tasks(None, None) {
+            if matches!(t.status(), TaskStatus::Running | TaskStatus::Paused) && t.metadata.session_id.is_some() {
+                let _ = self.cancel_task(&t.id).await;
+            }
+        }
+        self.end_all_sessions().await;
+    }
+
+    /// Every provider with whether it is installed here and which is the default.
+    pub async fn provider_report(&self) -> Vec<serde_json::Value> {
+        let default = self.providers().default_id();
+        self.providers()
+            .all()
+            .iter()
+            .map(|p| {
+                let path = p.resolved_path();
+                serde_json::json!({
+                    "id": p.id,
+                    "name": p.name,
+                    "command": p.command,
+                    "installed": path.is_some(),
+                    "path": path.map(|p| p.to_string_lossy().into_owned()),
+                    "codingAgent": p.coding_agent,
+                    "default": default.as_deref() == Some(p.id.as_str()),
+                })
+            })
+            .collect()
+    }
+}

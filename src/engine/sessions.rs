@@ -1,0 +1,736 @@
+//! Sessions in the engine: spawning a provider in a PTY, following what it does, sending it
+//! messages, and ending it. A task run by a session follows it from here (see `runs.rs`).
+
+use super::session_info::{Message, Role, SessionInfo, reply_text};
+use super::{Engine, EngineError, EngineResult, Event, SessionEventKind, now_ms};
+use crate::providers::{Delivery, Provider};
+use crate::session::{ExitInfo, PtySession, SessionError, SessionEvent, SessionStatus, SpawnSpec};
+use crate::store::{Record, Table};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How much scrollback each session's terminal keeps.
+const SCROLLBACK_LINES: usize = 10_000;
+
+/// A request to start a session.
+#[derive(Debug, Clone, Default)]
+pub struct SpawnSession {
+    pub task: String,
+    pub provider_id: Option<String>,
+    pub working_directory: Option<String>,
+    pub cols: Option<u16>,
+    pub rows: Option<u16>,
+    pub task_id: Option<String>,
+    pub approval: Option<String>,
+}
+
+/// What a send is: text to type and submit, or named keys.
+#[derive(Debug, Clone)]
+pub enum Input {
+    Text(String),
+    Keys(Vec<String>),
+}
+
+/// The screen-diff state between a send and the reply it produces.
+struct PendingReply {
+    before: Vec<String>,
+    sent: String,
+}
+
+pub(crate) struct SessionEntry {
+    pub(crate) seq: i64,
+    pub(crate) info: Mutex<SessionInfo>,
+    /// `None` for sessions restored from a previous run: their process is gone.
+    pub(crate) pty: Option<Arc<PtySession>>,
+    pub(crate) provider: Option<Provider>,
+    pub(crate) messages: Mutex<Vec<Message>>,
+    reply: Mutex<Option<PendingReply>>,
+    /// The first instruction, still to be typed once the agent is ready.
+    first_instruction: Mutex<Option<String>>,
+    /// Ended on purpose (delete, cancel): the task it runs is cancelled, not failed.
+    pub(crate) ending_on_purpose: AtomicBool,
+}
+
+impl SessionEntry {
+    pub(crate) fn snapshot_info(&self) -> SessionInfo {
+        self.info.lock().clone()
+    }
+
+    fn live_pty(&self) -> EngineResult<&Arc<PtySession>> {
+        match &self.pty {
+            Some(p) if !self.info.lock().ended => Ok(p),
+            _ => Err(EngineError::Conflict(format!(
+                "session {} has ended",
+                self.info.lock().id
+            ))),
+        }
+    }
+}
+
+fn session_record(info: &SessionInfo, seq: i64) -> Record {
+    Record {
+        table: Table::Sessions,
+        id: info.id.clone(),
+        seq,
+        owner: info.task_id.clone(),
+        json: serde_json::to_string(info).unwrap_or_else(|_| "{}".into()),
+    }
+}
+
+fn message_record(session_id: &str, m: &Message, seq: i64) -> Record {
+    Record {
+        table: Table::Messages,
+        id: m.id.clone(),
+        seq,
+        owner: Some(session_id.to_string()),
+        json: serde_json::to_string(m).unwrap_or_else(|_| "{}".into()),
+    }
+}
+
+fn session_error(e: SessionError) -> EngineError {
+    match e {
+        SessionError::Ended => EngineError::Conflict("the session has ended".into()),
+        SessionError::UnknownKey(k) => EngineError::Invalid(format!(
+            "unknown key {k:?}: use names like enter, tab, esc, backspace, up, down, left, right, ctrl-c, f1, or a single character"
+        )),
+        SessionError::InvalidCwd(p) => {
+            EngineError::Invalid(format!("workingDirectory {} is not a directory", p.display()))
+        }
+        other => EngineError::Internal(other.to_string()),
+    }
+}
+
+/// The screen and scrollback as lines, trailing blank lines dropped: what replies are diffed on.
+fn screen_lines(pty: &PtySession) -> Vec<String> {
+    let snap = pty.snapshot(SCROLLBACK_LINES, false);
+    let mut lines = snap.scrollback;
+    lines.extend(snap.screen.split('\n').map(|l| l.trim_end().to_string()));
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
+fn submit_bytes(provider: Option<&Provider>) -> &'static [u8] {
+    match provider.map(|p| p.submit.as_str()) {
+        Some("none") => b"",
+        Some("ctrl-j") | Some("newline") => b"\n",
+        _ => b"\r",
+    }
+}
+
+impl Engine {
+    pub(crate) fn session_entry(&self, id: &str) -> EngineResult<Arc<SessionEntry>> {
+        self.inner
+            .sessions
+            .read()
+            .by_id
+            .get(id)
+            .cloned()
+            .ok_or_else(|| EngineError::NotFound(format!("no session with id {id:?}")))
+    }
+
+    fn live_session_count(&self) -> usize {
+        self.inner
+            .sessions
+            .read()
+            .order
+            .iter()
+            .filter(|s| !s.info.lock().ended)
+            .count()
+    }
+
+    /// Live and total sessions.
+    pub fn session_counts(&self) -> (usize, usize) {
+        let total = self.inner.sessions.read().order.len();
+        (self.live_session_count(), total)
+    }
+
+    /// The environment a session starts from: a clean, explicit set.
+    fn session_env(&self, provider: &Provider, session_id: &str, task_id: Option<&str>) -> Vec<(String, String)> {
+        let mut env = BTreeMap::new();
+        for (k, v) in std::env::vars() {
+            let keep = matches!(
+                k.as_str(),
+                "HOME" | "USER" | "LOGNAME" | "LANG" | "LANGUAGE" | "TZ" | "TMPDIR" | "XDG_RUNTIME_DIR"
+            ) || k.starts_with("LC_");
+            if keep {
+                env.insert(k, v);
+            }
+        }
+        // Subagents can call `orchestra report …`: put our own binary first on PATH.
+        let base_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        let path = match std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf())) {
+            Some(dir) => format!("{}:{base_path}", dir.display()),
+            None => base_path,
+        };
+        env.insert("PATH".into(), path);
+        let shell = std::env::var("SHELL")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "/bin/bash".into());
+        env.insert("SHELL".into(), shell);
+        env.insert("TERM".into(), "xterm-256color".into());
+        env.insert("COLORTERM".into(), "truecolor".into());
+        for (k, v) in provider.passed_env() {
+            env.insert(k, v);
+        }
+        for (k, v) in &provider.env {
+            env.insert(k.clone(), v.clone());
+        }
+        if let Some(url) = self.url() {
+            env.insert("ORCHESTRA_URL".into(), url);
+        }
+        env.insert("ORCHESTRA_SESSION_ID".into(), session_id.into());
+        if let Some(t) = task_id {
+            env.insert("ORCHESTRA_TASK_ID".into(), t.into());
+        }
+        if let Some(token) = &self.config().token {
+            env.insert("ORCHESTRA_TOKEN".into(), token.clone());
+        }
+        env.insert(
+            "ORCHESTRA_STATE_DIR".into(),
+            self.state_dir().to_string_lossy().into_owned(),
+        );
+        env.into_iter().collect()
+    }
+
+    /// Which provider a spawn uses, checked to be installed.
+    fn spawn_provider(&self, id: Option<&str>) -> EngineResult<Provider> {
+        let provider = match id {
+            Some(id) => self.providers().get(id).cloned().ok_or_else(|| {
+                EngineError::Invalid(format!(
+                    "unknown providerId {id:?}; known providers: {}",
+                    self.providers().ids().join(", ")
+                ))
+            })?,
+            None => self
+                .providers()
+                .default_for_session()
+                .cloned()
+                .map_err(EngineError::Unavailable)?,
+        };
+        if provider.resolved_path().is_none() {
+            return Err(EngineError::Unavailable(format!(
+                "provider {:?} needs `{}`, which is not installed (not found on PATH)",
+                provider.id,
+                provider.program()
+            )));
+        }
+        Ok(provider)
+    }
+
+    /// Starts a session: the provider's program in a new PTY and process group.
+    pub async fn spawn_session(&self, req: SpawnSession) -> EngineResult<SessionInfo> {
+        let provider = self.spawn_provider(req.provider_id.as_deref())?;
+        let cwd = self.resolve_dir(req.working_directory.as_deref())?;
+        if self.live_session_count() >= self.config().max_sessions {
+            return Err(EngineError::TooMany(format!(
+                "{} sessions are already running (the limit, --max-sessions); end one first",
+                self.config().max_sessions
+            )));
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let (cols, rows) = (req.cols.unwrap_or(120), req.rows.unwrap_or(40));
+        let transcripts = self.state_dir().join("transcripts");
+        let transcript = std::fs::create_dir_all(&transcripts)
+            .ok()
+            .map(|_| transcripts.join(format!("{id}.log")));
+        let instruction_arg = if provider.deliver == Delivery::Arg { req.task.as_str() } else { "" };
+        let launch = provider.launch(instruction_arg);
+        let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
+        spec.args = launch.args;
+        spec.env = self.session_env(&provider, &id, req.task_id.as_deref());
+        spec.cols = cols;
+        spec.rows = rows;
+        spec.scrollback = SCROLLBACK_LINES;
+        spec.transcript = transcript.clone();
+        spec.transcript_cap = self.config().transcript_cap;
+        spec.settle = self.config().settle;
+        spec.marker = id.clone();
+
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<SessionEvent>();
+        let pty = PtySession::spawn(
+            spec,
+            Box::new(move |ev| {
+                // The engine's follower may be gone at shutdown: nothing left to tell.
+                let _ = tx.send(ev);
+            }),
+        )
+        .map_err(|e| match e {
+            SessionError::Spawn { program, reason } => {
+                EngineError::Unavailable(format!("cannot start {program}: {reason}"))
+            }
+            other => session_error(other),
+        })?;
+
+        let info = SessionInfo {
+            id: id.clone(),
+            provider_id: provider.id.clone(),
+            task: req.task.clone(),
+            working_directory: cwd,
+            pid: pty.pid(),
+            status: pty.status(),
+            ended: false,
+            exit_code: None,
+            signal: None,
+            cols,
+            rows,
+            created_at: now_ms(),
+            ended_at: None,
+            task_id: req.task_id.clone(),
+            approval: req.approval.clone().unwrap_or_else(|| "safe".into()),
+            prompt: None,
+            transcript: transcript.map(|p| p.to_string_lossy().into_owned()),
+        };
+        let typed_first = provider.deliver == Delivery::Type && !req.task.trim().is_empty();
+        let entry = Arc::new(SessionEntry {
+            seq: self.next_seq(),
+            info: Mutex::new(info.clone()),
+            pty: Some(pty.clone()),
+            provider: Some(provider.clone()),
+            messages: Mutex::new(Vec::new()),
+            reply: Mutex::new(None),
+            first_instruction: Mutex::new(None),
+            ending_on_purpose: AtomicBool::new(false),
+        });
+        {
+            let mut table = self.inner.sessions.write();
+            table.by_id.insert(id.clone(), entry.clone());
+            table.order.push(entry.clone());
+        }
+        if let Err(e) = self.store().put(vec![session_record(&info, entry.seq)]).await {
+            tracing::error!(error = %e, "could not persist a new session");
+        }
+        self.publish_session(SessionEventKind::Started, &info);
+        tokio::spawn(self.clone().follow(entry.clone(), rx));
+        if typed_first {
+            // Typed once the program is ready for input, so it lands at its prompt rather
+            // than being echoed by the terminal before the prompt is drawn.
+            *entry.first_instruction.lock() = Some(req.task.clone());
+        }
+        tracing::info!(session = %id, provider = %provider.id, pid = info.pid, "session started");
+        Ok(info)
+    }
+
+    fn publish_session(&self, kind: SessionEventKind, info: &SessionInfo) {
+        self.publish(Event::Session {
+            kind,
+            session_id: info.id.clone(),
+            data: Arc::new(serde_json::to_value(info).unwrap_or(Value::Null)),
+        });
+    }
+
+    /// Follows one session's events until it exits.
+    async fn follow(self, entry: Arc<SessionEntry>, mut rx: tokio::sync::mpsc::UnboundedReceiver<SessionEvent>) {
+        while let Some(first) = rx.recv().await {
+            let mut batch = vec![first];
+            while let Ok(more) = rx.try_recv() {
+                batch.push(more);
+            }
+            let mut lines = Vec::new();
+            let mut screen = false;
+            let mut exited = None;
+            let mut statuses = Vec::new();
+            for ev in batch {
+                match ev {
+                    SessionEvent::Output(l) => lines.extend(l),
+                    SessionEvent::Screen => screen = true,
+                    SessionEvent::Status(s) => statuses.push(s),
+                    SessionEvent::Exited(info) => exited = Some(info),
+                }
+            }
+            let session_id = entry.info.lock().id.clone();
+            if screen {
+                self.publish(Event::Screen {
+                    session_id: session_id.clone(),
+                });
+            }
+            if !lines.is_empty() {
+                self.session_output(&entry, lines).await;
+            }
+            for status in statuses {
+                self.on_session_status(&entry, status).await;
+            }
+            if let Some(exit) = exited {
+                self.finish_reply(&entry).await;
+                self.mark_exited(&entry, exit).await;
+                return;
+            }
+        }
+    }
+
+    async fn on_session_status(&self, entry: &Arc<SessionEntry>, status: SessionStatus) {
+        let info = {
+            let mut info = entry.info.lock();
+            if info.ended || info.status == status {
+                return;
+            }
+            info.status = status;
+            info.clone()
+        };
+        self.store().put_later(vec![session_record(&info, entry.seq)]);
+        self.publish_session(SessionEventKind::Status, &info);
+        if matches!(status, SessionStatus::Ready | SessionStatus::Blocked) {
+            self.finish_reply(entry).await;
+        }
+        if status == SessionStatus::Ready {
+            let first = entry.first_instruction.lock().take();
+            if let Some(text) = first
+                && let Err(e) = self.send_to(entry, Input::Text(text), None).await
+            {
+                tracing::warn!(error = %e, "could not type the first instruction");
+            }
+        }
+        self.session_status_changed(entry, status).await;
+    }
+
+    /// Records the agent's reply to the last send, if there is one pending.
+    async fn finish_reply(&self, entry: &Arc<SessionEntry>) {
+        let Some(pending) = entry.reply.lock().take() else {
+            return;
+        };
+        let Some(pty) = &entry.pty else { return };
+        let after = screen_lines(pty);
+        let text = reply_text(&pending.before, &after, &pending.sent);
+        if text.is_empty() {
+            return;
+        }
+        self.record_message(entry, Role::Agent, text, None, None).await;
+    }
+
+    async fn record_message(
+        &self,
+        entry: &Arc<SessionEntry>,
+        role: Role,
+        text: String,
+        keys: Option<Vec<String>>,
+        auto: Option<String>,
+    ) -> Message {
+        let m = Message {
+            id: uuid::Uuid::new_v4().to_string(),
+            role,
+            text,
+            at: now_ms(),
+            keys,
+            auto,
+        };
+        entry.messages.lock().push(m.clone());
+        let session_id = entry.info.lock().id.clone();
+        if let Err(e) = self
+            .store()
+            .put(vec![message_record(&session_id, &m, self.next_seq())])
+            .await
+        {
+            tracing::error!(error = %e, "could not persist a message");
+        }
+        self.publish(Event::Session {
+            kind: SessionEventKind::Message,
+            session_id,
+            data: Arc::new(serde_json::to_value(&m).unwrap_or(Value::Null)),
+        });
+        m
+    }
+
+    /// Types text (and submits it) or sends keys; records it as a `user` message.
+    pub(crate) async fn send_to(&self, entry: &Arc<SessionEntry>, send: Input, auto: Option<String>) -> EngineResult<Message> {
+        let pty = entry.live_pty()?.clone();
+        // The previous reply ends where this send begins.
+        self.finish_reply(entry).await;
+        let before = screen_lines(&pty);
+        let (text, keys) = match &send {
+            Input::Text(t) => {
+                pty.send_text(t, submit_bytes(entry.provider.as_ref()))
+                    .map_err(session_error)?;
+                (t.clone(), None)
+            }
+            Input::Keys(k) => {
+                pty.send_keys(k).map_err(session_error)?;
+                (format!("[{}]", k.join(" ")), Some(k.clone()))
+            }
+        };
+        *entry.reply.lock() = Some(PendingReply {
+            before,
+            sent: if keys.is_some() { String::new() } else { text.clone() },
+        });
+        Ok(self.record_message(entry, Role::User, text, keys, auto).await)
+    }
+
+    pub async fn send_message(&self, id: &str, send: Input) -> EngineResult<Message> {
+        let entry = self.session_entry(id)?;
+        if let Input::Keys(k) = &send {
+            // Validate every key before sending any.
+            crate::session::encode_keys(k, false).map_err(session_error)?;
+        }
+        self.send_to(&entry, send, None).await
+    }
+
+    pub fn session_messages(&self, id: &str) -> EngineResult<Vec<Message>> {
+        Ok(self.session_entry(id)?.messages.lock().clone())
+    }
+
+    pub fn get_session(&self, id: &str) -> EngineResult<SessionInfo> {
+        Ok(self.session_entry(id)?.snapshot_info())
+    }
+
+    pub fn list_sessions(&self) -> Vec<SessionInfo> {
+        self.inner
+            .sessions
+            .read()
+            .order
+            .iter()
+            .map(|e| e.snapshot_info())
+            .collect()
+    }
+
+    /// The live PTY of a session, for drawing its screen.
+    pub fn session_pty(&self, id: &str) -> Option<Arc<PtySession>> {
+        self.session_entry(id).ok().and_then(|e| e.pty.clone())
+    }
+
+    pub fn peek(&self, id: &str, scrollback: usize, ansi: bool) -> EngineResult<Value> {
+        let entry = self.session_entry(id)?;
+        let info = entry.snapshot_info();
+        let mut v = match &entry.pty {
+            Some(pty) => {
+                let snap = pty.snapshot(scrollback.min(SCROLLBACK_LINES), ansi);
+                json!({
+                    "screen": snap.screen,
+                    "cursor": {"row": snap.cursor.0, "col": snap.cursor.1},
+                    "cols": snap.cols,
+                    "rows": snap.rows,
+                    "alternateScreen": snap.alternate_screen,
+                    "screenAnsi": snap.screen_ansi,
+                    "scrollback": snap.scrollback,
+                })
+            }
+            // Restored from a previous run: the terminal is gone, the transcript is on disk.
+            None => json!({
+                "screen": "",
+                "cursor": {"row": 0, "col": 0},
+                "cols": info.cols,
+                "rows": info.rows,
+                "scrollback": [],
+            }),
+        };
+        v["status"] = json!(info.status);
+        if !ansi {
+            v.as_object_mut().map(|o| o.remove("screenAnsi"));
+        }
+        if scrollback == 0 {
+            v.as_object_mut().map(|o| o.remove("scrollback"));
+        }
+        Ok(v)
+    }
+
+    pub async fn resize_session(&self, id: &str, cols: u16, rows: u16) -> EngineResult<SessionInfo> {
+        let entry = self.session_entry(id)?;
+        let pty = entry.live_pty()?.clone();
+        pty.resize(cols, rows).map_err(session_error)?;
+        let info = {
+            let mut info = entry.info.lock();
+            info.cols = cols;
+            info.rows = rows;
+            info.clone()
+        };
+        self.store().put_later(vec![session_record(&info, entry.seq)]);
+        Ok(info)
+    }
+
+    pub async fn pause_session(&self, id: &str) -> EngineResult<SessionInfo> {
+        let entry = self.session_entry(id)?;
+        let task_id = entry.info.lock().task_id.clone();
+        if let Some(task_id) = task_id
+            && self.get_task(&task_id).is_ok_and(|t| t.status() == crate::task::TaskStatus::Running)
+        {
+            self.pause_task(&task_id).await?;
+            return self.get_session(id);
+        }
+        entry.live_pty()?.pause().map_err(session_error)?;
+        self.settle_status(&entry, SessionStatus::Paused).await;
+        self.get_session(id)
+    }
+
+    pub async fn resume_session(&self, id: &str) -> EngineResult<SessionInfo> {
+        let entry = self.session_entry(id)?;
+        let task_id = entry.info.lock().task_id.clone();
+        if let Some(task_id) = task_id
+            && self.get_task(&task_id).is_ok_and(|t| t.status() == crate::task::TaskStatus::Paused)
+        {
+            self.resume_task(&task_id).await?;
+            return self.get_session(id);
+        }
+        let pty = entry.live_pty()?.clone();
+        pty.resume().map_err(session_error)?;
+        self.settle_status(&entry, pty.status()).await;
+        self.get_session(id)
+    }
+
+    /// Applies a status the caller already knows (pause/resume) without waiting for the
+    /// follower, so the response shows it.
+    pub(crate) async fn settle_status(&self, entry: &Arc<SessionEntry>, status: SessionStatus) {
+        self.on_session_status(entry, status).await;
+    }
+
+    /// Ends a session (SIGTERM, then SIGKILL after the grace period) and reaps it.
+    pub async fn delete_session(&self, id: &str) -> EngineResult<SessionInfo> {
+        let entry = self.session_entry(id)?;
+        self.end_session(&entry).await;
+        self.get_session(id)
+    }
+
+    /// Terminates a live session on purpose and records its end; idempotent.
+    pub(crate) async fn end_session(&self, entry: &Arc<SessionEntry>) {
+        let Some(pty) = entry.pty.clone() else { return };
+        if entry.info.lock().ended {
+            return;
+        }
+        entry.ending_on_purpose.store(true, Ordering::SeqCst);
+        let grace = self.config().grace;
+        let exit = match tokio::task::spawn_blocking(move || pty.terminate(grace)).await {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::error!(error = %e, "terminate failed");
+                ExitInfo::default()
+            }
+        };
+        self.finish_reply(entry).await;
+        self.mark_exited(entry, exit).await;
+    }
+
+    /// Records a session's end once (the follower and `end_session` may both get here).
+    async fn mark_exited(&self, entry: &Arc<SessionEntry>, exit: ExitInfo) {
+        let info = {
+            let mut info = entry.info.lock();
+            if info.ended {
+                return;
+            }
+            info.ended = true;
+            info.status = SessionStatus::Exited;
+            info.exit_code = exit.code;
+            info.signal = exit.signal.clone();
+            info.ended_at = Some(now_ms());
+            info.prompt = None;
+            info.clone()
+        };
+        if let Err(e) = self.store().put(vec![session_record(&info, entry.seq)]).await {
+            tracing::error!(error = %e, "could not persist a session's end");
+        }
+        self.publish_session(SessionEventKind::Exited, &info);
+        tracing::info!(session = %info.id, %exit, "session ended");
+        self.session_exited(entry, &info, &exit).await;
+    }
+
+    /// Ends every live session (at shutdown, and for `/api/agent/stop`).
+    pub async fn end_all_sessions(&self) {
+        let live: Vec<Arc<SessionEntry>> = self
+            .inner
+            .sessions
+            .read()
+            .order
+            .iter()
+            .filter(|e| !e.info.lock().ended && e.pty.is_some())
+            .cloned()
+            .collect();
+        let ends = live.into_iter().map(|e| {
+            let engine = self.clone();
+            tokio::spawn(async move { engine.end_session(&e).await })
+        });
+        for h in ends.collect::<Vec<_>>() {
+            let _ = h.await;
+        }
+    }
+
+    /// Restores sessions and messages from the store: all of them ended with the last run.
+    pub(crate) fn restore_sessions(
+        &self,
+        sessions: Vec<Record>,
+        messages: Vec<Record>,
+    ) -> Vec<Record> {
+        let mut by_session: BTreeMap<String, Vec<Message>> = BTreeMap::new();
+        for m in messages {
+            if let (Some(owner), Ok(msg)) = (m.owner.clone(), serde_json::from_str::<Message>(&m.json)) {
+                by_session.entry(owner).or_default().push(msg);
+            }
+        }
+        let mut repairs = Vec::new();
+        let now = now_ms();
+        let mut table = self.inner.sessions.write();
+        for rec in sessions {
+            let Ok(mut info) = serde_json::from_str::<SessionInfo>(&rec.json) else {
+                tracing::warn!(id = %rec.id, "skipping an unreadable stored session");
+                continue;
+            };
+            if !info.ended {
+                info.ended = true;
+                info.status = SessionStatus::Exited;
+                info.ended_at = Some(now);
+                info.prompt = None;
+                repairs.push(session_record(&info, rec.seq));
+            }
+            let entry = Arc::new(SessionEntry {
+                seq: rec.seq,
+                messages: Mutex::new(by_session.remove(&info.id).unwrap_or_default()),
+                info: Mutex::new(info),
+                pty: None,
+                provider: None,
+                reply: Mutex::new(None),
+                first_instruction: Mutex::new(None),
+                ending_on_purpose: AtomicBool::new(false),
+            });
+            table.by_id.insert(rec.id, entry.clone());
+            table.order.push(entry);
+        }
+        repairs
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct SessionTable {
+    pub(crate) by_id: std::collections::HashMap<String, Arc<SessionEntry>>,
+    pub(crate) order: Vec<Arc<SessionEntry>>,
+}
+
+impl Engine {
+    /// Answers the prompt a blocked session shows with one of its options.
+    pub async fn answer_prompt(&self, id: &str, option: &str) -> EngineResult<SessionInfo> {
+        let entry = self.session_entry(id)?;
+        entry.live_pty()?;
+        let prompt = {
+            let info = entry.info.lock();
+            if info.status != SessionStatus::Blocked {
+                return Err(EngineError::Conflict(format!(
+                    "session is {}, not blocked on a prompt: there is nothing to answer",
+                    info.status
+                )));
+            }
+            info.prompt.clone()
+        };
+        let options = prompt
+            .as_ref()
+            .and_then(|p| p.get("options"))
+            .and_then(|o| o.as_array())
+            .cloned()
+            .unwrap_or_default();
+        let chosen = options
+            .iter()
+            .find(|o| o.get("key").and_then(|k| k.as_str()) == Some(option))
+            .ok_or_else(|| {
+                let keys: Vec<&str> = options.iter().filter_map(|o| o.get("key")?.as_str()).collect();
+                EngineError::Invalid(format!(
+                    "option {option:?} is not one of the prompt's options ({})",
+                    keys.join(", ")
+                ))
+            })?;
+        let keys: Vec<String> = chosen
+            .get("keys")
+            .and_then(|k| k.as_array())
+            .map(|a| a.iter().filter_map(|k| k.as_str().map(String::from)).collect())
+            .unwrap_or_else(|| vec![option.to_string()]);
+        self.send_to(&entry, Input::Keys(keys), None).await?;
+        self.get_session(id)
+    }
+}

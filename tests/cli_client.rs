@@ -1,0 +1,780 @@
+//! The `orchestra` CLI client (`task`, `session`, `report`, `status`) run as a real process
+//! against a real `orchestra serve`.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+use support::{BIN, Server, create_task, wait_until};
+
+/// The CLI with none of the caller's orchestra environment, and a home whose default state
+/// directory holds nothing (so discovery never finds a real orchestra of the user).
+fn cli(home: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env_remove("ORCHESTRA_URL")
+        .env_remove("ORCHESTRA_TOKEN")
+        .env_remove("ORCHESTRA_TASK_ID")
+        .env_remove("ORCHESTRA_STATE_DIR")
+        .env_remove("ORCHESTRA_SESSION_ID")
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(mut cmd: Command) -> Output {
+    cmd.output().expect("run the orchestra CLI")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[track_caller]
+fn ok(o: &Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        stdout(o),
+        stderr(o)
+    );
+    stdout(o)
+}
+
+#[track_caller]
+fn ok_json(o: &Output) -> Value {
+    let text = ok(o);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// `--url URL ARGS…`
+fn with_url(s: &Server, home: &Path, args: &[&str]) -> Output {
+    let mut cmd = cli(home, args);
+    cmd.arg("--url").arg(&s.url);
+    run(cmd)
+}
+
+fn task(s: &Server, id: &str) -> Value {
+    let r = s.get(&format!("/api/coding-agents/tasks/{id}"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["task"].clone()
+}
+
+#[test]
+fn task_add_list_show_over_url() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join("sub")).unwrap();
+
+    // --dir is made absolute against the client's working directory.
+    let mut add = cli(
+        home.path(),
+        &[
+            "task",
+            "add",
+            "Build it",
+            "--dir",
+            "sub",
+            "--provider",
+            "shell",
+            "--json",
+        ],
+    );
+    add.arg("--url").arg(&s.url).current_dir(work.path());
+    let created = ok_json(&run(add));
+    let t = &created["task"];
+    let id = t["id"].as_str().unwrap().to_string();
+    assert_eq!(t["name"], "Build it");
+    assert_eq!(
+        t["description"], "Build it",
+        "description defaults to the name"
+    );
+    assert_eq!(t["metadata"]["status"], "pending");
+    assert_eq!(t["metadata"]["providerId"], "shell");
+    let want_dir = work.path().join("sub").canonicalize().unwrap();
+    assert_eq!(
+        t["metadata"]["workingDirectory"],
+        json!(want_dir.to_str().unwrap())
+    );
+
+    // Human output of add: the short id and the name.
+    let human = ok(&with_url(
+        &s,
+        home.path(),
+        &["task", "add", "Second one", "--description", "echo hi"],
+    ));
+    assert!(
+        human.contains("pending") && human.contains("Second one"),
+        "{human}"
+    );
+
+    // The list, as JSON and as aligned columns.
+    let list = ok_json(&with_url(&s, home.path(), &["task", "list", "--json"]));
+    let tasks = list["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 2);
+    assert_eq!(tasks[0]["name"], "Second one", "newest first");
+    assert_eq!(tasks[1]["id"], json!(id));
+    let table = ok(&with_url(&s, home.path(), &["task", "list"]));
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3, "{table}");
+    assert!(
+        lines[0].starts_with("ID ") && lines[0].contains("STATUS") && lines[0].contains("NAME"),
+        "{table}"
+    );
+    let row = lines
+        .iter()
+        .find(|l| l.contains("Build it"))
+        .expect("row for the task");
+    assert!(row.starts_with(&id[..8]), "{table}");
+    assert!(
+        row.contains("pending") && row.contains("0%") && row.contains("shell"),
+        "{table}"
+    );
+    let status_col = lines[0].find("STATUS").unwrap();
+    assert!(
+        lines[1..]
+            .iter()
+            .all(|l| l[status_col..].starts_with("pending")),
+        "aligned:\n{table}"
+    );
+
+    // Filters.
+    let none = ok_json(&with_url(
+        &s,
+        home.path(),
+        &["task", "list", "--status", "running", "--json"],
+    ));
+    assert_eq!(none["tasks"].as_array().unwrap().len(), 0);
+    let one = ok_json(&with_url(
+        &s,
+        home.path(),
+        &["task", "list", "--limit", "1", "--json"],
+    ));
+    assert_eq!(one["tasks"].as_array().unwrap().len(), 1);
+
+    // show: full id, and the 8-character prefix the list shows.
+    let shown = ok_json(&with_url(&s, home.path(), &["task", "show", &id, "--json"]));
+    assert_eq!(shown["task"]["id"], json!(id));
+    let human = ok(&with_url(&s, home.path(), &["task", "show", &id[..8]]));
+    assert!(
+        human.contains(&id) && human.contains("Build it") && human.contains("pending"),
+        "{human}"
+    );
+}
+
+#[test]
+fn discovery_through_server_json() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    create_task(&s, "found", json!({}));
+    let state = s.state_dir.to_str().unwrap();
+
+    let list = ok_json(&run(cli(
+        home.path(),
+        &["task", "list", "--state-dir", state, "--json"],
+    )));
+    assert_eq!(list["tasks"][0]["name"], "found");
+
+    let mut env = cli(home.path(), &["task", "list", "--json"]);
+    env.env("ORCHESTRA_STATE_DIR", &s.state_dir);
+    assert_eq!(ok_json(&run(env))["tasks"][0]["name"], "found");
+
+    // The default state directory ($XDG_DATA_HOME/orchestra) when nothing names one.
+    let data = home.path().join("data").join("orchestra");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::copy(s.state_dir.join("server.json"), data.join("server.json")).unwrap();
+    assert_eq!(
+        ok_json(&run(cli(home.path(), &["task", "list", "--json"])))["tasks"][0]["name"],
+        "found"
+    );
+
+    // ORCHESTRA_URL wins over server.json; --url wins over ORCHESTRA_URL.
+    let mut env = cli(
+        home.path(),
+        &["task", "list", "--state-dir", "/nonexistent", "--json"],
+    );
+    env.env("ORCHESTRA_URL", &s.url);
+    assert_eq!(ok_json(&run(env))["tasks"][0]["name"], "found");
+    let mut both = cli(home.path(), &["task", "list", "--json", "--url", &s.url]);
+    both.env("ORCHESTRA_URL", "http://127.0.0.1:1");
+    assert_eq!(ok_json(&run(both))["tasks"][0]["name"], "found");
+
+    // status: a human summary and both answers as JSON.
+    let human = ok(&run(cli(home.path(), &["status", "--state-dir", state])));
+    assert!(human.contains(&s.url), "{human}");
+    assert!(
+        human.contains("paused") && human.contains("1 pending"),
+        "{human}"
+    );
+    let st = ok_json(&run(cli(
+        home.path(),
+        &["status", "--state-dir", state, "--json"],
+    )));
+    assert_eq!(st["status"]["state"], "paused");
+    assert!(st["codingAgents"].is_object(), "{st}");
+}
+
+#[test]
+fn no_orchestra_running_is_exit_3() {
+    let home = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let o = run(cli(
+        home.path(),
+        &[
+            "task",
+            "list",
+            "--state-dir",
+            empty.path().to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    let file = empty.path().join("server.json");
+    assert!(
+        err.starts_with("orchestra: no orchestra is running"),
+        "{err}"
+    );
+    assert!(
+        err.contains(file.to_str().unwrap()) && err.contains("--url"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+
+    // The same for every client command, report included.
+    let mut report = cli(
+        home.path(),
+        &[
+            "report",
+            "progress",
+            "5",
+            "--state-dir",
+            empty.path().to_str().unwrap(),
+        ],
+    );
+    report.env("ORCHESTRA_TASK_ID", "some-task");
+    assert_eq!(run(report).status.code(), Some(3));
+    let status = run(cli(
+        home.path(),
+        &["status", "--state-dir", empty.path().to_str().unwrap()],
+    ));
+    assert_eq!(status.status.code(), Some(3));
+
+    // A URL where nothing listens.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let o = run(cli(
+        home.path(),
+        &["status", "--url", &format!("http://127.0.0.1:{port}")],
+    ));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot reach orchestra"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A server.json left behind by an orchestra that was killed.
+    let mut s = Server::start();
+    s.crash();
+    let o = run(cli(
+        home.path(),
+        &["task", "list", "--state-dir", s.state_dir.to_str().unwrap()],
+    ));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no orchestra is running"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn server_refusals_are_exit_1_with_the_servers_sentence() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let t = create_task(&s, "waiting", json!({}));
+    let id = t["id"].as_str().unwrap();
+
+    // What the server itself says about pausing a pending task.
+    let other = create_task(&s, "other", json!({}));
+    let direct = s.post_empty(&format!(
+        "/api/coding-agents/tasks/{}/pause",
+        other["id"].as_str().unwrap()
+    ));
+    assert_eq!(direct.status, 409);
+    let sentence = direct.json()["error"]
+        .as_str()
+        .unwrap()
+        .replace(other["id"].as_str().unwrap(), id);
+
+    let o = with_url(&s, home.path(), &["task", "pause", id]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim_end(), format!("orchestra: {sentence}"));
+    assert!(o.stdout.is_empty());
+    assert_eq!(task(&s, id)["metadata"]["status"], "pending");
+
+    let o = with_url(&s, home.path(), &["task", "show", "no-such-task"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("orchestra: "), "{}", stderr(&o));
+
+    let o = with_url(
+        &s,
+        home.path(),
+        &["task", "add", "x", "--dir", "/definitely/not/here"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+
+    let o = with_url(
+        &s,
+        home.path(),
+        &["report", "--task", id, "progress", "150"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn usage_errors_are_exit_2() {
+    let home = tempfile::tempdir().unwrap();
+    let o = run(cli(
+        home.path(),
+        &[
+            "task",
+            "list",
+            "--status",
+            "bogus",
+            "--url",
+            "http://127.0.0.1:1",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(cli(
+        home.path(),
+        &["report", "step", "x", "--url", "http://127.0.0.1:1"],
+    ));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ORCHESTRA_TASK_ID"), "{}", stderr(&o));
+    let o = run(cli(
+        home.path(),
+        &[
+            "report",
+            "result",
+            "--summary",
+            "s",
+            "--task",
+            "t",
+            "--url",
+            "http://127.0.0.1:1",
+        ],
+    ));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--success or --failure is required"
+    );
+    let o = run(cli(
+        home.path(),
+        &[
+            "report",
+            "result",
+            "--success",
+            "--failure",
+            "--summary",
+            "s",
+            "--task",
+            "t",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn exit_codes_are_documented_in_help() {
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        &["task", "--help"][..],
+        &["report", "step", "--help"],
+        &["session", "--help"],
+        &["status", "--help"],
+    ] {
+        let help = ok(&run(cli(home.path(), args)));
+        for needle in [
+            "Exit codes",
+            "3  cannot reach orchestra",
+            "4  the server failed",
+            "--url",
+            "--json",
+        ] {
+            assert!(
+                help.contains(needle),
+                "{args:?} help lacks {needle:?}:\n{help}"
+            );
+        }
+    }
+}
+
+#[test]
+fn report_through_the_environment() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let t = create_task(&s, "reported", json!({}));
+    let id = t["id"].as_str().unwrap().to_string();
+    let report = |args: &[&str]| {
+        let mut cmd = cli(home.path(), &[&["report"][..], args].concat());
+        cmd.env("ORCHESTRA_URL", &s.url)
+            .env("ORCHESTRA_TASK_ID", &id);
+        cmd
+    };
+
+    let o = ok(&run(report(&["step", "Running tests"])));
+    assert!(o.contains("running") && o.contains("Running tests"), "{o}");
+    let steps = task(&s, &id)["metadata"]["steps"].clone();
+    assert_eq!(steps.as_array().unwrap().len(), 1);
+    assert_eq!(steps[0]["description"], "Running tests");
+    assert_eq!(steps[0]["status"], "running");
+
+    ok(&run(report(&["progress", "40"])));
+    assert_eq!(task(&s, &id)["metadata"]["progress"], 40);
+    let j = ok_json(&run(report(&["progress", "42.5", "--json"])));
+    assert_eq!(j["task"]["metadata"]["progress"], 42.5);
+
+    ok(&run(report(&["output", "first", "line"])));
+    let mut piped = report(&["output", "-"]);
+    piped
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = piped.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"second\nthird\n")
+        .unwrap();
+    ok(&child.wait_with_output().unwrap());
+    assert_eq!(
+        task(&s, &id)["metadata"]["output"],
+        json!(["first line", "second", "third"])
+    );
+
+    // step-done finishes the newest running step, remembering nothing locally.
+    ok(&run(report(&["step", "Lint"])));
+    ok(&run(report(&["step-done", "--output", "no warnings"])));
+    ok(&run(report(&["step-done", "--failed"])));
+    let steps = task(&s, &id)["metadata"]["steps"].clone();
+    assert_eq!(steps[0]["status"], "failed", "{steps}");
+    assert_eq!(steps[1]["status"], "completed", "{steps}");
+    assert_eq!(steps[1]["output"], "no warnings", "{steps}");
+    let o = run(report(&["step-done"]));
+    assert_eq!(o.status.code(), Some(1), "no running step left");
+    assert!(stderr(&o).contains("no running step"), "{}", stderr(&o));
+
+    let o = ok(&run(report(&[
+        "result",
+        "--success",
+        "--summary",
+        "All green",
+        "--modified",
+        "src/a.rs",
+        "--modified",
+        "src/b.rs",
+        "--created",
+        "src/c.rs",
+    ])));
+    assert!(o.contains("completed"), "{o}");
+    let m = task(&s, &id)["metadata"].clone();
+    assert_eq!(m["status"], "completed");
+    assert_eq!(m["progress"], 100);
+    assert_eq!(m["result"]["success"], true);
+    assert_eq!(m["result"]["summary"], "All green");
+    assert_eq!(
+        m["result"]["filesModified"],
+        json!(["src/a.rs", "src/b.rs"])
+    );
+    assert_eq!(m["result"]["filesCreated"], json!(["src/c.rs"]));
+
+    // task show renders the steps and the result.
+    let shown = ok(&with_url(&s, home.path(), &["task", "show", &id]));
+    for needle in [
+        "Running tests",
+        "Lint",
+        "no warnings",
+        "success: All green",
+        "src/b.rs",
+        "second",
+    ] {
+        assert!(shown.contains(needle), "lacks {needle:?}:\n{shown}");
+    }
+
+    // A finished task refuses more: exit 1.
+    assert_eq!(run(report(&["progress", "10"])).status.code(), Some(1));
+
+    // --failure with an error, and --task instead of the environment.
+    let t2 = create_task(&s, "broken", json!({}));
+    let id2 = t2["id"].as_str().unwrap();
+    ok(&with_url(
+        &s,
+        home.path(),
+        &[
+            "report",
+            "--task",
+            id2,
+            "result",
+            "--failure",
+            "--summary",
+            "Nope",
+            "--error",
+            "tests fail",
+        ],
+    ));
+    let m = task(&s, id2)["metadata"].clone();
+    assert_eq!(m["status"], "failed");
+    assert_eq!(m["result"]["success"], false);
+    assert_eq!(m["result"]["error"], "tests fail");
+}
+
+#[test]
+fn lifecycle_commands() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let t = create_task(&s, "to cancel", json!({}));
+    let id = t["id"].as_str().unwrap();
+
+    let o = ok(&with_url(&s, home.path(), &["task", "cancel", &id[..8]]));
+    assert!(o.contains("cancelled"), "{o}");
+    assert_eq!(task(&s, id)["metadata"]["status"], "cancelled");
+
+    let retried = ok_json(&with_url(&s, home.path(), &["task", "retry", id, "--json"]));
+    let new = &retried["task"];
+    assert_ne!(new["id"], json!(id));
+    assert_eq!(new["metadata"]["status"], "pending");
+    assert_eq!(new["metadata"]["retryOf"], json!(id));
+    assert_eq!(new["name"], "to cancel");
+
+    // Retry of a pending task is not allowed.
+    let o = with_url(
+        &s,
+        home.path(),
+        &["task", "retry", new["id"].as_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn token_servers() {
+    let s = Server::start_with(&["--token", "s3cret"]);
+    let home = tempfile::tempdir().unwrap();
+    create_task(&s, "secret task", json!({}));
+
+    // Without a token the server refuses: exit 1 with its sentence and a hint.
+    let o = with_url(&s, home.path(), &["task", "list"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("token"), "{}", stderr(&o));
+
+    let list = ok_json(&with_url(
+        &s,
+        home.path(),
+        &["task", "list", "--json", "--token", "s3cret"],
+    ));
+    assert_eq!(list["tasks"][0]["name"], "secret task");
+
+    let mut env = cli(home.path(), &["task", "list", "--json", "--url", &s.url]);
+    env.env("ORCHESTRA_TOKEN", "s3cret");
+    assert_eq!(ok_json(&run(env))["tasks"][0]["name"], "secret task");
+
+    // server.json carries the token.
+    let state = s.state_dir.to_str().unwrap();
+    let list = ok_json(&run(cli(
+        home.path(),
+        &["task", "list", "--json", "--state-dir", state],
+    )));
+    assert_eq!(list["tasks"][0]["name"], "secret task");
+    // …also with --url naming that same server.
+    let list = ok_json(&run(cli(
+        home.path(),
+        &[
+            "task",
+            "list",
+            "--json",
+            "--state-dir",
+            state,
+            "--url",
+            &s.url,
+        ],
+    )));
+    assert_eq!(list["tasks"][0]["name"], "secret task");
+
+    // A wrong explicit token wins over server.json's and is refused.
+    let o = run(cli(
+        home.path(),
+        &["task", "list", "--state-dir", state, "--token", "wrong"],
+    ));
+    assert_eq!(o.status.code(), Some(1));
+
+    // report with the token from the environment, as a session gets it.
+    let id = list["tasks"][0]["id"].as_str().unwrap();
+    let mut report = cli(home.path(), &["report", "progress", "30"]);
+    report
+        .env("ORCHESTRA_URL", &s.url)
+        .env("ORCHESTRA_TASK_ID", id)
+        .env("ORCHESTRA_TOKEN", "s3cret");
+    ok(&run(report));
+    assert_eq!(task(&s, id)["metadata"]["progress"], 30);
+}
+
+/// A stand-in HTTP server (the real one never answers 5xx on purpose): one canned answer per
+/// connection, to check how the client maps a server failure.
+fn canned_server(status_line: &str, body: &str) -> String {
+    let answer = format!(
+        "HTTP/1.1 {status_line}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(answer.as_bytes());
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn server_failures_are_exit_4() {
+    let home = tempfile::tempdir().unwrap();
+    let url = canned_server(
+        "500 Internal Server Error",
+        r#"{"error":"the store is broken"}"#,
+    );
+    let o = run(cli(home.path(), &["task", "list", "--url", &url]));
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim_end(), "orchestra: the store is broken");
+
+    let url = canned_server("200 OK", "hello");
+    let o = run(cli(home.path(), &["task", "list", "--url", &url]));
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not JSON"), "{}", stderr(&o));
+}
+
+fn session_routes_exist(s: &Server) -> bool {
+    s.get("/api/coding-agents/sessions").status == 200
+}
+
+#[test]
+#[ignore = "needs session routes"]
+fn session_commands() {
+    let s = Server::start();
+    assert!(
+        session_routes_exist(&s),
+        "GET /api/coding-agents/sessions is not served yet"
+    );
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+
+    let mut spawn = cli(
+        home.path(),
+        &[
+            "session",
+            "spawn",
+            "echo cli-marker-$((6*7))",
+            "--provider",
+            "shell",
+            "--dir",
+            ".",
+            "--cols",
+            "100",
+            "--rows",
+            "30",
+            "--json",
+        ],
+    );
+    spawn.arg("--url").arg(&s.url).current_dir(work.path());
+    let spawned = ok_json(&run(spawn));
+    let sess = &spawned["session"];
+    let id = sess["id"].as_str().expect("session id").to_string();
+    assert_eq!(sess["providerId"], "shell");
+    assert_eq!(sess["cols"], 100);
+    assert_eq!(sess["rows"], 30);
+    let want_dir = work.path().canonicalize().unwrap();
+    assert_eq!(sess["workingDirectory"], json!(want_dir.to_str().unwrap()));
+
+    let table = ok(&with_url(&s, home.path(), &["session", "list"]));
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with(&id[..8]) && l.contains("shell")),
+        "{table}"
+    );
+    let list = ok_json(&with_url(&s, home.path(), &["session", "list", "--json"]));
+    assert!(
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["id"] == json!(id))
+    );
+
+    let screen_has = |needle: &str| {
+        wait_until(Duration::from_secs(10), || {
+            let o = with_url(&s, home.path(), &["session", "peek", &id[..8]]);
+            o.status.success() && stdout(&o).contains(needle)
+        })
+    };
+    assert!(screen_has("cli-marker-42"), "the first line ran");
+
+    ok(&with_url(
+        &s,
+        home.path(),
+        &["session", "send", &id, "echo", "sent-$((2+3))"],
+    ));
+    assert!(screen_has("sent-5"), "send typed and submitted the text");
+
+    // keys: type a command letter by letter, then enter.
+    let mut keys = vec!["session", "keys", id.as_str()];
+    keys.extend(["e", "c", "h", "o", "space", "k", "y", "enter"]);
+    let o = with_url(&s, home.path(), &keys);
+    if o.status.success() {
+        assert!(screen_has("ky"), "keys were pressed");
+    }
+    ok(&with_url(
+        &s,
+        home.path(),
+        &["session", "keys", &id, "ctrl-c"],
+    ));
+
+    let peek = ok_json(&with_url(
+        &s,
+        home.path(),
+        &["session", "peek", &id, "--lines", "5", "--ansi", "--json"],
+    ));
+    assert!(peek["screen"].is_string(), "{peek}");
+    assert!(peek["screenAnsi"].is_string(), "{peek}");
+
+    let killed = ok_json(&with_url(
+        &s,
+        home.path(),
+        &["session", "kill", &id, "--json"],
+    ));
+    assert_eq!(killed["session"]["ended"], true);
+    let o = with_url(&s, home.path(), &["session", "send", &id, "too late"]);
+    assert_eq!(o.status.code(), Some(1), "ended session: 409");
+    ok(&with_url(&s, home.path(), &["session", "kill", &id]));
+
+    let o = with_url(&s, home.path(), &["session", "peek", "no-such-session"]);
+    assert_eq!(o.status.code(), Some(1));
+}

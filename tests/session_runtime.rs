@@ -1,0 +1,722 @@
+//! Session runtime against real processes: bash, sh, python3, vim, less, floods.
+//! No sleeps-and-hope: every wait polls a condition with a deadline. Every session is
+//! terminated by a guard, even when an assertion fails.
+
+use orchestra::session::{
+    ExitInfo, MARKER_VAR, PtySession, SessionEvent, SessionStatus, SpawnSpec, tree,
+};
+use parking_lot::Mutex;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const LONG: Duration = Duration::from_secs(20);
+
+fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Everything a session reported.
+#[derive(Default)]
+struct Seen {
+    /// The most recent output lines (older ones are dropped past 20 000).
+    lines: Vec<String>,
+    line_count: usize,
+    statuses: Vec<SessionStatus>,
+    screens: usize,
+    exited: Option<ExitInfo>,
+    after_exit: usize,
+}
+
+/// A session plus what it reported; terminates it on drop.
+struct Guard {
+    session: Arc<PtySession>,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.session.terminate(Duration::from_millis(500));
+    }
+}
+
+impl Guard {
+    fn screen(&self) -> String {
+        self.session.snapshot(0, false).screen
+    }
+
+    fn wait_screen(&self, needle: &str) {
+        let ok = wait_until(LONG, || self.screen().contains(needle));
+        assert!(
+            ok,
+            "screen never showed {needle:?}; screen:\n{}",
+            self.screen()
+        );
+    }
+
+    fn wait_line(&self, line: &str) {
+        let ok = wait_until(LONG, || self.seen.lock().lines.iter().any(|l| l == line));
+        assert!(
+            ok,
+            "no output line {line:?}; lines: {:?}",
+            self.seen.lock().lines
+        );
+    }
+
+    fn wait_status(&self, status: SessionStatus) {
+        let ok = wait_until(LONG, || self.session.status() == status);
+        assert!(
+            ok,
+            "status never became {status:?}, is {:?}",
+            self.session.status()
+        );
+    }
+
+    fn wait_exited_event(&self) -> ExitInfo {
+        let ok = wait_until(LONG, || self.seen.lock().exited.is_some());
+        assert!(ok, "no Exited event");
+        self.seen.lock().exited.clone().unwrap_or_default()
+    }
+}
+
+fn base_env() -> Vec<(String, String)> {
+    let mut env = vec![
+        (
+            "PATH".to_string(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()),
+        ),
+        ("TERM".to_string(), "xterm-256color".to_string()),
+        ("LANG".to_string(), "C.UTF-8".to_string()),
+    ];
+    if let Ok(home) = std::env::var("HOME") {
+        env.push(("HOME".to_string(), home));
+    }
+    env
+}
+
+fn spawn_with(mut spec: SpawnSpec) -> Guard {
+    if spec.env.is_empty() {
+        spec.env = base_env();
+    }
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let sink = seen.clone();
+    let on_event = Box::new(move |e: SessionEvent| {
+        let mut s = sink.lock();
+        if s.exited.is_some() {
+            s.after_exit += 1;
+        }
+        match e {
+            SessionEvent::Output(lines) => {
+                s.line_count += lines.len();
+                s.lines.extend(lines);
+                if s.lines.len() > 20_000 {
+                    s.lines.drain(..10_000);
+                }
+            }
+            SessionEvent::Screen => s.screens += 1,
+            SessionEvent::Status(st) => s.statuses.push(st),
+            SessionEvent::Exited(info) => s.exited = Some(info),
+        }
+    });
+    let session = PtySession::spawn(spec, on_event).expect("spawn");
+    Guard { session, seen }
+}
+
+fn spec(program: &str, args: &[&str]) -> SpawnSpec {
+    let mut s = SpawnSpec::new(program, std::env::temp_dir());
+    s.args = args.iter().map(|a| a.to_string()).collect();
+    s.settle = Duration::from_millis(200);
+    s
+}
+
+fn bash() -> Guard {
+    let mut s = spec("bash", &["--norc", "--noprofile", "-i"]);
+    s.env = base_env();
+    s.env.push(("PS1".into(), "$ ".into()));
+    let g = spawn_with(s);
+    g.wait_screen("$");
+    g
+}
+
+/// Pids of the processes in `pid`'s process group (from /proc).
+fn group_members(pgid: i32) -> Vec<i32> {
+    tree::all_processes()
+        .into_iter()
+        .filter(|p| p.pgrp == pgid && p.state != 'Z')
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// Live processes whose command line is exactly `args`.
+fn pids_by_cmdline(args: &[&str]) -> Vec<i32> {
+    let want: Vec<u8> = args.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    tree::all_processes()
+        .into_iter()
+        .filter(|p| p.state != 'Z')
+        .filter(|p| std::fs::read(format!("/proc/{}/cmdline", p.pid)).is_ok_and(|c| c == want))
+        .map(|p| p.pid)
+        .collect()
+}
+
+fn wait_cmdline(args: &[&str]) -> i32 {
+    let mut found = Vec::new();
+    let ok = wait_until(LONG, || {
+        found = pids_by_cmdline(args);
+        !found.is_empty()
+    });
+    assert!(ok, "no process {args:?}");
+    found[0]
+}
+
+fn alive(pid: i32) -> bool {
+    !tree::is_gone(pid)
+}
+
+/// Reads a pid a shell printed as `<tag>=<pid>` on the screen or in the lines.
+fn wait_pid(g: &Guard, tag: &str) -> i32 {
+    let prefix = format!("{tag}=");
+    let mut found = None;
+    let ok = wait_until(LONG, || {
+        found = g
+            .seen
+            .lock()
+            .lines
+            .iter()
+            .filter_map(|l| l.split(&prefix).nth(1))
+            .filter_map(|p| {
+                let digits: String = p.chars().take_while(|c| c.is_ascii_digit()).collect();
+                digits.parse::<i32>().ok()
+            })
+            .next();
+        found.is_some()
+    });
+    assert!(ok, "no {tag}=PID line; lines: {:?}", g.seen.lock().lines);
+    found.unwrap_or(0)
+}
+
+#[test]
+fn bash_prompt_echo_and_ready() {
+    let g = bash();
+    g.wait_status(SessionStatus::Ready);
+    g.session
+        .send_text("echo hello-$((6*7))", b"\r")
+        .expect("send");
+    g.wait_screen("hello-42");
+    g.wait_line("hello-42");
+    g.wait_status(SessionStatus::Ready);
+    let statuses = g.seen.lock().statuses.clone();
+    assert!(statuses.contains(&SessionStatus::Busy), "{statuses:?}");
+    assert!(statuses.contains(&SessionStatus::Ready), "{statuses:?}");
+    assert!(g.seen.lock().screens > 0);
+    // Named keys: ctrl-u clears the line, then a command submitted with enter.
+    g.session
+        .send_keys(&["e", "c", "h", "o", "space", "k", "e", "y", "s", "enter"])
+        .expect("keys");
+    g.wait_line("keys");
+    assert!(g.session.send_keys(&["no-such-key"]).is_err());
+    // Snapshot shape.
+    let snap = g.session.snapshot(0, true);
+    assert_eq!(snap.screen.split('\n').count(), usize::from(snap.rows));
+    assert_eq!((snap.cols, snap.rows), (80, 24));
+    assert!(snap.screen_ansi.is_some());
+    let info = g.session.terminate(Duration::from_secs(2));
+    assert!(info.code.is_some() || info.signal.is_some(), "{info:?}");
+    assert_eq!(g.session.status(), SessionStatus::Exited);
+    assert!(matches!(
+        g.session.write(b"x"),
+        Err(orchestra::session::SessionError::Ended)
+    ));
+    assert!(!alive(g.session.pid() as i32));
+}
+
+#[test]
+fn multi_line_text_is_pasted_as_one() {
+    let g = bash();
+    // bash's readline enables bracketed paste: both lines arrive, then run on submit.
+    g.session
+        .send_text("echo one-$((1+1))\necho two-$((1+2))", b"\r")
+        .expect("send");
+    g.wait_line("one-2");
+    g.wait_line("two-3");
+}
+
+#[test]
+fn pause_stops_the_whole_group_and_resume_continues() {
+    let g = bash();
+    g.session
+        .send_text("sleep 1000 | cat", b"\r")
+        .expect("send");
+    let pgid = g.session.pid() as i32;
+    // Wait for the pipeline (its own group under job control) to run.
+    let ok = wait_until(LONG, || {
+        tree::all_processes()
+            .iter()
+            .any(|p| p.sid == pgid && p.pid != pgid && p.state != 'Z')
+    });
+    assert!(ok, "pipeline never started");
+    g.session.pause().expect("pause");
+    assert_eq!(g.session.status(), SessionStatus::Paused);
+    let session_members = || -> Vec<tree::ProcStat> {
+        tree::all_processes()
+            .into_iter()
+            .filter(|p| p.sid == pgid && p.state != 'Z')
+            .collect()
+    };
+    let ok = wait_until(LONG, || {
+        let m = session_members();
+        !m.is_empty() && m.iter().all(|p| p.state == 'T')
+    });
+    assert!(ok, "not all stopped: {:?}", session_members());
+    assert!(group_members(pgid).contains(&pgid));
+    g.session.resume().expect("resume");
+    let ok = wait_until(LONG, || {
+        let m = session_members();
+        !m.is_empty() && m.iter().all(|p| p.state == 'S' || p.state == 'R')
+    });
+    assert!(ok, "not all continued: {:?}", session_members());
+    assert_ne!(g.session.status(), SessionStatus::Paused);
+    let statuses = g.seen.lock().statuses.clone();
+    assert!(statuses.contains(&SessionStatus::Paused), "{statuses:?}");
+}
+
+#[test]
+fn terminate_kills_jobs_setsid_descendants_and_term_ignorers() {
+    let g = bash();
+    g.session
+        .send_text("sleep 1000 & echo bg=$!", b"\r")
+        .expect("send");
+    let bg = wait_pid(&g, "bg");
+    g.session
+        .send_text("setsid sleep 100101 &", b"\r")
+        .expect("send");
+    // setsid(1) forks when it leads a group, so find the sleep itself.
+    let sid_child = wait_cmdline(&["sleep", "100101"]);
+    g.session
+        .send_text(
+            "bash -c 'trap \"\" TERM HUP; echo stubborn=$$; while :; do sleep 1; done' &",
+            b"\r",
+        )
+        .expect("send");
+    let stubborn = wait_pid(&g, "stubborn");
+    // A double-forked daemon that leaves the group and the session.
+    g.session
+        .send_text(
+            "( setsid sh -c 'trap \"\" TERM HUP; exec sleep 100102' & )",
+            b"\r",
+        )
+        .expect("send");
+    let daemon = wait_cmdline(&["sleep", "100102"]);
+    for pid in [bg, sid_child, stubborn, daemon] {
+        assert!(alive(pid), "{pid} not running before terminate");
+    }
+    let leader = g.session.pid() as i32;
+    let started = Instant::now();
+    let info = g.session.terminate(Duration::from_millis(500));
+    let _ = started.elapsed();
+    assert!(info.code.is_some() || info.signal.is_some(), "{info:?}");
+    for pid in [leader, bg, sid_child, stubborn, daemon] {
+        assert!(
+            wait_until(Duration::from_secs(5), || !alive(pid)),
+            "{pid} outlived the session"
+        );
+    }
+    // The exit was recorded and delivered once, last.
+    let exited = g.wait_exited_event();
+    assert_eq!(Some(exited), g.session.exit_info());
+    assert_eq!(g.seen.lock().after_exit, 0);
+    // Idempotent.
+    assert_eq!(
+        Some(g.session.terminate(Duration::from_millis(10))),
+        g.session.exit_info()
+    );
+}
+
+#[test]
+fn term_ignoring_leader_is_killed_after_grace() {
+    let g = spawn_with(spec(
+        "sh",
+        &["-c", "trap '' TERM HUP; echo ready; sleep 1000"],
+    ));
+    g.wait_line("ready");
+    let info = g.session.terminate(Duration::from_millis(300));
+    assert_eq!(info.signal.as_deref(), Some("SIGKILL"), "{info:?}");
+    assert!(!alive(g.session.pid() as i32));
+}
+
+#[test]
+fn exec_style_exit_code_and_lines() {
+    let g = spawn_with(spec(
+        "sh",
+        &["-c", "printf 'a\\nb\\n'; printf partial; exit 3"],
+    ));
+    let info = g.session.wait_exit(LONG).expect("exit");
+    assert_eq!(
+        info,
+        ExitInfo {
+            code: Some(3),
+            signal: None
+        }
+    );
+    let seen = g.seen.lock();
+    assert_eq!(seen.lines, vec!["a", "b", "partial"]);
+    assert_eq!(seen.exited, Some(info));
+    assert_eq!(seen.statuses.last(), Some(&SessionStatus::Exited));
+    drop(seen);
+    assert_eq!(g.session.status(), SessionStatus::Exited);
+}
+
+#[test]
+fn exit_by_signal_is_named() {
+    let g = spawn_with(spec("sh", &["-c", "kill -9 $$"]));
+    let info = g.session.wait_exit(LONG).expect("exit");
+    assert_eq!(info.signal.as_deref(), Some("SIGKILL"));
+    assert_eq!(info.code, None);
+}
+
+#[test]
+fn leftovers_of_an_exited_leader_are_ended() {
+    let g = spawn_with(spec(
+        "sh",
+        &[
+            "-c",
+            "setsid sh -c 'trap \"\" TERM HUP; echo left=$$; exec sleep 100103' & \
+             until pgrep -xf 'sleep 100103' >/dev/null; do sleep 0.05; done; exit 0",
+        ],
+    ));
+    let left = wait_pid(&g, "left");
+    let info = g.session.wait_exit(LONG).expect("exit");
+    assert_eq!(info.code, Some(0));
+    assert!(
+        wait_until(Duration::from_secs(5), || !alive(left)),
+        "{left} outlived its session"
+    );
+}
+
+#[test]
+fn environment_is_exactly_the_spec_plus_marker() {
+    let mut s = spec("sh", &["-c", "env | sort"]);
+    s.env = vec![
+        ("PATH".into(), "/usr/bin:/bin".into()),
+        ("FOO".into(), "bar".into()),
+    ];
+    s.marker = "test-marker-123".into();
+    let g = spawn_with(s);
+    g.session.wait_exit(LONG).expect("exit");
+    let lines = g.seen.lock().lines.clone();
+    assert!(lines.contains(&"FOO=bar".to_string()), "{lines:?}");
+    assert!(
+        lines.contains(&format!("{MARKER_VAR}=test-marker-123")),
+        "{lines:?}"
+    );
+    let names: Vec<&str> = lines.iter().filter_map(|l| l.split('=').next()).collect();
+    for name in &names {
+        assert!(
+            [
+                "PATH", "FOO", MARKER_VAR, "SHELL", "PWD", "SHLVL", "_", "OLDPWD"
+            ]
+            .contains(name),
+            "unexpected variable {name} in {lines:?}"
+        );
+    }
+    assert!(!names.contains(&"HOME"), "{lines:?}");
+}
+
+#[test]
+fn bad_cwd_and_missing_program_are_errors() {
+    let mut s = spec("sh", &[]);
+    s.cwd = "/definitely/not/here".into();
+    assert!(matches!(
+        PtySession::spawn(s, Box::new(|_| {})),
+        Err(orchestra::session::SessionError::InvalidCwd(_))
+    ));
+    let mut s = spec("no-such-program-xyz", &[]);
+    s.env = base_env();
+    assert!(matches!(
+        PtySession::spawn(s, Box::new(|_| {})),
+        Err(orchestra::session::SessionError::Spawn { .. })
+    ));
+}
+
+#[test]
+fn cursor_position_request_is_answered() {
+    let script = r#"
+import os, sys, tty, termios
+fd = sys.stdin.fileno()
+old = termios.tcgetattr(fd)
+tty.setraw(fd)
+try:
+    os.write(1, b"abc\x1b[6n")
+    buf = b""
+    while not buf.endswith(b"R"):
+        buf += os.read(fd, 1)
+finally:
+    termios.tcsetattr(fd, termios.TCSADRAIN, old)
+print()
+print("reply=" + buf.decode().replace("\x1b", "ESC"))
+"#;
+    let g = spawn_with(spec("python3", &["-c", script]));
+    g.wait_line("reply=ESC[1;4R");
+    let info = g.session.wait_exit(LONG).expect("exit");
+    assert_eq!(info.code, Some(0));
+}
+
+#[test]
+fn device_attributes_are_answered() {
+    let script = r#"
+import os, sys, tty, termios
+fd = sys.stdin.fileno()
+tty.setraw(fd)
+def ask(q, end):
+    os.write(1, q)
+    buf = b""
+    while not buf.endswith(end):
+        buf += os.read(fd, 1)
+    return buf.decode().replace("\x1b", "ESC")
+a = ask(b"\x1b[c", b"c")
+b = ask(b"\x1b[>c", b"c")
+c = ask(b"\x1b[5n", b"n")
+os.write(1, ("\r\nda=%s sda=%s dsr=%s\r\n" % (a, b, c)).encode())
+"#;
+    let g = spawn_with(spec("python3", &["-c", script]));
+    g.wait_line("da=ESC[?62;22c sda=ESC[>0;276;0c dsr=ESC[0n");
+}
+
+fn fixture_file(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("fixture.txt");
+    let text: String = (1..=100)
+        .map(|i| format!("fixture line {i:03}\n"))
+        .collect();
+    std::fs::write(&path, text).expect("write fixture");
+    path
+}
+
+#[test]
+fn less_renders_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = fixture_file(dir.path());
+    let mut s = spec("less", &[file.to_str().unwrap_or_default()]);
+    s.cwd = dir.path().to_path_buf();
+    let g = spawn_with(s);
+    g.wait_screen("fixture line 001");
+    g.wait_screen("fixture line 023");
+    assert!(g.session.snapshot(0, false).alternate_screen || g.screen().contains("fixture"));
+    // Page down with a named key.
+    g.session.send_keys(&["space"]).expect("space");
+    g.wait_screen("fixture line 030");
+    g.session.send_keys(&["q"]).expect("q");
+    let info = g.session.wait_exit(LONG).expect("less quits");
+    assert_eq!(info.code, Some(0));
+}
+
+#[test]
+fn vim_renders_the_file_and_arrows_work() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = fixture_file(dir.path());
+    let mut s = spec(
+        "vim",
+        &["-u", "NONE", "-N", file.to_str().unwrap_or_default()],
+    );
+    s.cwd = dir.path().to_path_buf();
+    let g = spawn_with(s);
+    g.wait_screen("fixture line 001");
+    g.wait_screen("fixture line 020");
+    // Move down with arrow keys (vim turns on application-cursor mode) and delete a line.
+    g.session
+        .send_keys(&["down", "down", "d", "d"])
+        .expect("keys");
+    let ok = wait_until(LONG, || {
+        let s = g.screen();
+        s.contains("fixture line 002") && !s.contains("fixture line 003\n")
+    });
+    assert!(ok, "dd on line 3 did not happen:\n{}", g.screen());
+    g.session.send_keys(&["esc"]).expect("esc");
+    g.session.send_text(":q!", b"\r").expect("quit");
+    let info = g.session.wait_exit(LONG).expect("vim quits");
+    assert_eq!(info.code, Some(0));
+}
+
+#[test]
+fn python_repl_renders_and_evaluates() {
+    let g = spawn_with(spec("python3", &["-i", "-q"]));
+    g.wait_screen(">>>");
+    g.session.send_text("print(6*7)", b"\r").expect("send");
+    g.wait_screen("42");
+    g.session.send_keys(&["ctrl-d"]).expect("ctrl-d");
+    let info = g.session.wait_exit(LONG).expect("exit");
+    assert_eq!(info.code, Some(0));
+}
+
+#[test]
+fn resize_reaches_parser_and_child() {
+    let g = bash();
+    g.session.resize(100, 30).expect("resize");
+    let snap = g.session.snapshot(0, false);
+    assert_eq!((snap.cols, snap.rows), (100, 30));
+    assert_eq!(snap.screen.split('\n').count(), 30);
+    g.session.send_text("stty size", b"\r").expect("send");
+    g.wait_line("30 100");
+}
+
+#[test]
+fn scrollback_keeps_lines_that_scrolled_off() {
+    let mut s = spec(
+        "sh",
+        &[
+            "-c",
+            "for i in $(seq 1 60); do echo row$i; done; exec sleep 1000",
+        ],
+    );
+    s.rows = 10;
+    let g = spawn_with(s);
+    g.wait_screen("row60");
+    let snap = g.session.snapshot(5, false);
+    assert_eq!(
+        snap.scrollback,
+        vec!["row47", "row48", "row49", "row50", "row51"]
+    );
+    assert!(snap.screen.starts_with("row52"));
+}
+
+#[test]
+fn flood_is_drained_with_bounded_memory_and_terminates_mid_flood() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let transcript = dir.path().join("flood.log");
+    let mut s = spec(
+        "sh",
+        &[
+            "-c",
+            "yes 'flood line with some text' | head -c 5000000; echo; echo flood-done",
+        ],
+    );
+    s.transcript = Some(transcript.clone());
+    s.transcript_cap = 1_000_000;
+    let g = spawn_with(s);
+    g.wait_line("flood-done");
+    let info = g.session.wait_exit(LONG * 3).expect("exit");
+    assert_eq!(info.code, Some(0));
+    let len = std::fs::metadata(&transcript).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        len >= 1_000_000 && len < 1_001_000,
+        "transcript {len} bytes"
+    );
+
+    // An endless flood, ended mid-way.
+    let g = spawn_with(spec("sh", &["-c", "yes endless-flood"]));
+    g.wait_line("endless-flood");
+    let rss_before = rss_kib();
+    assert!(wait_until(LONG * 3, || g.seen.lock().line_count > 300_000));
+    let rss_after = rss_kib();
+    // Bounded: a runaway would grow by the flood's size (hundreds of MB).
+    assert!(
+        rss_after < rss_before + 200_000,
+        "rss {rss_before} -> {rss_after} KiB"
+    );
+    let info = g.session.terminate(Duration::from_millis(500));
+    assert!(info.signal.is_some() || info.code.is_some(), "{info:?}");
+    assert!(!alive(g.session.pid() as i32));
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn idle_session_uses_no_cpu() {
+    let g = bash();
+    g.wait_status(SessionStatus::Ready);
+    let ticks = |pid: i32| -> u64 {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|t| {
+                let after = t.rsplit_once(')')?.1.to_string();
+                let f: Vec<&str> = after.split_whitespace().collect();
+                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+            })
+            .unwrap_or(0)
+    };
+    // Our session threads: their CPU time must not move while idle.
+    let me = std::process::id();
+    let thread_ticks = || -> u64 {
+        let Ok(dir) = std::fs::read_dir(format!("/proc/{me}/task")) else {
+            return 0;
+        };
+        dir.filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let tid = e.file_name().to_string_lossy().to_string();
+                let comm = std::fs::read_to_string(format!("/proc/{me}/task/{tid}/comm")).ok()?;
+                let pid = g.session.pid();
+                comm.trim().ends_with(&format!("-{pid}")).then(|| {
+                    std::fs::read_to_string(format!("/proc/{me}/task/{tid}/stat"))
+                        .ok()
+                        .and_then(|t| {
+                            let after = t.rsplit_once(')')?.1.to_string();
+                            let f: Vec<&str> = after.split_whitespace().collect();
+                            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+                        })
+                        .unwrap_or(0)
+                })
+            })
+            .sum()
+    };
+    let before = (thread_ticks(), ticks(g.session.pid() as i32));
+    // Not a timing assertion: an idle window in which nothing may happen.
+    std::thread::sleep(Duration::from_millis(1500));
+    let after = (thread_ticks(), ticks(g.session.pid() as i32));
+    assert_eq!(before, after, "idle session consumed CPU");
+    assert_eq!(g.session.status(), SessionStatus::Ready);
+}
+
+#[test]
+fn blocked_overrides_ready() {
+    let g = bash();
+    g.wait_status(SessionStatus::Ready);
+    g.session.set_blocked(true);
+    assert_eq!(g.session.status(), SessionStatus::Blocked);
+    g.session.set_blocked(false);
+    assert_eq!(g.session.status(), SessionStatus::Ready);
+}
+
+#[test]
+fn dropping_the_last_handle_ends_the_session() {
+    let mut s = spec("sh", &["-c", "trap '' TERM HUP; echo up; sleep 1000"]);
+    s.env = base_env();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    let session = PtySession::spawn(
+        s,
+        Box::new(move |e| {
+            if let Ok(tx) = tx.lock() {
+                let _ = tx.send(e);
+            }
+        }),
+    )
+    .expect("spawn");
+    let pid = session.pid() as i32;
+    let up = wait_until(LONG, || {
+        rx.try_iter()
+            .any(|e| matches!(e, SessionEvent::Output(ref l) if l.iter().any(|l| l == "up")))
+    });
+    drop(session); // terminates, even though it ignores SIGTERM
+    assert!(up, "never printed");
+    assert!(
+        wait_until(Duration::from_secs(5), || !alive(pid)),
+        "{pid} outlived its dropped session"
+    );
+}
