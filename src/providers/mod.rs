@@ -221,7 +221,10 @@ impl Providers {
                 }
             }
         }
-        let default = default_provider.or_else(|| config.default_provider.clone());
+        // An empty value means "no default": the first installed coding-agent CLI.
+        let default = default_provider
+            .or_else(|| config.default_provider.clone())
+            .filter(|d| !d.trim().is_empty());
         if let Some(d) = &default
             && p.get(d).is_none()
         {

@@ -155,6 +155,7 @@ impl Server {
             .args(args)
             .env_remove("ORCHESTRA_TOKEN")
             .env("XDG_CONFIG_HOME", state_dir.join("no-config"))
+            .env("SHELL", "/bin/bash")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -301,4 +302,49 @@ pub fn process_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = stat.rsplit_once(')')?.1;
     after.trim_start().chars().next()
+}
+
+/// Spawns a session and returns its id.
+pub fn spawn_session(s: &Server, body: Value) -> String {
+    let r = s.post("/api/coding-agents/sessions", body);
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.json()["sessionId"]
+        .as_str()
+        .expect("sessionId")
+        .to_string()
+}
+
+/// The visible screen of a session.
+pub fn screen(s: &Server, id: &str) -> String {
+    s.get(&format!("/api/coding-agents/sessions/{id}/peek"))
+        .json()["screen"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Waits until the session's screen contains `needle`; panics with the screen if not.
+pub fn wait_screen(s: &Server, id: &str, needle: &str) {
+    let mut last = String::new();
+    let ok = wait_until(Duration::from_secs(15), || {
+        last = screen(s, id);
+        last.contains(needle)
+    });
+    assert!(ok, "screen never showed {needle:?}; it shows:\n{last}");
+}
+
+/// Every live process started for a session (it carries the session id in its environment).
+pub fn session_pids(id: &str) -> Vec<u32> {
+    pids_with_env(&format!("ORCHESTRA_SESSION_ID={id}"))
+}
+
+/// Waits until the task reaches `status`; returns its JSON.
+pub fn wait_task_status(s: &Server, id: &str, status: &str) -> Value {
+    let mut last = Value::Null;
+    let ok = wait_until(Duration::from_secs(20), || {
+        last = s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"].clone();
+        last["metadata"]["status"] == status
+    });
+    assert!(ok, "task never became {status}: {last}");
+    last
 }
