@@ -8,7 +8,12 @@ fn main() -> ExitCode {
     if let Some(code) = orchestra::cli::client::run(&cli) {
         return code;
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // More workers than cores: a stray blocking call must not stall the API or the TUI.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("orchestra: cannot start the async runtime: {e}");

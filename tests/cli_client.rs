@@ -676,7 +676,6 @@ fn session_routes_exist(s: &Server) -> bool {
 }
 
 #[test]
-#[ignore = "needs session routes"]
 fn session_commands() {
     let s = Server::start();
     assert!(
@@ -737,20 +736,28 @@ fn session_commands() {
     };
     assert!(screen_has("cli-marker-42"), "the first line ran");
 
-    ok(&with_url(
-        &s,
+    // Flags go before the text: every word after the id is text.
+    ok(&run(cli(
         home.path(),
-        &["session", "send", &id, "echo", "sent-$((2+3))"],
-    ));
+        &[
+            "session",
+            "send",
+            "--url",
+            &s.url,
+            &id,
+            "echo",
+            "sent-$((2+3))",
+            "--json",
+        ],
+    )));
     assert!(screen_has("sent-5"), "send typed and submitted the text");
 
     // keys: type a command letter by letter, then enter.
     let mut keys = vec!["session", "keys", id.as_str()];
-    keys.extend(["e", "c", "h", "o", "space", "k", "y", "enter"]);
-    let o = with_url(&s, home.path(), &keys);
-    if o.status.success() {
-        assert!(screen_has("ky"), "keys were pressed");
-    }
+    // `echo z$?` prints `z0`, which the typed line itself does not contain.
+    keys.extend(["e", "c", "h", "o", "space", "z", "$", "?", "enter"]);
+    ok(&with_url(&s, home.path(), &keys));
+    assert!(screen_has("z0"), "keys were pressed");
     ok(&with_url(
         &s,
         home.path(),
@@ -771,10 +778,113 @@ fn session_commands() {
         &["session", "kill", &id, "--json"],
     ));
     assert_eq!(killed["session"]["ended"], true);
-    let o = with_url(&s, home.path(), &["session", "send", &id, "too late"]);
+    let o = run(cli(
+        home.path(),
+        &["session", "send", "--url", &s.url, &id, "too late"],
+    ));
     assert_eq!(o.status.code(), Some(1), "ended session: 409");
     ok(&with_url(&s, home.path(), &["session", "kill", &id]));
 
     let o = with_url(&s, home.path(), &["session", "peek", "no-such-session"]);
     assert_eq!(o.status.code(), Some(1));
+}
+
+/// Polls `task show --json` until the task's status is `want`; returns the task.
+fn wait_status(s: &Server, id: &str, want: &str) -> Value {
+    let mut last = Value::Null;
+    let reached = wait_until(Duration::from_secs(15), || {
+        last = task(s, id);
+        last["metadata"]["status"] == want
+    });
+    assert!(reached, "task never became {want}: {last}");
+    last
+}
+
+#[test]
+fn tasks_started_from_the_cli_drive_their_session() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+
+    // add --start: runs at once; the shell types the description and exits with it.
+    let started = ok_json(&with_url(
+        &s,
+        home.path(),
+        &[
+            "task",
+            "add",
+            "quick",
+            "--description",
+            "exit 0",
+            "--provider",
+            "shell",
+            "--start",
+            "--json",
+        ],
+    ));
+    let quick = started["task"]["id"].as_str().unwrap().to_string();
+    assert!(
+        started["task"]["metadata"]["sessionId"].is_string(),
+        "{started}"
+    );
+    wait_status(&s, &quick, "completed");
+
+    // start, pause, resume and cancel a long one, by its short id.
+    let t = create_task(
+        &s,
+        "sleeper",
+        json!({"description": "sleep 600", "providerId": "shell"}),
+    );
+    let id = t["id"].as_str().unwrap().to_string();
+    let short = &id[..8];
+    for (op, want) in [
+        ("start", "running"),
+        ("pause", "paused"),
+        ("resume", "running"),
+        ("cancel", "cancelled"),
+    ] {
+        let o = ok(&with_url(&s, home.path(), &["task", op, short]));
+        assert!(o.contains(want), "{op}: {o}");
+        if want != "cancelled" {
+            assert_eq!(task(&s, &id)["metadata"]["status"], want, "after {op}");
+        }
+    }
+    wait_status(&s, &id, "cancelled");
+
+    // Starting a task that is not pending is refused.
+    let o = with_url(&s, home.path(), &["task", "start", &id]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn a_task_session_reports_through_the_cli() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    // The session gets ORCHESTRA_URL, ORCHESTRA_TASK_ID and the binary's directory on PATH.
+    let script = "orchestra report step 'from inside' && orchestra report progress 50 \
+        && orchestra report step-done --output fine \
+        && orchestra report result --success --summary 'done inside' --created new.txt";
+    let started = ok_json(&with_url(
+        &s,
+        home.path(),
+        &[
+            "task",
+            "add",
+            "inside",
+            "--description",
+            script,
+            "--provider",
+            "shell",
+            "--start",
+            "--json",
+        ],
+    ));
+    let id = started["task"]["id"].as_str().unwrap().to_string();
+    let t = wait_status(&s, &id, "completed");
+    let m = &t["metadata"];
+    assert_eq!(m["steps"][0]["description"], "from inside", "{t}");
+    assert_eq!(m["steps"][0]["status"], "completed", "{t}");
+    assert_eq!(m["steps"][0]["output"], "fine", "{t}");
+    assert_eq!(m["result"]["success"], true, "{t}");
+    assert_eq!(m["result"]["summary"], "done inside", "{t}");
+    assert_eq!(m["result"]["filesCreated"], json!(["new.txt"]), "{t}");
 }

@@ -441,17 +441,21 @@ impl Engine {
         // The previous reply ends where this send begins.
         self.finish_reply(entry).await;
         let before = screen_lines(&pty);
+        let submit = submit_bytes(entry.provider.as_ref());
         let (text, keys) = match &send {
-            Input::Text(t) => {
-                pty.send_text(t, submit_bytes(entry.provider.as_ref()))
-                    .map_err(session_error)?;
-                (t.clone(), None)
-            }
-            Input::Keys(k) => {
-                pty.send_keys(k).map_err(session_error)?;
-                (format!("[{}]", k.join(" ")), Some(k.clone()))
-            }
+            Input::Text(t) => (t.clone(), None),
+            Input::Keys(k) => (format!("[{}]", k.join(" ")), Some(k.clone())),
         };
+        // A child that does not read its input can make a PTY write block: keep that off the
+        // async workers.
+        let writer = pty.clone();
+        tokio::task::spawn_blocking(move || match send {
+            Input::Text(t) => writer.send_text(&t, submit),
+            Input::Keys(k) => writer.send_keys(&k),
+        })
+        .await
+        .map_err(|e| EngineError::Internal(format!("send failed: {e}")))?
+        .map_err(session_error)?;
         *entry.reply.lock() = Some(PendingReply {
             before,
             sent: if keys.is_some() { String::new() } else { text.clone() },

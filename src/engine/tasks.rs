@@ -206,23 +206,25 @@ impl Engine {
 
     /// PATCH: status along the machine, progress 0–100, error. Status changes of a task that
     /// runs in a session act on the session (pause, resume, cancel).
-    pub async fn patch_task(&self, id: &str, patch: TaskPatch) -> EngineResult<Arc<Task>> {
+    pub async fn patch_task(&self, id: &str, mut patch: TaskPatch) -> EngineResult<Arc<Task>> {
         let current = self.get_task(id)?;
         if let Some(to) = patch.status
             && to != current.status()
             && current.metadata.session_id.is_some()
         {
-            match to {
-                TaskStatus::Paused => {
-                    self.pause_task(id).await?;
-                }
+            let acted = match to {
+                TaskStatus::Paused => Some(self.pause_task(id).await?),
                 TaskStatus::Running if current.status() == TaskStatus::Paused => {
-                    self.resume_task(id).await?;
+                    Some(self.resume_task(id).await?)
                 }
-                TaskStatus::Cancelled => {
-                    self.cancel_task(id).await?;
+                TaskStatus::Cancelled => Some(self.cancel_task(id).await?),
+                _ => None,
+            };
+            if let Some(task) = acted {
+                patch.status = None;
+                if patch.progress.is_none() && patch.error.is_none() {
+                    return Ok(task);
                 }
-                _ => {}
             }
         }
         let (task, ()) = self

@@ -157,7 +157,8 @@ pub enum SessionCmd {
     Send {
         /// Session id, or a unique prefix of one.
         id: String,
-        /// The message; several words are joined with spaces.
+        /// The message; several words are joined with spaces. Every word from the first on is
+        /// text, even one starting with `-`: put flags before it.
         #[arg(value_name = "TEXT", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
         text: Vec<String>,
     },
@@ -232,7 +233,8 @@ pub enum ReportCmd {
     /// Append lines to the task's output (`-` reads them from stdin).
     #[command(after_long_help = EXIT_CODES_HELP)]
     Output {
-        /// The text; several words are joined with spaces; `-` alone reads stdin.
+        /// The text; several words are joined with spaces; `-` alone reads stdin. Every word
+        /// from the first on is text, even one starting with `-`: put flags before it.
         #[arg(value_name = "TEXT", required = true, num_args = 1.., allow_hyphen_values = true)]
         text: Vec<String>,
     },

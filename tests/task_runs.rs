@@ -1,0 +1,225 @@
+//! Tasks run on real subagent sessions: exit codes, pause/resume/cancel of the process group,
+//! autopilot, reporting back over HTTP, restart after kill -9, result files from git.
+
+mod support;
+
+use serde_json::json;
+use std::time::Duration;
+use support::*;
+
+const TASKS: &str = "/api/coding-agents/tasks";
+
+fn exec_task(s: &Server, name: &str, command: &str, dir: Option<&std::path::Path>) -> String {
+    let mut extra = json!({"providerId": "exec"});
+    if let Some(d) = dir {
+        extra["workingDirectory"] = json!(d);
+    }
+    let mut body = json!({"name": name, "description": command});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let r = s.post(TASKS, body);
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.json()["task"]["id"].as_str().unwrap().to_string()
+}
+
+fn start(s: &Server, id: &str) -> serde_json::Value {
+    let r = s.post_empty(&format!("{TASKS}/{id}/start"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["task"].clone()
+}
+
+#[test]
+fn exit_codes_decide_the_task() {
+    let s = Server::start();
+    let bad = exec_task(&s, "bad", "echo one; echo two; exit 3", None);
+    let t = start(&s, &bad);
+    assert!(t["metadata"]["sessionId"].is_string());
+    assert!(t["metadata"]["startedAt"].is_i64());
+    let t = wait_task_status(&s, &bad, "failed");
+    assert_eq!(t["metadata"]["output"], json!(["one", "two"]));
+    assert!(t["metadata"]["error"].as_str().unwrap().contains("code 3"), "{t}");
+    assert!(t["metadata"]["completedAt"].is_i64());
+
+    let good = exec_task(&s, "good", "printf 'done\\n'", None);
+    start(&s, &good);
+    let t = wait_task_status(&s, &good, "completed");
+    assert_eq!(t["metadata"]["progress"], 100);
+    assert_eq!(t["metadata"]["output"], json!(["done"]));
+    assert_eq!(s.post_empty(&format!("{TASKS}/{good}/start")).status, 409, "only pending starts");
+
+    let killed = exec_task(&s, "killed", "kill -9 $$", None);
+    start(&s, &killed);
+    let t = wait_task_status(&s, &killed, "failed");
+    assert!(t["metadata"]["error"].as_str().unwrap().contains("SIGKILL"), "{t}");
+}
+
+#[test]
+fn pause_resume_cancel_act_on_the_process_group() {
+    let s = Server::start_with(&["--grace", "1"]);
+    let id = exec_task(&s, "sleeper", "sleep 600 & sleep 601; wait", None);
+    let t = start(&s, &id);
+    let sid = t["metadata"]["sessionId"].as_str().unwrap().to_string();
+    assert!(wait_until(Duration::from_secs(5), || session_pids(&sid).len() >= 3));
+    let pids = session_pids(&sid);
+
+    let r = s.post_empty(&format!("{TASKS}/{id}/pause"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["task"]["metadata"]["status"], "paused");
+    assert!(wait_until(Duration::from_secs(2), || pids.iter().all(|p| process_state(*p) == Some('T'))));
+    let sess = s.get(&format!("/api/coding-agents/sessions/{sid}")).json()["session"].clone();
+    assert_eq!(sess["status"], "paused");
+
+    let r = s.post_empty(&format!("{TASKS}/{id}/resume"));
+    assert_eq!(r.json()["task"]["metadata"]["status"], "running");
+    assert!(wait_until(Duration::from_secs(2), || pids.iter().all(|p| process_state(*p) != Some('T'))));
+
+    let r = s.post_empty(&format!("{TASKS}/{id}/cancel"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["task"]["metadata"]["status"], "cancelled");
+    assert!(session_pids(&sid).is_empty(), "left: {:?}", session_pids(&sid));
+    let sess = s.get(&format!("/api/coding-agents/sessions/{sid}")).json()["session"].clone();
+    assert_eq!(sess["ended"], true);
+}
+
+#[test]
+fn patch_to_paused_or_cancelled_acts_on_the_agent_too() {
+    let s = Server::start_with(&["--grace", "1"]);
+    let id = exec_task(&s, "sleeper", "sleep 600", None);
+    let sid = start(&s, &id)["metadata"]["sessionId"].as_str().unwrap().to_string();
+    assert!(wait_until(Duration::from_secs(5), || !session_pids(&sid).is_empty()));
+    let pids = session_pids(&sid);
+    assert_eq!(s.patch(&format!("{TASKS}/{id}"), json!({"status": "paused"})).status, 200);
+    assert!(wait_until(Duration::from_secs(2), || pids.iter().all(|p| process_state(*p) == Some('T'))));
+    assert_eq!(s.patch(&format!("{TASKS}/{id}"), json!({"status": "cancelled"})).status, 200);
+    assert!(session_pids(&sid).is_empty());
+}
+
+#[test]
+fn autopilot_runs_two_at_a_time_until_all_are_done() {
+    let s = Server::start_with(&["--max-concurrent", "2"]);
+    let ids: Vec<String> = (0..5)
+        .map(|i| exec_task(&s, &format!("t{i}"), &format!("sleep 0.4; echo task-{i}"), None))
+        .collect();
+    assert_eq!(s.post_empty("/api/agent/resume").json()["status"], "running");
+    let mut most_running = 0;
+    let done = wait_until(Duration::from_secs(30), || {
+        let tasks = s.get(TASKS).json()["tasks"].clone();
+        let tasks = tasks.as_array().unwrap();
+        let running = tasks.iter().filter(|t| t["metadata"]["status"] == "running").count();
+        most_running = most_running.max(running);
+        tasks.iter().all(|t| t["metadata"]["status"] == "completed")
+    });
+    assert!(done, "not all completed");
+    assert!(most_running <= 2, "ran {most_running} at once");
+    assert!(most_running >= 1);
+    // Oldest first: start times follow creation order.
+    let started: Vec<i64> = ids
+        .iter()
+        .map(|id| s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"]["startedAt"].as_i64().unwrap())
+        .collect();
+    let mut sorted = started.clone();
+    sorted.sort();
+    assert_eq!(started, sorted);
+    // Paused autopilot starts nothing.
+    s.post_empty("/api/agent/pause");
+    let idle = exec_task(&s, "idle", "true", None);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(s.get(&format!("{TASKS}/{idle}")).json()["task"]["metadata"]["status"], "pending");
+}
+
+#[test]
+fn stop_cancels_running_tasks_and_turns_autopilot_off() {
+    let s = Server::start_with(&["--grace", "1"]);
+    let id = exec_task(&s, "long", "sleep 600", None);
+    let sid = start(&s, &id)["metadata"]["sessionId"].as_str().unwrap().to_string();
+    s.post_empty("/api/agent/resume");
+    let r = s.post_empty("/api/agent/stop");
+    assert_eq!(r.json()["status"], "stopped");
+    assert_eq!(s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"]["status"], "cancelled");
+    assert!(session_pids(&sid).is_empty());
+}
+
+#[test]
+fn a_subagent_reports_steps_progress_and_result_over_http() {
+    let s = Server::start();
+    let script = r#"
+        api="$ORCHESTRA_URL/api/coding-agents/tasks/$ORCHESTRA_TASK_ID"
+        step=$(curl -s -XPOST "$api/steps" -H 'Content-Type: application/json' -d '{"description":"Running tests"}' | sed 's/.*"stepId":"\([^"]*\)".*/\1/')
+        curl -s -XPATCH "$api/steps/$step" -d '{"status":"completed"}' >/dev/null
+        curl -s -XPATCH "$api" -d '{"progress":40}' >/dev/null
+        curl -s -XPOST "$api/result" -d '{"success":true,"summary":"all green"}' >/dev/null
+        exit 9
+    "#;
+    let id = exec_task(&s, "reporter", script, None);
+    start(&s, &id);
+    let t = wait_task_status(&s, &id, "completed");
+    let m = &t["metadata"];
+    assert_eq!(m["steps"][0]["description"], "Running tests");
+    assert_eq!(m["steps"][0]["status"], "completed");
+    assert_eq!(m["result"]["summary"], "all green", "the result wins over exit 9: {t}");
+    // The session really ended with its own code.
+    let sid = m["sessionId"].as_str().unwrap();
+    assert!(wait_until(Duration::from_secs(5), || {
+        s.get(&format!("/api/coding-agents/sessions/{sid}")).json()["session"]["exitCode"] == 9
+    }));
+}
+
+#[test]
+fn kill_9_then_restart_marks_running_tasks_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(dir.path(), &[]);
+    let run = exec_task(&s, "run", "sleep 600", None);
+    let sid = start(&s, &run)["metadata"]["sessionId"].as_str().unwrap().to_string();
+    let outside = create_task(&s, "outside", json!({}))["id"].as_str().unwrap().to_string();
+    s.patch(&format!("{TASKS}/{outside}"), json!({"status": "running", "progress": 20}));
+    assert!(wait_until(Duration::from_secs(5), || !session_pids(&sid).is_empty()));
+    s.crash();
+    assert!(
+        wait_until(Duration::from_secs(5), || session_pids(&sid).is_empty()),
+        "children outlived kill -9: {:?}",
+        session_pids(&sid)
+    );
+    let s = Server::start_in(dir.path(), &[]);
+    let t = s.get(&format!("{TASKS}/{run}")).json()["task"].clone();
+    assert_eq!(t["metadata"]["status"], "failed");
+    assert_eq!(t["metadata"]["error"], "interrupted: orchestra stopped while this task was running");
+    let o = s.get(&format!("{TASKS}/{outside}")).json()["task"].clone();
+    assert_eq!(o["metadata"]["status"], "running");
+    assert_eq!(o["metadata"]["progress"], 20);
+    let r = s.post_empty(&format!("{TASKS}/{run}/retry"));
+    assert_eq!(r.status, 201);
+    assert_eq!(r.json()["task"]["metadata"]["retryOf"], run.as_str());
+}
+
+#[test]
+fn result_files_come_from_git_when_none_are_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(d)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    };
+    git(&["init", "-q"]);
+    std::fs::write(d.join("keep.txt"), "k").unwrap();
+    std::fs::write(d.join("edit.txt"), "e").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+    let head = std::fs::read_to_string(d.join(".git/HEAD")).unwrap();
+    let s = Server::start();
+    let id = exec_task(&s, "edits", "echo more >> edit.txt; echo new > created.txt", Some(d));
+    start(&s, &id);
+    let t = wait_task_status(&s, &id, "completed");
+    assert_eq!(t["metadata"]["result"]["filesModified"], json!(["edit.txt"]), "{t}");
+    assert_eq!(t["metadata"]["result"]["filesCreated"], json!(["created.txt"]));
+    assert_eq!(std::fs::read_to_string(d.join(".git/HEAD")).unwrap(), head);
+}
