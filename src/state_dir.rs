@@ -58,18 +58,23 @@ impl StateDir {
             .truncate(false)
             .open(&lock_path)
             .map_err(io_err(&lock_path))?;
-        let mut lock = match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-            Ok(l) => l,
-            Err((mut f, _)) => {
-                let mut pid = String::new();
-                let _ = f.read_to_string(&mut pid);
-                let pid = pid.trim().to_string();
-                return Err(StateDirError::Locked {
-                    pid: if pid.is_empty() { "unknown".into() } else { pid },
-                    path,
-                });
-            }
-        };
+        let mut lock =
+            match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+                Ok(l) => l,
+                Err((mut f, _)) => {
+                    let mut pid = String::new();
+                    let _ = f.read_to_string(&mut pid);
+                    let pid = pid.trim().to_string();
+                    return Err(StateDirError::Locked {
+                        pid: if pid.is_empty() {
+                            "unknown".into()
+                        } else {
+                            pid
+                        },
+                        path,
+                    });
+                }
+            };
         file = lock.try_clone().map_err(io_err(&lock_path))?;
         file.set_len(0).map_err(io_err(&lock_path))?;
         file.rewind().map_err(io_err(&lock_path))?;

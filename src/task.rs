@@ -435,7 +435,13 @@ mod tests {
         assert!(Progress::new(-0.1).is_none());
         assert!(Progress::new(100.1).is_none());
         assert!(Progress::new(f64::NAN).is_none());
-        assert_eq!(serde_json::to_string(&Progress::new(40.0).unwrap()).unwrap(), "40");
-        assert_eq!(serde_json::to_string(&Progress::new(40.5).unwrap()).unwrap(), "40.5");
+        assert_eq!(
+            serde_json::to_string(&Progress::new(40.0).unwrap()).unwrap(),
+            "40"
+        );
+        assert_eq!(
+            serde_json::to_string(&Progress::new(40.5).unwrap()).unwrap(),
+            "40.5"
+        );
     }
 }

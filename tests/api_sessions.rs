@@ -27,27 +27,42 @@ fn bash_session_lifecycle_leaves_no_process() {
     }));
 
     // Typed into: a message, then its output.
-    let r = s.post(&format!("{SESSIONS}/{id}/messages"), json!({"text": "sleep 1000 & echo bg-started"}));
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"text": "sleep 1000 & echo bg-started"}),
+    );
     assert_eq!(r.status, 201, "{}", r.body);
     assert_eq!(r.json()["message"]["role"], "user");
     wait_screen(&s, &id, "bg-started");
-    assert!(wait_until(Duration::from_secs(5), || session_pids(&id).len() >= 2));
+    assert!(wait_until(Duration::from_secs(5), || session_pids(&id)
+        .len()
+        >= 2));
 
     // Paused: every process of the group is stopped.
     let r = s.post_empty(&format!("{SESSIONS}/{id}/pause"));
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["session"]["status"], "paused");
     let pids = session_pids(&id);
-    assert!(wait_until(Duration::from_secs(5), || pids.iter().all(|p| process_state(*p) == Some('T'))));
+    assert!(wait_until(Duration::from_secs(5), || pids
+        .iter()
+        .all(|p| process_state(*p) == Some('T'))));
     let r = s.post_empty(&format!("{SESSIONS}/{id}/resume"));
     assert_eq!(r.status, 200);
-    assert!(wait_until(Duration::from_secs(5), || pids.iter().all(|p| process_state(*p) != Some('T'))));
+    assert!(wait_until(Duration::from_secs(5), || pids
+        .iter()
+        .all(|p| process_state(*p) != Some('T'))));
 
     // Resized: the program sees the new size.
-    let r = s.post(&format!("{SESSIONS}/{id}/resize"), json!({"cols": 70, "rows": 20}));
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/resize"),
+        json!({"cols": 70, "rows": 20}),
+    );
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["session"]["cols"], 70);
-    s.post(&format!("{SESSIONS}/{id}/messages"), json!({"text": "stty size"}));
+    s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"text": "stty size"}),
+    );
     wait_screen(&s, &id, "20 70");
     let peek = s.get(&format!("{SESSIONS}/{id}/peek")).json();
     assert_eq!(peek["cols"], 70);
@@ -58,13 +73,34 @@ fn bash_session_lifecycle_leaves_no_process() {
     let r = s.delete(&format!("{SESSIONS}/{id}"));
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["session"]["ended"], true);
-    assert!(session_pids(&id).is_empty(), "left behind: {:?}", session_pids(&id));
+    assert!(
+        session_pids(&id).is_empty(),
+        "left behind: {:?}",
+        session_pids(&id)
+    );
     let listed = s.get(SESSIONS).json()["sessions"].clone();
-    assert!(listed.as_array().unwrap().iter().any(|x| x["id"] == id.as_str() && x["ended"] == true));
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["id"] == id.as_str() && x["ended"] == true)
+    );
     // Idempotent, and an ended session takes no messages.
     assert_eq!(s.delete(&format!("{SESSIONS}/{id}")).status, 200);
-    assert_eq!(s.post(&format!("{SESSIONS}/{id}/messages"), json!({"text": "x"})).status, 409);
-    assert_eq!(s.post(&format!("{SESSIONS}/{id}/resize"), json!({"cols": 80, "rows": 24})).status, 409);
+    assert_eq!(
+        s.post(&format!("{SESSIONS}/{id}/messages"), json!({"text": "x"}))
+            .status,
+        409
+    );
+    assert_eq!(
+        s.post(
+            &format!("{SESSIONS}/{id}/resize"),
+            json!({"cols": 80, "rows": 24})
+        )
+        .status,
+        409
+    );
     assert_eq!(s.post_empty(&format!("{SESSIONS}/{id}/pause")).status, 409);
 }
 
@@ -75,25 +111,45 @@ fn messages_record_the_agents_reply() {
     assert!(wait_until(Duration::from_secs(10), || {
         s.get(&format!("{SESSIONS}/{id}")).json()["session"]["status"] == "ready"
     }));
-    s.post(&format!("{SESSIONS}/{id}/messages"), json!({"text": "printf 'alpha\\nbeta\\n'"}));
+    s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"text": "printf 'alpha\\nbeta\\n'"}),
+    );
     let mut msgs = serde_json::Value::Null;
     assert!(
         wait_until(Duration::from_secs(10), || {
             msgs = s.get(&format!("{SESSIONS}/{id}/messages")).json()["messages"].clone();
-            msgs.as_array().is_some_and(|m| m.iter().any(|x| x["role"] == "agent"))
+            msgs.as_array()
+                .is_some_and(|m| m.iter().any(|x| x["role"] == "agent"))
         }),
         "no agent reply: {msgs}"
     );
-    let reply = msgs.as_array().unwrap().iter().find(|m| m["role"] == "agent").unwrap();
+    let reply = msgs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "agent")
+        .unwrap();
     assert_eq!(reply["text"], "alpha\nbeta", "{msgs}");
     assert!(reply["id"].is_string() && reply["at"].is_i64());
     // Keys: ctrl-c interrupts a running command.
-    s.post(&format!("{SESSIONS}/{id}/messages"), json!({"text": "sleep 1000"}));
+    s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"text": "sleep 1000"}),
+    );
     // Interrupt only once the command runs, as a person would.
-    assert!(wait_until(Duration::from_secs(10), || session_pids(&id).len() >= 2));
-    let r = s.post(&format!("{SESSIONS}/{id}/messages"), json!({"keys": ["ctrl-c"]}));
+    assert!(wait_until(Duration::from_secs(10), || session_pids(&id)
+        .len()
+        >= 2));
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"keys": ["ctrl-c"]}),
+    );
     assert_eq!(r.status, 201);
-    s.post(&format!("{SESSIONS}/{id}/messages"), json!({"text": "echo after-$((1+1))"}));
+    s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"text": "echo after-$((1+1))"}),
+    );
     wait_screen(&s, &id, "after-2");
     s.delete(&format!("{SESSIONS}/{id}"));
 }
@@ -103,27 +159,59 @@ fn session_errors() {
     let s = Server::start();
     assert_eq!(s.get(&format!("{SESSIONS}/nope")).status, 404);
     assert_eq!(s.delete(&format!("{SESSIONS}/nope")).status, 404);
-    assert_eq!(s.post(&format!("{SESSIONS}/nope/messages"), json!({"text": "x"})).status, 404);
+    assert_eq!(
+        s.post(&format!("{SESSIONS}/nope/messages"), json!({"text": "x"}))
+            .status,
+        404
+    );
     assert_eq!(s.get(&format!("{SESSIONS}/nope/peek")).status, 404);
     for (what, body) in [
-        ("unknown provider", json!({"task": "x", "providerId": "nope"})),
-        ("not a dir", json!({"task": "x", "providerId": "shell", "workingDirectory": "/etc/hostname"})),
-        ("missing dir", json!({"task": "x", "providerId": "shell", "workingDirectory": "/no/such/dir"})),
+        (
+            "unknown provider",
+            json!({"task": "x", "providerId": "nope"}),
+        ),
+        (
+            "not a dir",
+            json!({"task": "x", "providerId": "shell", "workingDirectory": "/etc/hostname"}),
+        ),
+        (
+            "missing dir",
+            json!({"task": "x", "providerId": "shell", "workingDirectory": "/no/such/dir"}),
+        ),
         ("task a number", json!({"task": 1, "providerId": "shell"})),
-        ("cols a string", json!({"task": "x", "providerId": "shell", "cols": "80"})),
-        ("rows zero", json!({"task": "x", "providerId": "shell", "rows": 0})),
+        (
+            "cols a string",
+            json!({"task": "x", "providerId": "shell", "cols": "80"}),
+        ),
+        (
+            "rows zero",
+            json!({"task": "x", "providerId": "shell", "rows": 0}),
+        ),
     ] {
         let r = s.post(SESSIONS, body);
         assert_eq!(r.status, 400, "{what}: {}", r.body);
         assert!(r.json()["error"].is_string());
     }
     let id = spawn_session(&s, json!({"task": "", "providerId": "shell"}));
-    for body in [json!({}), json!({"text": 1}), json!({"keys": "enter"}), json!({"keys": ["no-such-key"]}), json!({"text": "a", "keys": ["enter"]})] {
+    for body in [
+        json!({}),
+        json!({"text": 1}),
+        json!({"keys": "enter"}),
+        json!({"keys": ["no-such-key"]}),
+        json!({"text": "a", "keys": ["enter"]}),
+    ] {
         let r = s.post(&format!("{SESSIONS}/{id}/messages"), body.clone());
         assert_eq!(r.status, 400, "{body}: {}", r.body);
     }
-    assert_eq!(s.post(&format!("{SESSIONS}/{id}/resize"), json!({"cols": 80})).status, 400);
-    assert_eq!(s.get(&format!("{SESSIONS}/{id}/peek?lines=abc")).status, 400);
+    assert_eq!(
+        s.post(&format!("{SESSIONS}/{id}/resize"), json!({"cols": 80}))
+            .status,
+        400
+    );
+    assert_eq!(
+        s.get(&format!("{SESSIONS}/{id}/peek?lines=abc")).status,
+        400
+    );
     let r = s.post(&format!("{SESSIONS}/{id}/answer"), json!({"option": "1"}));
     assert_eq!(r.status, 409, "not blocked: {}", r.body);
     s.delete(&format!("{SESSIONS}/{id}"));
@@ -140,7 +228,10 @@ fn no_provider_and_no_cli_is_503_naming_what_was_looked_for() {
         assert!(e.contains("claude") && e.contains("codex"), "{e}");
     } else {
         assert_eq!(r.status, 201, "{}", r.body);
-        s.delete(&format!("{SESSIONS}/{}", r.json()["sessionId"].as_str().unwrap()));
+        s.delete(&format!(
+            "{SESSIONS}/{}",
+            r.json()["sessionId"].as_str().unwrap()
+        ));
     }
 }
 
@@ -163,34 +254,72 @@ fn max_sessions_is_429() {
 fn peek_shows_vim_less_and_python_as_a_terminal_would() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("notes.txt"), "first line of notes\nsecond line\n").unwrap();
+    std::fs::write(
+        dir.path().join("notes.txt"),
+        "first line of notes\nsecond line\n",
+    )
+    .unwrap();
     let d = dir.path().to_string_lossy().to_string();
 
-    let vim = spawn_session(&s, json!({"task": "vim -u NONE -N notes.txt", "providerId": "shell", "workingDirectory": d}));
+    let vim = spawn_session(
+        &s,
+        json!({"task": "vim -u NONE -N notes.txt", "providerId": "shell", "workingDirectory": d}),
+    );
     wait_screen(&s, &vim, "first line of notes");
     wait_screen(&s, &vim, "~");
     let peek = s.get(&format!("{SESSIONS}/{vim}/peek?ansi=1")).json();
-    assert!(peek["screenAnsi"].as_str().is_some_and(|a| a.contains('\u{1b}')));
-    s.post(&format!("{SESSIONS}/{vim}/messages"), json!({"keys": ["esc"]}));
-    s.post(&format!("{SESSIONS}/{vim}/messages"), json!({"text": ":q!"}));
-    assert!(wait_until(Duration::from_secs(10), || !screen(&s, &vim).contains("second line")));
+    assert!(
+        peek["screenAnsi"]
+            .as_str()
+            .is_some_and(|a| a.contains('\u{1b}'))
+    );
+    s.post(
+        &format!("{SESSIONS}/{vim}/messages"),
+        json!({"keys": ["esc"]}),
+    );
+    s.post(
+        &format!("{SESSIONS}/{vim}/messages"),
+        json!({"text": ":q!"}),
+    );
+    assert!(wait_until(Duration::from_secs(10), || !screen(&s, &vim)
+        .contains("second line")));
 
-    let less = spawn_session(&s, json!({"task": "seq 1 500 | less", "providerId": "shell", "workingDirectory": d, "rows": 24}));
+    let less = spawn_session(
+        &s,
+        json!({"task": "seq 1 500 | less", "providerId": "shell", "workingDirectory": d, "rows": 24}),
+    );
     wait_screen(&s, &less, "23");
     let sc = screen(&s, &less);
     assert!(!sc.contains("499"), "less shows one page: {sc}");
-    s.post(&format!("{SESSIONS}/{less}/messages"), json!({"keys": ["G"]}));
+    s.post(
+        &format!("{SESSIONS}/{less}/messages"),
+        json!({"keys": ["G"]}),
+    );
     wait_screen(&s, &less, "500");
-    s.post(&format!("{SESSIONS}/{less}/messages"), json!({"keys": ["q"]}));
+    s.post(
+        &format!("{SESSIONS}/{less}/messages"),
+        json!({"keys": ["q"]}),
+    );
 
-    let py = spawn_session(&s, json!({"task": "python3 -q", "providerId": "shell", "workingDirectory": d}));
+    let py = spawn_session(
+        &s,
+        json!({"task": "python3 -q", "providerId": "shell", "workingDirectory": d}),
+    );
     wait_screen(&s, &py, ">>>");
-    s.post(&format!("{SESSIONS}/{py}/messages"), json!({"text": "print(6*7, 'py')"}));
+    s.post(
+        &format!("{SESSIONS}/{py}/messages"),
+        json!({"text": "print(6*7, 'py')"}),
+    );
     wait_screen(&s, &py, "42 py");
 
-    let with_scrollback = spawn_session(&s, json!({"task": "seq 1 200", "providerId": "shell", "rows": 10}));
+    let with_scrollback = spawn_session(
+        &s,
+        json!({"task": "seq 1 200", "providerId": "shell", "rows": 10}),
+    );
     wait_screen(&s, &with_scrollback, "200");
-    let peek = s.get(&format!("{SESSIONS}/{with_scrollback}/peek?lines=50")).json();
+    let peek = s
+        .get(&format!("{SESSIONS}/{with_scrollback}/peek?lines=50"))
+        .json();
     let sb = peek["scrollback"].as_array().unwrap();
     assert_eq!(sb.len(), 50);
     assert!(peek["cursor"]["row"].is_u64());
@@ -204,7 +333,10 @@ fn peek_shows_vim_less_and_python_as_a_terminal_would() {
 #[test]
 fn flood_and_sigterm_ignoring_children_are_handled() {
     let s = Server::start_with(&["--grace", "1"]);
-    let flood = spawn_session(&s, json!({"task": "yes flood-line-with-some-text", "providerId": "exec"}));
+    let flood = spawn_session(
+        &s,
+        json!({"task": "yes flood-line-with-some-text", "providerId": "exec"}),
+    );
     let stubborn = spawn_session(
         &s,
         json!({"task": "trap '' TERM HUP; setsid sleep 1001 & echo armed; while true; do sleep 1; done", "providerId": "exec"}),
@@ -217,7 +349,11 @@ fn flood_and_sigterm_ignoring_children_are_handled() {
         let r = s.delete(&format!("{SESSIONS}/{id}"));
         assert_eq!(r.status, 200);
         assert_eq!(r.json()["session"]["ended"], true);
-        assert!(session_pids(id).is_empty(), "left behind for {id}: {:?}", session_pids(id));
+        assert!(
+            session_pids(id).is_empty(),
+            "left behind for {id}: {:?}",
+            session_pids(id)
+        );
     }
     let info = s.get(&format!("{SESSIONS}/{stubborn}")).json()["session"].clone();
     assert_eq!(info["signal"], "SIGKILL", "{info}");
@@ -226,7 +362,10 @@ fn flood_and_sigterm_ignoring_children_are_handled() {
 #[test]
 fn exec_session_ends_with_the_commands_status() {
     let s = Server::start();
-    let id = spawn_session(&s, json!({"task": "echo out; exit 7", "providerId": "exec"}));
+    let id = spawn_session(
+        &s,
+        json!({"task": "echo out; exit 7", "providerId": "exec"}),
+    );
     assert!(wait_until(Duration::from_secs(10), || {
         s.get(&format!("{SESSIONS}/{id}")).json()["session"]["ended"] == true
     }));
@@ -241,13 +380,21 @@ fn exec_session_ends_with_the_commands_status() {
 fn kill_9_of_orchestra_takes_the_children_down() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(dir.path(), &[]);
-    let a = spawn_session(&s, json!({"task": "sleep 1000 & echo job-started", "providerId": "shell"}));
+    let a = spawn_session(
+        &s,
+        json!({"task": "sleep 1000 & echo job-started", "providerId": "shell"}),
+    );
     let b = spawn_session(&s, json!({"task": "sleep 1002", "providerId": "exec"}));
     wait_screen(&s, &a, "job-started");
     assert!(wait_until(Duration::from_secs(5), || !session_pids(&b).is_empty()));
     s.crash();
-    let gone = wait_until(Duration::from_secs(5), || session_pids(&a).is_empty() && session_pids(&b).is_empty());
-    let left: Vec<u32> = session_pids(&a).into_iter().chain(session_pids(&b)).collect();
+    let gone = wait_until(Duration::from_secs(5), || {
+        session_pids(&a).is_empty() && session_pids(&b).is_empty()
+    });
+    let left: Vec<u32> = session_pids(&a)
+        .into_iter()
+        .chain(session_pids(&b))
+        .collect();
     for p in &left {
         unsafe { libc::kill(*p as i32, libc::SIGKILL) };
     }
@@ -256,7 +403,13 @@ fn kill_9_of_orchestra_takes_the_children_down() {
     let s = Server::start_in(dir.path(), &[]);
     let listed = s.get(SESSIONS).json()["sessions"].clone();
     assert_eq!(listed.as_array().unwrap().len(), 2);
-    assert!(listed.as_array().unwrap().iter().all(|x| x["ended"] == true));
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["ended"] == true)
+    );
 }
 
 #[test]
@@ -264,8 +417,15 @@ fn session_events_reach_the_stream() {
     let s = Server::start();
     use std::io::{BufRead, BufReader, Write};
     let mut stream = std::net::TcpStream::connect(&s.addr).unwrap();
-    write!(stream, "GET /api/coding-agents/events HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        stream,
+        "GET /api/coding-agents/events HTTP/1.1\r\nHost: {}\r\n\r\n",
+        s.addr
+    )
+    .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
     let mut reader = BufReader::new(stream);
     loop {
         let mut l = String::new();
@@ -285,7 +445,11 @@ fn session_events_reach_the_stream() {
             seen.push(name.to_string());
         }
     }
-    assert_eq!(seen.first().map(String::as_str), Some("session:started"), "{seen:?}");
+    assert_eq!(
+        seen.first().map(String::as_str),
+        Some("session:started"),
+        "{seen:?}"
+    );
     assert!(seen.contains(&"session:exited".to_string()), "{seen:?}");
     let _ = id;
 }

@@ -18,8 +18,15 @@ fn status_of(s: &Server, id: &str) -> String {
 fn create_returns_the_full_shape() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
-    let t = create_task(&s, "shape", json!({"workingDirectory": dir.path(), "providerId": "shell"}));
-    assert!(t["id"].as_str().is_some_and(|i| i.len() == 36), "uuid id: {t}");
+    let t = create_task(
+        &s,
+        "shape",
+        json!({"workingDirectory": dir.path(), "providerId": "shell"}),
+    );
+    assert!(
+        t["id"].as_str().is_some_and(|i| i.len() == 36),
+        "uuid id: {t}"
+    );
     assert_eq!(t["name"], "shape");
     assert_eq!(t["description"], "shape description");
     let m = &t["metadata"];
@@ -30,11 +37,18 @@ fn create_returns_the_full_shape() {
     assert_eq!(m["providerId"], "shell");
     assert_eq!(
         m["workingDirectory"],
-        dir.path().canonicalize().unwrap().to_string_lossy().as_ref()
+        dir.path()
+            .canonicalize()
+            .unwrap()
+            .to_string_lossy()
+            .as_ref()
     );
     assert!(m["createdAt"].as_i64().unwrap() > 1_600_000_000_000);
     for absent in ["result", "error", "startedAt", "completedAt", "sessionId"] {
-        assert!(m.get(absent).is_none(), "{absent} must be absent until set: {m}");
+        assert!(
+            m.get(absent).is_none(),
+            "{absent} must be absent until set: {m}"
+        );
     }
 }
 
@@ -45,19 +59,43 @@ fn create_rejects_bad_input_with_400() {
         ("missing name", json!({"description": "d"})),
         ("missing description", json!({"name": "n"})),
         ("empty name", json!({"name": "", "description": "d"})),
-        ("blank description", json!({"name": "n", "description": "   "})),
+        (
+            "blank description",
+            json!({"name": "n", "description": "   "}),
+        ),
         ("name a number", json!({"name": 5, "description": "d"})),
-        ("description an array", json!({"name": "n", "description": ["d"]})),
-        ("unknown provider", json!({"name": "n", "description": "d", "providerId": "nope"})),
-        ("provider a number", json!({"name": "n", "description": "d", "providerId": 3})),
-        ("missing dir", json!({"name": "n", "description": "d", "workingDirectory": "/definitely/not/here"})),
-        ("dir is a file", json!({"name": "n", "description": "d", "workingDirectory": "/etc/hostname"})),
-        ("capabilities not strings", json!({"name": "n", "description": "d", "requiredCapabilities": [1]})),
+        (
+            "description an array",
+            json!({"name": "n", "description": ["d"]}),
+        ),
+        (
+            "unknown provider",
+            json!({"name": "n", "description": "d", "providerId": "nope"}),
+        ),
+        (
+            "provider a number",
+            json!({"name": "n", "description": "d", "providerId": 3}),
+        ),
+        (
+            "missing dir",
+            json!({"name": "n", "description": "d", "workingDirectory": "/definitely/not/here"}),
+        ),
+        (
+            "dir is a file",
+            json!({"name": "n", "description": "d", "workingDirectory": "/etc/hostname"}),
+        ),
+        (
+            "capabilities not strings",
+            json!({"name": "n", "description": "d", "requiredCapabilities": [1]}),
+        ),
     ];
     for (what, body) in cases {
         let r = s.post(TASKS, body);
         assert_eq!(r.status, 400, "{what}: {}", r.body);
-        assert!(r.json()["error"].as_str().is_some_and(|e| !e.is_empty()), "{what}");
+        assert!(
+            r.json()["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{what}"
+        );
     }
     for raw in ["{", "[1,2]", "\"str\"", "null", "{\"name\":\"n\",}"] {
         let r = raw_request(&s.addr, "POST", TASKS, Some(raw.as_bytes()), &[]);
@@ -78,14 +116,23 @@ fn unknown_fields_are_ignored() {
 #[test]
 fn body_over_one_mib_is_413_and_loses_nothing() {
     let s = Server::start();
-    let big = format!("{{\"name\":\"n\",\"description\":\"{}\"}}", "x".repeat(1024 * 1024 + 10));
+    let big = format!(
+        "{{\"name\":\"n\",\"description\":\"{}\"}}",
+        "x".repeat(1024 * 1024 + 10)
+    );
     let r = raw_request(&s.addr, "POST", TASKS, Some(big.as_bytes()), &[]);
     assert_eq!(r.status, 413, "{}", r.body);
     assert!(r.json()["error"].is_string());
     assert_eq!(s.get(TASKS).json()["tasks"], json!([]));
     // Just under the limit is fine.
-    let ok = format!("{{\"name\":\"n\",\"description\":\"{}\"}}", "x".repeat(1024 * 1000));
-    assert_eq!(raw_request(&s.addr, "POST", TASKS, Some(ok.as_bytes()), &[]).status, 201);
+    let ok = format!(
+        "{{\"name\":\"n\",\"description\":\"{}\"}}",
+        "x".repeat(1024 * 1000)
+    );
+    assert_eq!(
+        raw_request(&s.addr, "POST", TASKS, Some(ok.as_bytes()), &[]).status,
+        201
+    );
 }
 
 #[test]
@@ -99,26 +146,59 @@ fn unknown_routes_404_and_wrong_methods_405_with_allow() {
     assert!(r.json()["error"].as_str().unwrap().contains("no-such-id"));
     let r = s.request("PUT", TASKS, Some(json!({})));
     assert_eq!(r.status, 405);
-    let allow = r.header("allow").expect("Allow header").to_ascii_uppercase();
+    let allow = r
+        .header("allow")
+        .expect("Allow header")
+        .to_ascii_uppercase();
     assert!(allow.contains("GET") && allow.contains("POST"), "{allow}");
     assert!(r.json()["error"].is_string());
     let t = create_task(&s, "m", json!({}));
-    let r = s.request("DELETE", &format!("{TASKS}/{}", t["id"].as_str().unwrap()), None);
+    let r = s.request(
+        "DELETE",
+        &format!("{TASKS}/{}", t["id"].as_str().unwrap()),
+        None,
+    );
     assert_eq!(r.status, 405);
-    assert!(r.header("allow").unwrap().to_ascii_uppercase().contains("PATCH"));
+    assert!(
+        r.header("allow")
+            .unwrap()
+            .to_ascii_uppercase()
+            .contains("PATCH")
+    );
     for op in ["pause", "resume", "cancel", "start", "retry"] {
-        assert_eq!(s.post_empty(&format!("{TASKS}/ghost/{op}")).status, 404, "{op}");
+        assert_eq!(
+            s.post_empty(&format!("{TASKS}/ghost/{op}")).status,
+            404,
+            "{op}"
+        );
     }
-    assert_eq!(s.post(&format!("{TASKS}/ghost/output"), json!({"output": "x"})).status, 404);
-    assert_eq!(s.post(&format!("{TASKS}/ghost/steps"), json!({"description": "x"})).status, 404);
-    assert_eq!(s.patch(&format!("{TASKS}/ghost"), json!({"progress": 1})).status, 404);
+    assert_eq!(
+        s.post(&format!("{TASKS}/ghost/output"), json!({"output": "x"}))
+            .status,
+        404
+    );
+    assert_eq!(
+        s.post(&format!("{TASKS}/ghost/steps"), json!({"description": "x"}))
+            .status,
+        404
+    );
+    assert_eq!(
+        s.patch(&format!("{TASKS}/ghost"), json!({"progress": 1}))
+            .status,
+        404
+    );
 }
 
 #[test]
 fn list_filters_limits_and_orders_newest_first() {
     let s = Server::start();
     let ids: Vec<String> = (0..5)
-        .map(|i| create_task(&s, &format!("t{i}"), json!({}))["id"].as_str().unwrap().to_string())
+        .map(|i| {
+            create_task(&s, &format!("t{i}"), json!({}))["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     s.patch(&format!("{TASKS}/{}", ids[1]), json!({"status": "failed"}));
     s.patch(&format!("{TASKS}/{}", ids[3]), json!({"status": "failed"}));
@@ -136,8 +216,21 @@ fn list_filters_limits_and_orders_newest_first() {
     assert_eq!(failed[0]["id"], ids[3].as_str());
     let one = s.get(&format!("{TASKS}?status=failed&limit=1")).json()["tasks"].clone();
     assert_eq!(one.as_array().unwrap().len(), 1);
-    assert_eq!(s.get(&format!("{TASKS}?limit=2")).json()["tasks"].as_array().unwrap().len(), 2);
-    for bad in ["status=bogus", "limit=0", "limit=-3", "limit=abc", "limit=2.5", "limit="] {
+    assert_eq!(
+        s.get(&format!("{TASKS}?limit=2")).json()["tasks"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    for bad in [
+        "status=bogus",
+        "limit=0",
+        "limit=-3",
+        "limit=abc",
+        "limit=2.5",
+        "limit=",
+    ] {
         let r = s.get(&format!("{TASKS}?{bad}"));
         assert_eq!(r.status, 400, "{bad}: {}", r.body);
         assert!(r.json()["error"].is_string());
@@ -161,7 +254,11 @@ fn patch_moves_along_the_machine_only() {
     assert!(m.get("completedAt").is_none());
     assert_eq!(s.patch(&path, json!({"status": "paused"})).status, 200);
     let r = s.patch(&path, json!({"status": "running"}));
-    assert_eq!(r.json()["task"]["metadata"]["startedAt"].as_i64(), Some(started), "stamped once");
+    assert_eq!(
+        r.json()["task"]["metadata"]["startedAt"].as_i64(),
+        Some(started),
+        "stamped once"
+    );
     let r = s.patch(&path, json!({"status": "failed", "error": "boom"}));
     assert_eq!(r.status, 200);
     let m = &r.json()["task"]["metadata"];
@@ -177,10 +274,22 @@ fn patch_moves_along_the_machine_only() {
     ] {
         assert_eq!(s.patch(&path, body.clone()).status, 409, "{body}");
     }
-    assert_eq!(s.post(&format!("{path}/output"), json!({"output": "late"})).status, 409);
-    assert_eq!(s.post(&format!("{path}/steps"), json!({"description": "late"})).status, 409);
     assert_eq!(
-        s.post(&format!("{path}/result"), json!({"success": true, "summary": "late"})).status,
+        s.post(&format!("{path}/output"), json!({"output": "late"}))
+            .status,
+        409
+    );
+    assert_eq!(
+        s.post(&format!("{path}/steps"), json!({"description": "late"}))
+            .status,
+        409
+    );
+    assert_eq!(
+        s.post(
+            &format!("{path}/result"),
+            json!({"success": true, "summary": "late"})
+        )
+        .status,
         409
     );
     for op in ["pause", "resume", "cancel", "start"] {
@@ -195,7 +304,10 @@ fn patch_moves_along_the_machine_only() {
 #[test]
 fn patch_validates_fields() {
     let s = Server::start();
-    let id = create_task(&s, "v", json!({}))["id"].as_str().unwrap().to_string();
+    let id = create_task(&s, "v", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let path = format!("{TASKS}/{id}");
     for body in [
         json!({"status": "done"}),
@@ -212,19 +324,37 @@ fn patch_validates_fields() {
     let r = s.patch(&path, json!({"progress": 42.5}));
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["task"]["metadata"]["progress"], 42.5);
-    assert_eq!(s.patch(&path, json!({"progress": 100})).json()["task"]["metadata"]["progress"], 100);
+    assert_eq!(
+        s.patch(&path, json!({"progress": 100})).json()["task"]["metadata"]["progress"],
+        100
+    );
     assert_eq!(status_of(&s, &id), "pending");
 }
 
 #[test]
 fn pause_resume_cancel_without_a_session() {
     let s = Server::start();
-    let id = create_task(&s, "p", json!({}))["id"].as_str().unwrap().to_string();
+    let id = create_task(&s, "p", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let p = format!("{TASKS}/{id}");
-    assert_eq!(s.post_empty(&format!("{p}/pause")).status, 409, "pause of pending");
-    assert_eq!(s.post_empty(&format!("{p}/resume")).status, 409, "resume of pending");
+    assert_eq!(
+        s.post_empty(&format!("{p}/pause")).status,
+        409,
+        "pause of pending"
+    );
+    assert_eq!(
+        s.post_empty(&format!("{p}/resume")).status,
+        409,
+        "resume of pending"
+    );
     s.patch(&p, json!({"status": "running"}));
-    assert_eq!(s.post_empty(&format!("{p}/resume")).status, 409, "resume of running");
+    assert_eq!(
+        s.post_empty(&format!("{p}/resume")).status,
+        409,
+        "resume of running"
+    );
     let r = s.post_empty(&format!("{p}/pause"));
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["task"]["metadata"]["status"], "paused");
@@ -240,17 +370,29 @@ fn pause_resume_cancel_without_a_session() {
 #[test]
 fn output_steps_and_result() {
     let s = Server::start();
-    let id = create_task(&s, "o", json!({}))["id"].as_str().unwrap().to_string();
+    let id = create_task(&s, "o", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let p = format!("{TASKS}/{id}");
-    let r = s.post(&format!("{p}/output"), json!({"output": "one\ntwo\r\nthree\n"}));
+    let r = s.post(
+        &format!("{p}/output"),
+        json!({"output": "one\ntwo\r\nthree\n"}),
+    );
     assert_eq!(r.status, 200);
-    assert_eq!(r.json()["task"]["metadata"]["output"], json!(["one", "two", "three"]));
+    assert_eq!(
+        r.json()["task"]["metadata"]["output"],
+        json!(["one", "two", "three"])
+    );
     s.post(&format!("{p}/output"), json!({"output": "four"}));
     assert_eq!(
         s.get(&p).json()["task"]["metadata"]["output"],
         json!(["one", "two", "three", "four"])
     );
-    assert_eq!(s.post(&format!("{p}/output"), json!({"output": 3})).status, 400);
+    assert_eq!(
+        s.post(&format!("{p}/output"), json!({"output": 3})).status,
+        400
+    );
     assert_eq!(s.post(&format!("{p}/output"), json!({})).status, 400);
 
     let r = s.post(&format!("{p}/steps"), json!({"description": "compile"}));
@@ -261,13 +403,27 @@ fn output_steps_and_result() {
     assert_eq!(b["step"]["description"], "compile");
     assert_eq!(b["step"]["status"], "pending");
     assert_eq!(s.post(&format!("{p}/steps"), json!({})).status, 400);
-    let r = s.patch(&format!("{p}/steps/{step_id}"), json!({"status": "completed", "output": "ok"}));
+    let r = s.patch(
+        &format!("{p}/steps/{step_id}"),
+        json!({"status": "completed", "output": "ok"}),
+    );
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["step"]["status"], "completed");
     assert_eq!(r.json()["step"]["output"], "ok");
-    assert_eq!(s.patch(&format!("{p}/steps/nope"), json!({"status": "completed"})).status, 404);
-    assert_eq!(s.patch(&format!("{p}/steps/{step_id}"), json!({"status": "weird"})).status, 400);
-    assert_eq!(s.patch(&format!("{p}/steps/{step_id}"), json!({})).status, 400);
+    assert_eq!(
+        s.patch(&format!("{p}/steps/nope"), json!({"status": "completed"}))
+            .status,
+        404
+    );
+    assert_eq!(
+        s.patch(&format!("{p}/steps/{step_id}"), json!({"status": "weird"}))
+            .status,
+        400
+    );
+    assert_eq!(
+        s.patch(&format!("{p}/steps/{step_id}"), json!({})).status,
+        400
+    );
     let steps = s.get(&p).json()["task"]["metadata"]["steps"].clone();
     assert_eq!(steps[0]["status"], "completed");
 
@@ -277,7 +433,11 @@ fn output_steps_and_result() {
         json!({"success": true}),
         json!({"success": true, "summary": "s", "filesModified": "a"}),
     ] {
-        assert_eq!(s.post(&format!("{p}/result"), bad.clone()).status, 400, "{bad}");
+        assert_eq!(
+            s.post(&format!("{p}/result"), bad.clone()).status,
+            400,
+            "{bad}"
+        );
     }
     let r = s.post(
         &format!("{p}/result"),
@@ -291,7 +451,10 @@ fn output_steps_and_result() {
     assert_eq!(m["result"]["filesModified"], json!(["a.rs"]));
     assert_eq!(m["result"]["filesCreated"], json!(["b.rs"]));
 
-    let id2 = create_task(&s, "f", json!({}))["id"].as_str().unwrap().to_string();
+    let id2 = create_task(&s, "f", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let r = s.post(
         &format!("{TASKS}/{id2}/result"),
         json!({"success": false, "summary": "tests fail", "error": "3 failures"}),
@@ -306,7 +469,11 @@ fn output_steps_and_result() {
 fn retry_only_from_failed_or_cancelled() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
-    let t = create_task(&s, "r", json!({"workingDirectory": dir.path(), "providerId": "exec"}));
+    let t = create_task(
+        &s,
+        "r",
+        json!({"workingDirectory": dir.path(), "providerId": "exec"}),
+    );
     let id = t["id"].as_str().unwrap();
     assert_eq!(s.post_empty(&format!("{TASKS}/{id}/retry")).status, 409);
     s.post_empty(&format!("{TASKS}/{id}/cancel"));
@@ -318,24 +485,36 @@ fn retry_only_from_failed_or_cancelled() {
     assert_eq!(n["description"], t["description"]);
     assert_eq!(n["metadata"]["status"], "pending");
     assert_eq!(n["metadata"]["providerId"], "exec");
-    assert_eq!(n["metadata"]["workingDirectory"], t["metadata"]["workingDirectory"]);
+    assert_eq!(
+        n["metadata"]["workingDirectory"],
+        t["metadata"]["workingDirectory"]
+    );
     assert_eq!(n["metadata"]["retryOf"], t["id"]);
 }
 
 #[test]
 fn fifty_concurrent_writers_on_one_task_lose_nothing() {
     let s = Server::start();
-    let id = create_task(&s, "c", json!({}))["id"].as_str().unwrap().to_string();
+    let id = create_task(&s, "c", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let p = format!("{TASKS}/{id}");
     std::thread::scope(|sc| {
         for i in 0..50 {
             let (s, p) = (&s, &p);
             sc.spawn(move || {
-                let r = s.post(&format!("{p}/output"), json!({"output": format!("line {i}")}));
+                let r = s.post(
+                    &format!("{p}/output"),
+                    json!({"output": format!("line {i}")}),
+                );
                 assert_eq!(r.status, 200);
                 let r = s.patch(p, json!({"progress": i}));
                 assert_eq!(r.status, 200);
-                let r = s.post(&format!("{p}/steps"), json!({"description": format!("step {i}")}));
+                let r = s.post(
+                    &format!("{p}/steps"),
+                    json!({"description": format!("step {i}")}),
+                );
                 assert_eq!(r.status, 201);
             });
         }
@@ -355,12 +534,27 @@ fn fifty_concurrent_writers_on_one_task_lose_nothing() {
 fn acknowledged_writes_survive_kill_9_and_restart() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(dir.path(), &[]);
-    let a = create_task(&s, "a", json!({}))["id"].as_str().unwrap().to_string();
-    let b = create_task(&s, "b", json!({}))["id"].as_str().unwrap().to_string();
-    s.patch(&format!("{TASKS}/{a}"), json!({"status": "running", "progress": 30}));
+    let a = create_task(&s, "a", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = create_task(&s, "b", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.patch(
+        &format!("{TASKS}/{a}"),
+        json!({"status": "running", "progress": 30}),
+    );
     s.post(&format!("{TASKS}/{a}/output"), json!({"output": "hello"}));
-    let step = s.post(&format!("{TASKS}/{a}/steps"), json!({"description": "s1"})).json()["stepId"].clone();
-    s.post(&format!("{TASKS}/{b}/result"), json!({"success": true, "summary": "ok"}));
+    let step = s
+        .post(&format!("{TASKS}/{a}/steps"), json!({"description": "s1"}))
+        .json()["stepId"]
+        .clone();
+    s.post(
+        &format!("{TASKS}/{b}/result"),
+        json!({"success": true, "summary": "ok"}),
+    );
     s.crash();
     let s = Server::start_in(dir.path(), &[]);
     let m = s.get(&format!("{TASKS}/{a}")).json()["task"]["metadata"].clone();
@@ -372,7 +566,12 @@ fn acknowledged_writes_survive_kill_9_and_restart() {
     let m = s.get(&format!("{TASKS}/{b}")).json()["task"]["metadata"].clone();
     assert_eq!(m["status"], "completed");
     assert_eq!(m["result"]["summary"], "ok");
-    let ids: Vec<_> = s.get(TASKS).json()["tasks"].as_array().unwrap().iter().map(|t| t["id"].clone()).collect();
+    let ids: Vec<_> = s.get(TASKS).json()["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].clone())
+        .collect();
     assert_eq!(ids, vec![json!(b), json!(a)], "order survives restart");
 }
 
@@ -383,18 +582,29 @@ fn a_second_orchestra_on_the_same_state_dir_refuses() {
         Ok(_) => panic!("second server started"),
         Err(e) => e,
     };
-    assert!(err.contains(&first.pid().to_string()), "names the first pid: {err}");
+    assert!(
+        err.contains(&first.pid().to_string()),
+        "names the first pid: {err}"
+    );
 }
 
 #[test]
 fn sigterm_exits_zero_and_removes_server_json() {
     let mut s = Server::start();
     let server_json = s.state_dir.join("server.json");
-    let info: Value = serde_json::from_str(&std::fs::read_to_string(&server_json).unwrap()).unwrap();
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(&server_json).unwrap()).unwrap();
     assert_eq!(info["url"], s.url.as_str());
     assert_eq!(info["pid"], s.pid());
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(std::fs::metadata(&server_json).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(&server_json)
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
     assert_eq!(s.stop(), Some(0));
     assert!(!server_json.exists());
 }
@@ -402,18 +612,34 @@ fn sigterm_exits_zero_and_removes_server_json() {
 #[test]
 fn host_check_and_token() {
     let s = Server::start();
-    let r = raw_request(&s.addr, "GET", "/api/status", None, &[("Host", "evil.example:80")]);
+    let r = raw_request(
+        &s.addr,
+        "GET",
+        "/api/status",
+        None,
+        &[("Host", "evil.example:80")],
+    );
     assert_eq!(r.status, 403);
     assert!(r.json()["error"].is_string());
     for ok in ["localhost", "127.0.0.1:9", "[::1]:80"] {
-        assert_eq!(raw_request(&s.addr, "GET", "/api/status", None, &[("Host", ok)]).status, 200, "{ok}");
+        assert_eq!(
+            raw_request(&s.addr, "GET", "/api/status", None, &[("Host", ok)]).status,
+            200,
+            "{ok}"
+        );
     }
 
     let t = Server::start_with(&["--token", "s3cret"]);
     let r = raw_request(&t.addr, "GET", "/api/status", None, &[]);
     assert_eq!(r.status, 401);
     assert!(r.json()["error"].is_string());
-    let r = raw_request(&t.addr, "GET", "/api/status", None, &[("Authorization", "Bearer wrong")]);
+    let r = raw_request(
+        &t.addr,
+        "GET",
+        "/api/status",
+        None,
+        &[("Authorization", "Bearer wrong")],
+    );
     assert_eq!(r.status, 401);
     assert_eq!(t.get("/api/status").status, 200);
 }
@@ -455,8 +681,15 @@ fn events_stream_one_event_per_change() {
     let s = Server::start();
     let mut stream = std::net::TcpStream::connect(&s.addr).unwrap();
     use std::io::{BufRead, BufReader, Write};
-    write!(stream, "GET /api/coding-agents/events HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr).unwrap();
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    write!(
+        stream,
+        "GET /api/coding-agents/events HTTP/1.1\r\nHost: {}\r\n\r\n",
+        s.addr
+    )
+    .unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
     let mut reader = BufReader::new(stream);
     let mut head = String::new();
     reader.read_line(&mut head).unwrap();
@@ -469,14 +702,20 @@ fn events_stream_one_event_per_change() {
             break;
         }
     }
-    let id = create_task(&s, "ev", json!({}))["id"].as_str().unwrap().to_string();
+    let id = create_task(&s, "ev", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     s.patch(&format!("{TASKS}/{id}"), json!({"status": "running"}));
     s.patch(&format!("{TASKS}/{id}"), json!({"progress": 10}));
     s.post(&format!("{TASKS}/{id}/output"), json!({"output": "x"}));
     s.post(&format!("{TASKS}/{id}/steps"), json!({"description": "st"}));
     s.post_empty(&format!("{TASKS}/{id}/pause"));
     s.post_empty(&format!("{TASKS}/{id}/resume"));
-    s.post(&format!("{TASKS}/{id}/result"), json!({"success": true, "summary": "y"}));
+    s.post(
+        &format!("{TASKS}/{id}/result"),
+        json!({"success": true, "summary": "y"}),
+    );
     let want = [
         "task:created",
         "task:started",

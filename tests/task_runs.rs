@@ -38,7 +38,10 @@ fn exit_codes_decide_the_task() {
     assert!(t["metadata"]["startedAt"].is_i64());
     let t = wait_task_status(&s, &bad, "failed");
     assert_eq!(t["metadata"]["output"], json!(["one", "two"]));
-    assert!(t["metadata"]["error"].as_str().unwrap().contains("code 3"), "{t}");
+    assert!(
+        t["metadata"]["error"].as_str().unwrap().contains("code 3"),
+        "{t}"
+    );
     assert!(t["metadata"]["completedAt"].is_i64());
 
     let good = exec_task(&s, "good", "printf 'done\\n'", None);
@@ -46,12 +49,19 @@ fn exit_codes_decide_the_task() {
     let t = wait_task_status(&s, &good, "completed");
     assert_eq!(t["metadata"]["progress"], 100);
     assert_eq!(t["metadata"]["output"], json!(["done"]));
-    assert_eq!(s.post_empty(&format!("{TASKS}/{good}/start")).status, 409, "only pending starts");
+    assert_eq!(
+        s.post_empty(&format!("{TASKS}/{good}/start")).status,
+        409,
+        "only pending starts"
+    );
 
     let killed = exec_task(&s, "killed", "kill -9 $$", None);
     start(&s, &killed);
     let t = wait_task_status(&s, &killed, "failed");
-    assert!(t["metadata"]["error"].as_str().unwrap().contains("SIGKILL"), "{t}");
+    assert!(
+        t["metadata"]["error"].as_str().unwrap().contains("SIGKILL"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -60,24 +70,34 @@ fn pause_resume_cancel_act_on_the_process_group() {
     let id = exec_task(&s, "sleeper", "sleep 600 & sleep 601; wait", None);
     let t = start(&s, &id);
     let sid = t["metadata"]["sessionId"].as_str().unwrap().to_string();
-    assert!(wait_until(Duration::from_secs(5), || session_pids(&sid).len() >= 3));
+    assert!(wait_until(Duration::from_secs(5), || session_pids(&sid)
+        .len()
+        >= 3));
     let pids = session_pids(&sid);
 
     let r = s.post_empty(&format!("{TASKS}/{id}/pause"));
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["task"]["metadata"]["status"], "paused");
-    assert!(wait_until(Duration::from_secs(2), || pids.iter().all(|p| process_state(*p) == Some('T'))));
+    assert!(wait_until(Duration::from_secs(2), || pids
+        .iter()
+        .all(|p| process_state(*p) == Some('T'))));
     let sess = s.get(&format!("/api/coding-agents/sessions/{sid}")).json()["session"].clone();
     assert_eq!(sess["status"], "paused");
 
     let r = s.post_empty(&format!("{TASKS}/{id}/resume"));
     assert_eq!(r.json()["task"]["metadata"]["status"], "running");
-    assert!(wait_until(Duration::from_secs(2), || pids.iter().all(|p| process_state(*p) != Some('T'))));
+    assert!(wait_until(Duration::from_secs(2), || pids
+        .iter()
+        .all(|p| process_state(*p) != Some('T'))));
 
     let r = s.post_empty(&format!("{TASKS}/{id}/cancel"));
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["task"]["metadata"]["status"], "cancelled");
-    assert!(session_pids(&sid).is_empty(), "left: {:?}", session_pids(&sid));
+    assert!(
+        session_pids(&sid).is_empty(),
+        "left: {:?}",
+        session_pids(&sid)
+    );
     let sess = s.get(&format!("/api/coding-agents/sessions/{sid}")).json()["session"].clone();
     assert_eq!(sess["ended"], true);
 }
@@ -86,12 +106,25 @@ fn pause_resume_cancel_act_on_the_process_group() {
 fn patch_to_paused_or_cancelled_acts_on_the_agent_too() {
     let s = Server::start_with(&["--grace", "1"]);
     let id = exec_task(&s, "sleeper", "sleep 600", None);
-    let sid = start(&s, &id)["metadata"]["sessionId"].as_str().unwrap().to_string();
+    let sid = start(&s, &id)["metadata"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(wait_until(Duration::from_secs(5), || !session_pids(&sid).is_empty()));
     let pids = session_pids(&sid);
-    assert_eq!(s.patch(&format!("{TASKS}/{id}"), json!({"status": "paused"})).status, 200);
-    assert!(wait_until(Duration::from_secs(2), || pids.iter().all(|p| process_state(*p) == Some('T'))));
-    assert_eq!(s.patch(&format!("{TASKS}/{id}"), json!({"status": "cancelled"})).status, 200);
+    assert_eq!(
+        s.patch(&format!("{TASKS}/{id}"), json!({"status": "paused"}))
+            .status,
+        200
+    );
+    assert!(wait_until(Duration::from_secs(2), || pids
+        .iter()
+        .all(|p| process_state(*p) == Some('T'))));
+    assert_eq!(
+        s.patch(&format!("{TASKS}/{id}"), json!({"status": "cancelled"}))
+            .status,
+        200
+    );
     assert!(session_pids(&sid).is_empty());
 }
 
@@ -99,14 +132,27 @@ fn patch_to_paused_or_cancelled_acts_on_the_agent_too() {
 fn autopilot_runs_two_at_a_time_until_all_are_done() {
     let s = Server::start_with(&["--max-concurrent", "2"]);
     let ids: Vec<String> = (0..5)
-        .map(|i| exec_task(&s, &format!("t{i}"), &format!("sleep 0.4; echo task-{i}"), None))
+        .map(|i| {
+            exec_task(
+                &s,
+                &format!("t{i}"),
+                &format!("sleep 0.4; echo task-{i}"),
+                None,
+            )
+        })
         .collect();
-    assert_eq!(s.post_empty("/api/agent/resume").json()["status"], "running");
+    assert_eq!(
+        s.post_empty("/api/agent/resume").json()["status"],
+        "running"
+    );
     let mut most_running = 0;
     let done = wait_until(Duration::from_secs(30), || {
         let tasks = s.get(TASKS).json()["tasks"].clone();
         let tasks = tasks.as_array().unwrap();
-        let running = tasks.iter().filter(|t| t["metadata"]["status"] == "running").count();
+        let running = tasks
+            .iter()
+            .filter(|t| t["metadata"]["status"] == "running")
+            .count();
         most_running = most_running.max(running);
         tasks.iter().all(|t| t["metadata"]["status"] == "completed")
     });
@@ -116,7 +162,11 @@ fn autopilot_runs_two_at_a_time_until_all_are_done() {
     // Oldest first: start times follow creation order.
     let started: Vec<i64> = ids
         .iter()
-        .map(|id| s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"]["startedAt"].as_i64().unwrap())
+        .map(|id| {
+            s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"]["startedAt"]
+                .as_i64()
+                .unwrap()
+        })
         .collect();
     let mut sorted = started.clone();
     sorted.sort();
@@ -125,18 +175,27 @@ fn autopilot_runs_two_at_a_time_until_all_are_done() {
     s.post_empty("/api/agent/pause");
     let idle = exec_task(&s, "idle", "true", None);
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(s.get(&format!("{TASKS}/{idle}")).json()["task"]["metadata"]["status"], "pending");
+    assert_eq!(
+        s.get(&format!("{TASKS}/{idle}")).json()["task"]["metadata"]["status"],
+        "pending"
+    );
 }
 
 #[test]
 fn stop_cancels_running_tasks_and_turns_autopilot_off() {
     let s = Server::start_with(&["--grace", "1"]);
     let id = exec_task(&s, "long", "sleep 600", None);
-    let sid = start(&s, &id)["metadata"]["sessionId"].as_str().unwrap().to_string();
+    let sid = start(&s, &id)["metadata"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     s.post_empty("/api/agent/resume");
     let r = s.post_empty("/api/agent/stop");
     assert_eq!(r.json()["status"], "stopped");
-    assert_eq!(s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"]["status"], "cancelled");
+    assert_eq!(
+        s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"]["status"],
+        "cancelled"
+    );
     assert!(session_pids(&sid).is_empty());
 }
 
@@ -157,7 +216,10 @@ fn a_subagent_reports_steps_progress_and_result_over_http() {
     let m = &t["metadata"];
     assert_eq!(m["steps"][0]["description"], "Running tests");
     assert_eq!(m["steps"][0]["status"], "completed");
-    assert_eq!(m["result"]["summary"], "all green", "the result wins over exit 9: {t}");
+    assert_eq!(
+        m["result"]["summary"], "all green",
+        "the result wins over exit 9: {t}"
+    );
     // The session really ended with its own code.
     let sid = m["sessionId"].as_str().unwrap();
     assert!(wait_until(Duration::from_secs(5), || {
@@ -170,9 +232,18 @@ fn kill_9_then_restart_marks_running_tasks_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(dir.path(), &[]);
     let run = exec_task(&s, "run", "sleep 600", None);
-    let sid = start(&s, &run)["metadata"]["sessionId"].as_str().unwrap().to_string();
-    let outside = create_task(&s, "outside", json!({}))["id"].as_str().unwrap().to_string();
-    s.patch(&format!("{TASKS}/{outside}"), json!({"status": "running", "progress": 20}));
+    let sid = start(&s, &run)["metadata"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let outside = create_task(&s, "outside", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.patch(
+        &format!("{TASKS}/{outside}"),
+        json!({"status": "running", "progress": 20}),
+    );
     assert!(wait_until(Duration::from_secs(5), || !session_pids(&sid).is_empty()));
     s.crash();
     assert!(
@@ -183,7 +254,10 @@ fn kill_9_then_restart_marks_running_tasks_interrupted() {
     let s = Server::start_in(dir.path(), &[]);
     let t = s.get(&format!("{TASKS}/{run}")).json()["task"].clone();
     assert_eq!(t["metadata"]["status"], "failed");
-    assert_eq!(t["metadata"]["error"], "interrupted: orchestra stopped while this task was running");
+    assert_eq!(
+        t["metadata"]["error"],
+        "interrupted: orchestra stopped while this task was running"
+    );
     let o = s.get(&format!("{TASKS}/{outside}")).json()["task"].clone();
     assert_eq!(o["metadata"]["status"], "running");
     assert_eq!(o["metadata"]["progress"], 20);
@@ -216,10 +290,22 @@ fn result_files_come_from_git_when_none_are_listed() {
     git(&["commit", "-qm", "init"]);
     let head = std::fs::read_to_string(d.join(".git/HEAD")).unwrap();
     let s = Server::start();
-    let id = exec_task(&s, "edits", "echo more >> edit.txt; echo new > created.txt", Some(d));
+    let id = exec_task(
+        &s,
+        "edits",
+        "echo more >> edit.txt; echo new > created.txt",
+        Some(d),
+    );
     start(&s, &id);
     let t = wait_task_status(&s, &id, "completed");
-    assert_eq!(t["metadata"]["result"]["filesModified"], json!(["edit.txt"]), "{t}");
-    assert_eq!(t["metadata"]["result"]["filesCreated"], json!(["created.txt"]));
+    assert_eq!(
+        t["metadata"]["result"]["filesModified"],
+        json!(["edit.txt"]),
+        "{t}"
+    );
+    assert_eq!(
+        t["metadata"]["result"]["filesCreated"],
+        json!(["created.txt"])
+    );
     assert_eq!(std::fs::read_to_string(d.join(".git/HEAD")).unwrap(), head);
 }

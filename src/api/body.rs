@@ -29,7 +29,9 @@ impl<S: Send + Sync> FromRequest<S> for Body {
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(m)) => Ok(Body(m)),
             Ok(_) => Err(ApiError::bad_request("request body must be a JSON object")),
-            Err(e) => Err(ApiError::bad_request(format!("request body is not valid JSON: {e}"))),
+            Err(e) => Err(ApiError::bad_request(format!(
+                "request body is not valid JSON: {e}"
+            ))),
         }
     }
 }
@@ -103,7 +105,9 @@ impl Body {
     pub fn bool(&self, key: &str) -> Result<bool, ApiError> {
         match self.field(key) {
             Some(Value::Bool(b)) => Ok(*b),
-            None => Err(ApiError::bad_request(format!("missing field `{key}` (true or false)"))),
+            None => Err(ApiError::bad_request(format!(
+                "missing field `{key}` (true or false)"
+            ))),
             Some(v) => Err(ApiError::bad_request(format!(
                 "`{key}` must be true or false, not {}",
                 type_name(v)

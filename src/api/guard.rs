@@ -31,12 +31,18 @@ pub fn is_loopback_host(host: &str) -> bool {
     if h == "localhost" || h.ends_with(".localhost") {
         return true;
     }
-    h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    h.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn token_matches(given: &[u8], want: &[u8]) -> bool {
     // Compare every byte so the time taken does not reveal how much matched.
-    given.len() == want.len() && given.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+    given.len() == want.len()
+        && given
+            .iter()
+            .zip(want)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) -> Response {
@@ -79,10 +85,24 @@ mod tests {
 
     #[test]
     fn loopback_hosts() {
-        for ok in ["localhost", "localhost:8080", "127.0.0.1:3", "127.1.2.3", "[::1]:80", "::1", "app.localhost"] {
+        for ok in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:3",
+            "127.1.2.3",
+            "[::1]:80",
+            "::1",
+            "app.localhost",
+        ] {
             assert!(is_loopback_host(ok), "{ok}");
         }
-        for bad in ["evil.com", "evil.com:80", "10.0.0.1", "localhost.evil.com", "[::2]:1"] {
+        for bad in [
+            "evil.com",
+            "evil.com:80",
+            "10.0.0.1",
+            "localhost.evil.com",
+            "[::2]:1",
+        ] {
             assert!(!is_loopback_host(bad), "{bad}");
         }
     }

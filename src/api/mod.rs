@@ -34,17 +34,29 @@ pub fn router(engine: Engine, access: Access) -> Router {
         .route(&format!("{T}/{{id}}/retry"), post(tasks::retry))
         .route(&format!("{T}/{{id}}/output"), post(tasks::output))
         .route(&format!("{T}/{{id}}/steps"), post(tasks::add_step))
-        .route(&format!("{T}/{{id}}/steps/{{step_id}}"), axum::routing::patch(tasks::update_step))
+        .route(
+            &format!("{T}/{{id}}/steps/{{step_id}}"),
+            axum::routing::patch(tasks::update_step),
+        )
         .route(&format!("{T}/{{id}}/result"), post(tasks::result))
         .route(S, get(sessions::list).post(sessions::spawn))
-        .route(&format!("{S}/{{id}}"), get(sessions::get).delete(sessions::delete))
-        .route(&format!("{S}/{{id}}/messages"), get(sessions::messages).post(sessions::send))
+        .route(
+            &format!("{S}/{{id}}"),
+            get(sessions::get).delete(sessions::delete),
+        )
+        .route(
+            &format!("{S}/{{id}}/messages"),
+            get(sessions::messages).post(sessions::send),
+        )
         .route(&format!("{S}/{{id}}/peek"), get(sessions::peek))
         .route(&format!("{S}/{{id}}/resize"), post(sessions::resize))
         .route(&format!("{S}/{{id}}/pause"), post(sessions::pause))
         .route(&format!("{S}/{{id}}/resume"), post(sessions::resume))
         .route(&format!("{S}/{{id}}/answer"), post(sessions::answer))
-        .route("/api/coding-agents/status", get(orchestrator::coding_agents_status))
+        .route(
+            "/api/coding-agents/status",
+            get(orchestrator::coding_agents_status),
+        )
         .route("/api/coding-agents/providers", get(orchestrator::providers))
         .route("/api/coding-agents/events", get(events::stream))
         .route("/api/status", get(orchestrator::status))
@@ -56,7 +68,10 @@ pub fn router(engine: Engine, access: Access) -> Router {
         .with_state(engine)
         .layer(DefaultBodyLimit::max(body::MAX_BODY))
         .layer(axum::middleware::map_response(error::json_errors))
-        .layer(axum::middleware::from_fn_with_state(Arc::new(access), guard::check))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(access),
+            guard::check,
+        ))
 }
 
 async fn unknown_route(method: Method, uri: Uri) -> ApiError {

@@ -55,14 +55,20 @@ pub async fn send(State(engine): State<Engine>, Path(id): Path<String>, body: Bo
     let text = body.opt_str("text")?;
     let keys = body.opt_str_list("keys")?;
     let input = match (text, keys) {
-        (Some(_), Some(_)) => return Err(ApiError::bad_request("give either `text` or `keys`, not both")),
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_request(
+                "give either `text` or `keys`, not both",
+            ));
+        }
         (None, None) => {
             return Err(ApiError::bad_request(
                 "missing field: give `text` (a string) or `keys` (an array of key names)",
             ));
         }
         (Some(t), None) => Input::Text(t),
-        (None, Some(k)) if k.is_empty() => return Err(ApiError::bad_request("`keys` must not be empty")),
+        (None, Some(k)) if k.is_empty() => {
+            return Err(ApiError::bad_request("`keys` must not be empty"));
+        }
         (None, Some(k)) => Input::Keys(k),
     };
     let message = engine.send_message(&id, input).await?;
@@ -73,7 +79,11 @@ pub async fn messages(State(engine): State<Engine>, Path(id): Path<String>) -> A
     Ok(Json(json!({ "messages": engine.session_messages(&id)? })).into_response())
 }
 
-pub async fn peek(State(engine): State<Engine>, Path(id): Path<String>, RawQuery(q): RawQuery) -> ApiResult {
+pub async fn peek(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
     engine.get_session(&id)?;
     let mut lines = 0usize;
     let mut ansi = false;
@@ -81,14 +91,20 @@ pub async fn peek(State(engine): State<Engine>, Path(id): Path<String>, RawQuery
         match k.as_str() {
             "lines" => {
                 lines = v.parse::<usize>().map_err(|_| {
-                    ApiError::bad_request(format!("lines must be a whole number of lines, not {v:?}"))
+                    ApiError::bad_request(format!(
+                        "lines must be a whole number of lines, not {v:?}"
+                    ))
                 })?
             }
             "ansi" => {
                 ansi = match v.as_str() {
                     "1" | "true" | "" => true,
                     "0" | "false" => false,
-                    _ => return Err(ApiError::bad_request(format!("ansi must be 1 or 0, not {v:?}"))),
+                    _ => {
+                        return Err(ApiError::bad_request(format!(
+                            "ansi must be 1 or 0, not {v:?}"
+                        )));
+                    }
                 }
             }
             _ => {}
@@ -100,8 +116,11 @@ pub async fn peek(State(engine): State<Engine>, Path(id): Path<String>, RawQuery
 pub async fn resize(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_session(&id)?;
     let need = |k: &str, max: u16| -> Result<u16, ApiError> {
-        body.opt_u16(k, 2, max)?
-            .ok_or_else(|| ApiError::bad_request(format!("missing field `{k}` (a whole number from 2 to {max})")))
+        body.opt_u16(k, 2, max)?.ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "missing field `{k}` (a whole number from 2 to {max})"
+            ))
+        })
     };
     let cols = need("cols", MAX_COLS)?;
     let rows = need("rows", MAX_ROWS)?;
@@ -121,8 +140,16 @@ pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: 
     let option = match body.0.get("option") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
-        Some(_) => return Err(ApiError::bad_request("`option` must be a string (an option's key)")),
-        None => return Err(ApiError::bad_request("missing field `option` (the key of one of the prompt's options)")),
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "`option` must be a string (an option's key)",
+            ));
+        }
+        None => {
+            return Err(ApiError::bad_request(
+                "missing field `option` (the key of one of the prompt's options)",
+            ));
+        }
     };
     Ok(Json(session_json(&engine.answer_prompt(&id, &option).await?)).into_response())
 }

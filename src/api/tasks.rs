@@ -30,7 +30,9 @@ pub async fn create(State(engine): State<Engine>, body: Body) -> ApiResult {
         description: body.non_empty_str("description")?,
         provider_id: body.opt_str("providerId")?,
         working_directory: body.opt_str("workingDirectory")?,
-        required_capabilities: body.opt_str_list("requiredCapabilities")?.unwrap_or_default(),
+        required_capabilities: body
+            .opt_str_list("requiredCapabilities")?
+            .unwrap_or_default(),
         approval: super::sessions_common::approval(&body)?,
     };
     let task = engine.create_task(req).await?;
@@ -123,7 +125,14 @@ pub async fn patch(State(engine): State<Engine>, Path(id): Path<String>, body: B
         ));
     }
     let task = engine
-        .patch_task(&id, TaskPatch { status, progress, error })
+        .patch_task(
+            &id,
+            TaskPatch {
+                status,
+                progress,
+                error,
+            },
+        )
         .await?;
     ok(task_json(&task))
 }
@@ -154,7 +163,11 @@ pub async fn output(State(engine): State<Engine>, Path(id): Path<String>, body: 
     ok(task_json(&engine.append_output(&id, &text).await?))
 }
 
-pub async fn add_step(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+pub async fn add_step(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
     engine.get_task(&id)?;
     let description = body.non_empty_str("description")?;
     let (_, step) = engine.add_step(&id, &description).await?;
@@ -199,17 +212,23 @@ mod tests {
 
     #[test]
     fn query_parsing() {
-        assert_eq!(url_pairs("a=b%20c&d=e+f&g"), vec![
-            ("a".to_string(), "b c".to_string()),
-            ("d".to_string(), "e f".to_string()),
-            ("g".to_string(), String::new()),
-        ]);
+        assert_eq!(
+            url_pairs("a=b%20c&d=e+f&g"),
+            vec![
+                ("a".to_string(), "b c".to_string()),
+                ("d".to_string(), "e f".to_string()),
+                ("g".to_string(), String::new()),
+            ]
+        );
         assert_eq!(percent_decode("100%"), "100%");
         assert_eq!(percent_decode("%zz"), "%zz");
         assert!(list_query(Some("limit=0")).is_err());
         assert!(list_query(Some("limit=-1")).is_err());
         assert!(list_query(Some("limit=1.5")).is_err());
         assert!(list_query(Some("status=bogus")).is_err());
-        assert_eq!(list_query(Some("status=failed&limit=3")).unwrap(), (Some(TaskStatus::Failed), Some(3)));
+        assert_eq!(
+            list_query(Some("status=failed&limit=3")).unwrap(),
+            (Some(TaskStatus::Failed), Some(3))
+        );
     }
 }

@@ -25,20 +25,36 @@ pub struct Cli {
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
     /// Address the HTTP API listens on; port 0 picks a free one.
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0", global = true)]
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        default_value = "127.0.0.1:0",
+        global = true
+    )]
     pub addr: SocketAddr,
     /// Where the database, transcripts, logs and server.json live
     /// [default: $XDG_DATA_HOME/orchestra, else ~/.local/share/orchestra].
     #[arg(long, value_name = "DIR", env = "ORCHESTRA_STATE_DIR", global = true)]
     pub state_dir: Option<PathBuf>,
     /// Require `Authorization: Bearer TOKEN` on every request (required off loopback).
-    #[arg(long, value_name = "TOKEN", env = "ORCHESTRA_TOKEN", hide_env_values = true, global = true)]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "ORCHESTRA_TOKEN",
+        hide_env_values = true,
+        global = true
+    )]
     pub token: Option<String>,
     /// Config file with providers and defaults [default: $XDG_CONFIG_HOME/orchestra/config.toml].
     #[arg(long, value_name = "FILE", env = "ORCHESTRA_CONFIG", global = true)]
     pub config: Option<PathBuf>,
     /// Provider for sessions and tasks that name none (e.g. shell, claude).
-    #[arg(long, value_name = "ID", env = "ORCHESTRA_DEFAULT_PROVIDER", global = true)]
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "ORCHESTRA_DEFAULT_PROVIDER",
+        global = true
+    )]
     pub default_provider: Option<String>,
     /// At most this many tasks run at once under autopilot.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024), global = true)]

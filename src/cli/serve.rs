@@ -20,7 +20,10 @@ pub struct Running {
 }
 
 /// Logs to `logs/orchestra.log` in the state directory, and to stderr with `-v`.
-fn init_logging(state: &StateDir, verbose: bool) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+fn init_logging(
+    state: &StateDir,
+    verbose: bool,
+) -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use tracing_subscriber::prelude::*;
     let dir = state.log_dir();
     std::fs::create_dir_all(&dir).ok()?;
@@ -28,8 +31,11 @@ fn init_logging(state: &StateDir, verbose: bool) -> Option<tracing_appender::non
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("ORCHESTRA_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let file_layer = tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(false);
-    let stderr_layer = verbose.then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
+    let file_layer = tracing_subscriber::fmt::layer()
+        .with_writer(writer)
+        .with_ansi(false);
+    let stderr_layer =
+        verbose.then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
     let _ = tracing_subscriber::registry()
         .with(filter)
         .with(file_layer)
@@ -108,7 +114,10 @@ impl Running {
 /// Resolves on SIGTERM or SIGINT.
 pub async fn termination() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         // Without signal handlers we can only wait forever; SIGKILL still works.
         std::future::pending::<()>().await;
         return;

@@ -12,7 +12,11 @@ impl Engine {
     }
 
     pub async fn set_autopilot(&self, on: bool) {
-        self.set_run_state(if on { RunState::Running } else { RunState::Paused });
+        self.set_run_state(if on {
+            RunState::Running
+        } else {
+            RunState::Paused
+        });
         if on {
             self.inner.dispatch.notify_one();
         }
@@ -43,7 +47,10 @@ impl Engine {
         let tasks = self.tasks_oldest_first();
         let mut busy = tasks
             .iter()
-            .filter(|t| matches!(t.status(), TaskStatus::Running | TaskStatus::Paused) && t.metadata.session_id.is_some())
+            .filter(|t| {
+                matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
+                    && t.metadata.session_id.is_some()
+            })
             .count();
         for t in tasks.iter().filter(|t| t.status() == TaskStatus::Pending) {
             if busy >= self.config().max_concurrent || self.run_state() != RunState::Running {

@@ -108,7 +108,9 @@ impl Event {
                 Some(json!({"type": kind.name(), "sessionId": session_id, key: data.as_ref()}))
             }
             Event::Screen { .. } => None,
-            Event::Orchestrator { state } => Some(json!({"type": "orchestrator:state", "state": state})),
+            Event::Orchestrator { state } => {
+                Some(json!({"type": "orchestrator:state", "state": state}))
+            }
         }
     }
 }

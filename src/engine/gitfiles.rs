@@ -36,7 +36,10 @@ fn content_hash(path: &Path) -> Option<u64> {
 
 /// (path, untracked) for every dirty path, from `git status --porcelain -z`.
 fn dirty_paths(root: &Path) -> Option<Vec<(String, bool)>> {
-    let out = git(root, &["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;
+    let out = git(
+        root,
+        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+    )?;
     let mut paths = Vec::new();
     let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
     while let Some(entry) = fields.next() {
@@ -89,7 +92,10 @@ impl GitSnapshot {
                 modified.insert(path);
             }
         }
-        (modified.into_iter().collect(), created.into_iter().collect())
+        (
+            modified.into_iter().collect(),
+            created.into_iter().collect(),
+        )
     }
 }
 
@@ -131,7 +137,13 @@ mod tests {
         let (modified, created) = snap.changes();
         assert_eq!(modified, vec!["a.txt"]);
         assert_eq!(created, vec!["sub/new.txt"]);
-        assert_eq!(std::fs::read(p.join(".git/index")).unwrap(), index_before, "index untouched");
-        assert!(GitSnapshot::take(&std::env::temp_dir().join("definitely-not-a-repo-xyz")).is_none());
+        assert_eq!(
+            std::fs::read(p.join(".git/index")).unwrap(),
+            index_before,
+            "index untouched"
+        );
+        assert!(
+            GitSnapshot::take(&std::env::temp_dir().join("definitely-not-a-repo-xyz")).is_none()
+        );
     }
 }

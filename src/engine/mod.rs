@@ -262,12 +262,20 @@ impl Engine {
     }
 
     pub fn run_state(&self) -> RunState {
-        *self.inner.run_state.lock().unwrap_or_else(|p| p.into_inner())
+        *self
+            .inner
+            .run_state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn set_run_state(&self, s: RunState) {
         let changed = {
-            let mut g = self.inner.run_state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut g = self
+                .inner
+                .run_state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             let changed = *g != s;
             *g = s;
             changed

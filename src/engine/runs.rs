@@ -101,7 +101,8 @@ impl Engine {
         }
         if let Some(entry) = self.task_session(&task) {
             if let Some(pty) = &entry.pty {
-                pty.pause().map_err(|e| EngineError::Conflict(e.to_string()))?;
+                pty.pause()
+                    .map_err(|e| EngineError::Conflict(e.to_string()))?;
             }
             self.settle_status(&entry, SessionStatus::Paused).await;
         }
@@ -116,7 +117,8 @@ impl Engine {
         if let Some(entry) = self.task_session(&task)
             && let Some(pty) = &entry.pty
         {
-            pty.resume().map_err(|e| EngineError::Conflict(e.to_string()))?;
+            pty.resume()
+                .map_err(|e| EngineError::Conflict(e.to_string()))?;
             self.settle_status(&entry, pty.status()).await;
         }
         self.move_task(id, TaskStatus::Running, None).await
@@ -160,15 +162,28 @@ impl Engine {
     }
 
     /// Hook for status changes of a session (providers use it to decide finished turns).
-    pub(crate) async fn session_status_changed(&self, _entry: &Arc<SessionEntry>, _status: SessionStatus) {}
+    pub(crate) async fn session_status_changed(
+        &self,
+        _entry: &Arc<SessionEntry>,
+        _status: SessionStatus,
+    ) {
+    }
 
     /// A session ended: its task is decided by how, unless a result decided it already.
-    pub(crate) async fn session_exited(&self, entry: &Arc<SessionEntry>, info: &SessionInfo, exit: &ExitInfo) {
+    pub(crate) async fn session_exited(
+        &self,
+        entry: &Arc<SessionEntry>,
+        info: &SessionInfo,
+        exit: &ExitInfo,
+    ) {
         let Some(task_id) = info.task_id.clone() else {
             return;
         };
-        let Ok(task) = self.get_task(&task_id) else { return };
-        if task.status().is_final() || task.metadata.session_id.as_deref() != Some(info.id.as_str()) {
+        let Ok(task) = self.get_task(&task_id) else {
+            return;
+        };
+        if task.status().is_final() || task.metadata.session_id.as_deref() != Some(info.id.as_str())
+        {
             return;
         }
         let (modified, created) = self.git_changes(&task_id).await;
@@ -244,7 +259,9 @@ impl Engine {
     pub async fn stop_all(&self) {
         self.set_run_state(RunState::Stopped);
         for t in self.list_tasks(None, None) {
-            if matches!(t.status(), TaskStatus::Running | TaskStatus::Paused) && t.metadata.session_id.is_some() {
+            if matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
+                && t.metadata.session_id.is_some()
+            {
                 let _ = self.cancel_task(&t.id).await;
             }
         }

@@ -59,7 +59,11 @@ pub struct Message {
 pub fn reply_text(before: &[String], after: &[String], sent: &str) -> String {
     let common = before.iter().zip(after).take_while(|(a, b)| a == b).count();
     let mut new: Vec<&str> = after[common..].iter().map(|s| s.as_str()).collect();
-    let sent_lines: Vec<&str> = sent.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let sent_lines: Vec<&str> = sent
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     while let Some(first) = new.first() {
         let t = first.trim();
         if t.is_empty() || sent_lines.iter().any(|s| t.contains(s)) {
@@ -72,7 +76,11 @@ pub fn reply_text(before: &[String], after: &[String], sent: &str) -> String {
         new.pop();
     }
     // The prompt the agent returned to is chrome, not reply.
-    let prompt = before.iter().rev().find(|l| !l.trim().is_empty()).map(|l| l.trim());
+    let prompt = before
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim());
     if let (Some(p), Some(last)) = (prompt, new.last())
         && last.trim() == p
     {

@@ -96,9 +96,10 @@ fn session_error(e: SessionError) -> EngineError {
         SessionError::UnknownKey(k) => EngineError::Invalid(format!(
             "unknown key {k:?}: use names like enter, tab, esc, backspace, up, down, left, right, ctrl-c, f1, or a single character"
         )),
-        SessionError::InvalidCwd(p) => {
-            EngineError::Invalid(format!("workingDirectory {} is not a directory", p.display()))
-        }
+        SessionError::InvalidCwd(p) => EngineError::Invalid(format!(
+            "workingDirectory {} is not a directory",
+            p.display()
+        )),
         other => EngineError::Internal(other.to_string()),
     }
 }
@@ -150,20 +151,36 @@ impl Engine {
     }
 
     /// The environment a session starts from: a clean, explicit set.
-    fn session_env(&self, provider: &Provider, session_id: &str, task_id: Option<&str>) -> Vec<(String, String)> {
+    fn session_env(
+        &self,
+        provider: &Provider,
+        session_id: &str,
+        task_id: Option<&str>,
+    ) -> Vec<(String, String)> {
         let mut env = BTreeMap::new();
         for (k, v) in std::env::vars() {
             let keep = matches!(
                 k.as_str(),
-                "HOME" | "USER" | "LOGNAME" | "LANG" | "LANGUAGE" | "TZ" | "TMPDIR" | "XDG_RUNTIME_DIR"
+                "HOME"
+                    | "USER"
+                    | "LOGNAME"
+                    | "LANG"
+                    | "LANGUAGE"
+                    | "TZ"
+                    | "TMPDIR"
+                    | "XDG_RUNTIME_DIR"
             ) || k.starts_with("LC_");
             if keep {
                 env.insert(k, v);
             }
         }
         // Subagents can call `orchestra report …`: put our own binary first on PATH.
-        let base_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
-        let path = match std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf())) {
+        let base_path =
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        let path = match std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(|d| d.to_path_buf()))
+        {
             Some(dir) => format!("{}:{base_path}", dir.display()),
             None => base_path,
         };
@@ -239,7 +256,11 @@ impl Engine {
         let transcript = std::fs::create_dir_all(&transcripts)
             .ok()
             .map(|_| transcripts.join(format!("{id}.log")));
-        let instruction_arg = if provider.deliver == Delivery::Arg { req.task.as_str() } else { "" };
+        let instruction_arg = if provider.deliver == Delivery::Arg {
+            req.task.as_str()
+        } else {
+            ""
+        };
         let launch = provider.launch(instruction_arg);
         let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
         spec.args = launch.args;
@@ -302,7 +323,11 @@ impl Engine {
             table.by_id.insert(id.clone(), entry.clone());
             table.order.push(entry.clone());
         }
-        if let Err(e) = self.store().put(vec![session_record(&info, entry.seq)]).await {
+        if let Err(e) = self
+            .store()
+            .put(vec![session_record(&info, entry.seq)])
+            .await
+        {
             tracing::error!(error = %e, "could not persist a new session");
         }
         self.publish_session(SessionEventKind::Started, &info);
@@ -325,7 +350,11 @@ impl Engine {
     }
 
     /// Follows one session's events until it exits.
-    async fn follow(self, entry: Arc<SessionEntry>, mut rx: tokio::sync::mpsc::UnboundedReceiver<SessionEvent>) {
+    async fn follow(
+        self,
+        entry: Arc<SessionEntry>,
+        mut rx: tokio::sync::mpsc::UnboundedReceiver<SessionEvent>,
+    ) {
         while let Some(first) = rx.recv().await {
             let mut batch = vec![first];
             while let Ok(more) = rx.try_recv() {
@@ -372,7 +401,8 @@ impl Engine {
             info.status = status;
             info.clone()
         };
-        self.store().put_later(vec![session_record(&info, entry.seq)]);
+        self.store()
+            .put_later(vec![session_record(&info, entry.seq)]);
         self.publish_session(SessionEventKind::Status, &info);
         if matches!(status, SessionStatus::Ready | SessionStatus::Blocked) {
             self.finish_reply(entry).await;
@@ -399,7 +429,8 @@ impl Engine {
         if text.is_empty() {
             return;
         }
-        self.record_message(entry, Role::Agent, text, None, None).await;
+        self.record_message(entry, Role::Agent, text, None, None)
+            .await;
     }
 
     async fn record_message(
@@ -436,7 +467,12 @@ impl Engine {
     }
 
     /// Types text (and submits it) or sends keys; records it as a `user` message.
-    pub(crate) async fn send_to(&self, entry: &Arc<SessionEntry>, send: Input, auto: Option<String>) -> EngineResult<Message> {
+    pub(crate) async fn send_to(
+        &self,
+        entry: &Arc<SessionEntry>,
+        send: Input,
+        auto: Option<String>,
+    ) -> EngineResult<Message> {
         let pty = entry.live_pty()?.clone();
         // The previous reply ends where this send begins.
         self.finish_reply(entry).await;
@@ -458,9 +494,15 @@ impl Engine {
         .map_err(session_error)?;
         *entry.reply.lock() = Some(PendingReply {
             before,
-            sent: if keys.is_some() { String::new() } else { text.clone() },
+            sent: if keys.is_some() {
+                String::new()
+            } else {
+                text.clone()
+            },
         });
-        Ok(self.record_message(entry, Role::User, text, keys, auto).await)
+        Ok(self
+            .record_message(entry, Role::User, text, keys, auto)
+            .await)
     }
 
     pub async fn send_message(&self, id: &str, send: Input) -> EngineResult<Message> {
@@ -530,7 +572,12 @@ impl Engine {
         Ok(v)
     }
 
-    pub async fn resize_session(&self, id: &str, cols: u16, rows: u16) -> EngineResult<SessionInfo> {
+    pub async fn resize_session(
+        &self,
+        id: &str,
+        cols: u16,
+        rows: u16,
+    ) -> EngineResult<SessionInfo> {
         let entry = self.session_entry(id)?;
         let pty = entry.live_pty()?.clone();
         pty.resize(cols, rows).map_err(session_error)?;
@@ -540,7 +587,8 @@ impl Engine {
             info.rows = rows;
             info.clone()
         };
-        self.store().put_later(vec![session_record(&info, entry.seq)]);
+        self.store()
+            .put_later(vec![session_record(&info, entry.seq)]);
         Ok(info)
     }
 
@@ -548,7 +596,9 @@ impl Engine {
         let entry = self.session_entry(id)?;
         let task_id = entry.info.lock().task_id.clone();
         if let Some(task_id) = task_id
-            && self.get_task(&task_id).is_ok_and(|t| t.status() == crate::task::TaskStatus::Running)
+            && self
+                .get_task(&task_id)
+                .is_ok_and(|t| t.status() == crate::task::TaskStatus::Running)
         {
             self.pause_task(&task_id).await?;
             return self.get_session(id);
@@ -562,7 +612,9 @@ impl Engine {
         let entry = self.session_entry(id)?;
         let task_id = entry.info.lock().task_id.clone();
         if let Some(task_id) = task_id
-            && self.get_task(&task_id).is_ok_and(|t| t.status() == crate::task::TaskStatus::Paused)
+            && self
+                .get_task(&task_id)
+                .is_ok_and(|t| t.status() == crate::task::TaskStatus::Paused)
         {
             self.resume_task(&task_id).await?;
             return self.get_session(id);
@@ -620,7 +672,11 @@ impl Engine {
             info.prompt = None;
             info.clone()
         };
-        if let Err(e) = self.store().put(vec![session_record(&info, entry.seq)]).await {
+        if let Err(e) = self
+            .store()
+            .put(vec![session_record(&info, entry.seq)])
+            .await
+        {
             tracing::error!(error = %e, "could not persist a session's end");
         }
         self.publish_session(SessionEventKind::Exited, &info);
@@ -656,7 +712,9 @@ impl Engine {
     ) -> Vec<Record> {
         let mut by_session: BTreeMap<String, Vec<Message>> = BTreeMap::new();
         for m in messages {
-            if let (Some(owner), Ok(msg)) = (m.owner.clone(), serde_json::from_str::<Message>(&m.json)) {
+            if let (Some(owner), Ok(msg)) =
+                (m.owner.clone(), serde_json::from_str::<Message>(&m.json))
+            {
                 by_session.entry(owner).or_default().push(msg);
             }
         }
@@ -723,7 +781,10 @@ impl Engine {
             .iter()
             .find(|o| o.get("key").and_then(|k| k.as_str()) == Some(option))
             .ok_or_else(|| {
-                let keys: Vec<&str> = options.iter().filter_map(|o| o.get("key")?.as_str()).collect();
+                let keys: Vec<&str> = options
+                    .iter()
+                    .filter_map(|o| o.get("key")?.as_str())
+                    .collect();
                 EngineError::Invalid(format!(
                     "option {option:?} is not one of the prompt's options ({})",
                     keys.join(", ")
@@ -732,7 +793,11 @@ impl Engine {
         let keys: Vec<String> = chosen
             .get("keys")
             .and_then(|k| k.as_array())
-            .map(|a| a.iter().filter_map(|k| k.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|k| k.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_else(|| vec![option.to_string()]);
         self.send_to(&entry, Input::Keys(keys), None).await?;
         self.get_session(id)

@@ -2,7 +2,10 @@
 //! is made durable, and only then becomes visible and is published: a failed write leaves
 //! the task exactly as it was, and concurrent writers never see a half-applied change.
 
-use super::{Engine, EngineError, EngineResult, Event, TaskEventKind, TaskSlot, now_ms, read, task_record, write};
+use super::{
+    Engine, EngineError, EngineResult, Event, TaskEventKind, TaskSlot, now_ms, read, task_record,
+    write,
+};
 use crate::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus, text_lines};
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -50,7 +53,9 @@ impl Engine {
             return Ok(self.config().working_dir.to_string_lossy().into_owned());
         };
         if dir.is_empty() {
-            return Err(EngineError::Invalid("workingDirectory must not be empty".into()));
+            return Err(EngineError::Invalid(
+                "workingDirectory must not be empty".into(),
+            ));
         }
         let p = Path::new(dir);
         let p = if p.is_absolute() {
@@ -59,11 +64,7 @@ impl Engine {
             self.config().working_dir.join(p)
         };
         match std::fs::metadata(&p) {
-            Ok(m) if m.is_dir() => Ok(p
-                .canonicalize()
-                .unwrap_or(p)
-                .to_string_lossy()
-                .into_owned()),
+            Ok(m) if m.is_dir() => Ok(p.canonicalize().unwrap_or(p).to_string_lossy().into_owned()),
             Ok(_) => Err(EngineError::Invalid(format!(
                 "workingDirectory {dir:?} is not a directory"
             ))),
@@ -86,10 +87,14 @@ impl Engine {
 
     pub async fn create_task(&self, req: CreateTask) -> EngineResult<Arc<Task>> {
         if req.name.trim().is_empty() {
-            return Err(EngineError::Invalid("name must be a non-empty string".into()));
+            return Err(EngineError::Invalid(
+                "name must be a non-empty string".into(),
+            ));
         }
         if req.description.trim().is_empty() {
-            return Err(EngineError::Invalid("description must be a non-empty string".into()));
+            return Err(EngineError::Invalid(
+                "description must be a non-empty string".into(),
+            ));
         }
         let provider_id = self.resolve_provider(req.provider_id.as_deref())?;
         let working_directory = self.resolve_dir(req.working_directory.as_deref())?;
@@ -158,7 +163,11 @@ impl Engine {
 
     /// Oldest first: the order autopilot dispatches in.
     pub fn tasks_oldest_first(&self) -> Vec<Arc<Task>> {
-        read(&self.inner.tasks).order.iter().map(|s| s.get()).collect()
+        read(&self.inner.tasks)
+            .order
+            .iter()
+            .map(|s| s.get())
+            .collect()
     }
 
     /// Applies `change` to a copy of the task under its lock, persists, then publishes.
@@ -190,7 +199,12 @@ impl Engine {
     }
 
     /// Moves a task's status, with the events that implies. No session is touched here.
-    pub(crate) async fn move_task(&self, id: &str, to: TaskStatus, error: Option<String>) -> EngineResult<Arc<Task>> {
+    pub(crate) async fn move_task(
+        &self,
+        id: &str,
+        to: TaskStatus,
+        error: Option<String>,
+    ) -> EngineResult<Arc<Task>> {
         let (task, ()) = self
             .mutate(id, |t| {
                 let from = t.status();
@@ -276,7 +290,9 @@ impl Engine {
 
     pub async fn add_step(&self, id: &str, description: &str) -> EngineResult<(Arc<Task>, Step)> {
         if description.trim().is_empty() {
-            return Err(EngineError::Invalid("description must be a non-empty string".into()));
+            return Err(EngineError::Invalid(
+                "description must be a non-empty string".into(),
+            ));
         }
         self.mutate(id, |t| {
             t.ensure_open()?;

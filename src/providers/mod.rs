@@ -195,14 +195,18 @@ impl Providers {
     }
 
     /// Built-ins extended by a config; `default_provider` (flag or env) wins over the file.
-    pub fn from_config(config: &Config, default_provider: Option<String>) -> Result<Providers, ConfigError> {
+    pub fn from_config(
+        config: &Config,
+        default_provider: Option<String>,
+    ) -> Result<Providers, ConfigError> {
         let mut p = Providers::built_in();
         for o in config.provider.iter().cloned() {
             match p.list.iter_mut().find(|e| e.id == o.id) {
                 Some(existing) => existing.apply(o),
                 None => {
                     let id = o.id.clone();
-                    let missing = |f: &str| ConfigError::Invalid(format!("new provider {id:?} needs `{f}`"));
+                    let missing =
+                        |f: &str| ConfigError::Invalid(format!("new provider {id:?} needs `{f}`"));
                     let name = o.name.clone().unwrap_or_else(|| id.clone());
                     let command = o.command.clone().ok_or_else(|| missing("command"))?;
                     let mut entry = Provider {
@@ -285,7 +289,9 @@ mod tests {
     fn built_in_table_parses_with_the_required_entries() {
         let t: Table = toml::from_str(BUILT_IN).expect("assets/providers.toml parses");
         let ids: Vec<_> = t.provider.iter().map(|p| p.id.as_str()).collect();
-        for id in ["shell", "exec", "claude", "codex", "gemini", "aider", "opencode"] {
+        for id in [
+            "shell", "exec", "claude", "codex", "gemini", "aider", "opencode",
+        ] {
             assert!(ids.contains(&id), "{id} missing");
         }
     }

@@ -27,7 +27,9 @@ pub enum StoreError {
     Closed,
     #[error("stored record {0} is not valid JSON: {1}")]
     Corrupt(String, serde_json::Error),
-    #[error("the database schema version {found} is newer than this orchestra understands ({known})")]
+    #[error(
+        "the database schema version {found} is newer than this orchestra understands ({known})"
+    )]
     TooNew { found: i64, known: i64 },
 }
 
