@@ -4,10 +4,10 @@
 //! `session`, `providers` and `store`. Nothing below the engine knows a front end exists.
 
 pub mod api;
+pub mod cli;
 pub mod engine;
 pub mod providers;
 pub mod session;
 pub mod state_dir;
 pub mod store;
 pub mod task;
-pub mod cli;
