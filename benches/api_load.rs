@@ -17,7 +17,8 @@
 //! every phase's request count, default 1), `API_LOAD_SECS` (time cap per phase, default 8),
 //! `API_LOAD_CLIENT_THREADS` (client runtime threads, default 1 so the server keeps a core),
 //! `API_LOAD_SWEEP` (comma-separated connection counts for an extra create sweep, e.g.
-//! `1,8,32,64,128`), `API_LOAD_STATE_DIR` (parent of the temporary state directory; default
+//! `1,8,32,64,128`), `API_LOAD_ONLY` (comma-separated phases to run: create1, sweep, create,
+//! get, list, patch, patch-one; default all), `API_LOAD_STATE_DIR` (parent of the temporary state directory; default
 //! the system temp directory, which must be on a real disk for the fsync cost to show).
 
 use http_body_util::{BodyExt, Full};
@@ -543,6 +544,15 @@ fn main() {
                 .expect("API_LOAD_SWEEP: comma-separated whole numbers")
         })
         .collect();
+    // API_LOAD_ONLY=create,get,…: run only these phases (create1, sweep, create, get, list,
+    // patch, patch-one); the warm-up always runs and provides the tasks the others use.
+    let only: Vec<String> = std::env::var("API_LOAD_ONLY")
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let wanted = |key: &str| only.is_empty() || only.iter().any(|o| o == key);
     let n = |count: usize| ((count as f64 * scale).ceil() as usize).max(1);
 
     let runtime = if client_threads == 1 {
@@ -584,48 +594,63 @@ fn main() {
         assert_eq!(w.failed, 0, "warm-up failed: {:?}", w.problems);
 
         let mut results = Vec::new();
-        let mut plan = vec![phase(
-            "create (1 connection)",
-            Op::Create,
-            1,
-            500,
-            secs.min(Duration::from_secs(3)),
+        let mut writes = vec![(
+            "create1",
+            phase(
+                "create (1 connection)",
+                Op::Create,
+                1,
+                500,
+                secs.min(Duration::from_secs(3)),
+            ),
         )];
         for &c in &sweep {
-            plan.push(phase(
-                &format!("create sweep ({c} conns)"),
-                Op::Create,
-                c.max(1),
-                10_000,
-                secs,
+            writes.push((
+                "sweep",
+                phase(
+                    &format!("create ({c} conns)"),
+                    Op::Create,
+                    c.max(1),
+                    10_000,
+                    secs,
+                ),
             ));
         }
-        plan.push(phase("create", Op::Create, conc, 30_000, secs));
-        for p in plan {
+        writes.push(("create", phase("create", Op::Create, conc, 30_000, secs)));
+        for (_, p) in writes.into_iter().filter(|(k, _)| wanted(k)) {
             eprintln!("api_load: {} …", p.name);
             results.push(run_phase(&server, &p, &none, &mut created).await);
         }
         let ids = Arc::new(std::mem::take(&mut created));
         assert!(!ids.is_empty(), "no task was created");
         let reads = [
-            phase("get by id", Op::Get, conc, 150_000, secs),
-            phase("list ?limit=20", Op::List, conc, 50_000, secs),
-            phase(
-                "PATCH progress, spread",
-                Op::PatchSpread,
-                conc,
-                30_000,
-                secs,
+            ("get", phase("get by id", Op::Get, conc, 150_000, secs)),
+            (
+                "list",
+                phase("list ?limit=20", Op::List, conc, 50_000, secs),
             ),
-            phase(
-                "PATCH progress, one task",
-                Op::PatchOne,
-                conc,
-                2_000,
-                secs.min(Duration::from_secs(5)),
+            (
+                "patch",
+                phase(
+                    "PATCH progress, spread",
+                    Op::PatchSpread,
+                    conc,
+                    30_000,
+                    secs,
+                ),
+            ),
+            (
+                "patch-one",
+                phase(
+                    "PATCH progress, one task",
+                    Op::PatchOne,
+                    conc,
+                    2_000,
+                    secs.min(Duration::from_secs(5)),
+                ),
             ),
         ];
-        for p in reads {
+        for (_, p) in reads.into_iter().filter(|(k, _)| wanted(k)) {
             eprintln!("api_load: {} …", p.name);
             results.push(run_phase(&server, &p, &ids, &mut created).await);
         }

@@ -605,7 +605,7 @@ fn flood_is_drained_with_bounded_memory_and_terminates_mid_flood() {
     assert_eq!(info.code, Some(0));
     let len = std::fs::metadata(&transcript).map(|m| m.len()).unwrap_or(0);
     assert!(
-        len >= 1_000_000 && len < 1_001_000,
+        (1_000_000..1_001_000).contains(&len),
         "transcript {len} bytes"
     );
 

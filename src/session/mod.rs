@@ -3,12 +3,16 @@
 //! This is the provider-agnostic runtime: it knows nothing of tasks, providers or HTTP.
 //!
 //! ```text
-//!  child ─▶ PTY master ─▶ reader thread ──(bounded channel, 32 × 64 KiB)──▶ processing thread
-//!                                                                          ├─ vt100 parser (+ replies written back)
-//!                                                                          ├─ transcript file (capped)
-//!                                                                          ├─ line splitter ─▶ SessionEvent::Output
-//!                                                                          └─ status machine ─▶ SessionEvent::Status
-//!  waiter thread: waitid(leader) ─▶ exit info, leftover cleanup, reap ─▶ SessionEvent::Exited
+//!  child ─▶ PTY master ─▶ reader thread ─┬─ transcript file (capped)
+//!                                        ├─ line splitter ─▶ SessionEvent::Output
+//!                                        └─▶ inbox (bounded: 1 MiB; full → the reader stops
+//!                                            reading → the child blocks in write(2))
+//!                                              │ whatever arrived while parsing, in one go
+//!                                              ▼
+//!                                        processing thread ─┬─ vt100 parser (+ replies written back)
+//!                                                           ├─ SessionEvent::Screen (one per batch)
+//!                                                           └─ status machine ─▶ SessionEvent::Status
+//!  waiter thread: waitid(leader, WNOWAIT) ─▶ exit info, leftover cleanup, reap ─▶ SessionEvent::Exited
 //! ```
 //!
 //! # API

@@ -12,18 +12,15 @@ use super::{ExitInfo, SessionError, SessionEvent, SpawnSpec};
 use nix::sys::signal::Signal;
 use parking_lot::{Condvar, Mutex};
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
-use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, sync_channel};
 use std::time::{Duration, Instant};
 
-/// Chunks in flight between the reader and the processing thread.
-const CHANNEL_CHUNKS: usize = 32;
-/// Largest chunk one read returns.
+/// Bytes read but not yet processed, at most: past this the reader stops reading, the PTY
+/// buffer fills, and the child blocks in write(2).
+const INBOX_CAP: usize = 1024 * 1024;
+/// Largest read, and the slice parsed under one hold of the parser lock.
 const CHUNK_SIZE: usize = 64 * 1024;
-/// Chunks processed before the coalesced Screen/Output events are emitted.
-const MAX_BATCH: usize = 16;
 /// After the leader is reaped, how long to wait for the reader's EOF before finishing anyway.
 const EXIT_DRAIN: Duration = Duration::from_millis(1000);
 /// Grace for leftovers of a leader that exited by itself (SIGTERM, then SIGKILL).
@@ -33,13 +30,19 @@ const KILL_DEADLINE: Duration = Duration::from_secs(5);
 /// Thread stacks: these threads do little; their pages are only touched when used.
 const STACK_SIZE: usize = 256 * 1024;
 
-enum Msg {
-    Data(Vec<u8>),
-    Eof,
-    /// The leader was reaped (sent by the waiter).
-    Exit,
+/// What the reader and the waiter hand to the processing thread: a bounded byte queue
+/// (coalescing: whatever arrived while the parser was busy is taken in one go) and flags.
+#[derive(Default)]
+struct Inbox {
+    data: Vec<u8>,
+    /// The reader saw EOF/EIO.
+    eof: bool,
+    /// The leader was reaped (set by the waiter).
+    exit: bool,
     /// Recompute timers (status changed from outside).
-    Wake,
+    wake: bool,
+    /// The processing thread is done; the reader stops.
+    closed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +74,14 @@ struct Shared {
     state: Mutex<State>,
     cond: Condvar,
     on_event: Box<dyn Fn(SessionEvent) + Send + Sync>,
-    wake: SyncSender<Msg>,
+    inbox: Mutex<Inbox>,
+    /// Signalled when the inbox has something for the processing thread.
+    inbox_ready: Condvar,
+    /// Signalled when the processing thread took the inbox's bytes.
+    inbox_space: Condvar,
+    /// Held while the reader delivers output lines; `true` once `Exited` is being delivered,
+    /// so no line can follow it.
+    output_gate: Mutex<bool>,
 }
 
 impl Shared {
@@ -87,7 +97,8 @@ impl Shared {
     }
 
     fn wake(&self) {
-        let _ = self.wake.try_send(Msg::Wake);
+        self.inbox.lock().wake = true;
+        self.inbox_ready.notify_one();
     }
 }
 
@@ -177,7 +188,6 @@ impl PtySession {
         };
         drop(pair.slave);
 
-        let (tx, rx) = sync_channel::<Msg>(CHANNEL_CHUNKS);
         let shared = Arc::new(Shared {
             pid,
             marker,
@@ -195,7 +205,10 @@ impl PtySession {
             }),
             cond: Condvar::new(),
             on_event,
-            wake: tx.clone(),
+            inbox: Mutex::new(Inbox::default()),
+            inbox_ready: Condvar::new(),
+            inbox_space: Condvar::new(),
+            output_gate: Mutex::new(false),
         });
         let session = Arc::new(Self {
             shared: shared.clone(),
@@ -212,11 +225,12 @@ impl PtySession {
             std::thread::Builder::new()
                 .name(format!("pty-proc-{pid}"))
                 .stack_size(STACK_SIZE)
-                .spawn(move || process_loop(s, rx, transcript))?;
+                .spawn(move || process_loop(s))?;
+            let s = shared.clone();
             std::thread::Builder::new()
                 .name(format!("pty-read-{pid}"))
                 .stack_size(STACK_SIZE)
-                .spawn(move || read_loop(reader, tx))?;
+                .spawn(move || read_loop(reader, s, transcript))?;
             Ok(())
         })();
         if let Err(e) = started {
@@ -456,22 +470,55 @@ impl Drop for PtySession {
 }
 
 /// Blocking reads from the master; ends on EOF/EIO (every slave holder is gone) or when the
-/// processing thread is gone.
-fn read_loop(mut reader: Box<dyn Read + Send>, tx: SyncSender<Msg>) {
+/// processing thread is done. Each read goes to the transcript and the line splitter here
+/// (so their cost overlaps with parsing), then into the inbox for the parser; blocks while
+/// the inbox is full.
+fn read_loop(
+    mut reader: Box<dyn Read + Send>,
+    sh: Arc<Shared>,
+    mut transcript: Option<Transcript>,
+) {
     let mut buf = vec![0u8; CHUNK_SIZE];
+    let mut splitter = LineSplitter::default();
+    let mut lines: Vec<String> = Vec::new();
+    let deliver = |lines: Vec<String>| {
+        let gate = sh.output_gate.lock();
+        if !*gate {
+            sh.emit(SessionEvent::Output(lines));
+        }
+    };
     loop {
-        match reader.read(&mut buf) {
+        let n = match reader.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => {
-                if tx.send(Msg::Data(buf[..n].to_vec())).is_err() {
-                    return;
-                }
-            }
+            Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break, // EIO: the slave side is closed
+        };
+        if let Some(t) = transcript.as_mut() {
+            t.write(&buf[..n]);
+            t.flush();
         }
+        splitter.feed(&buf[..n], &mut lines);
+        if !lines.is_empty() {
+            deliver(std::mem::take(&mut lines));
+        }
+        let mut inbox = sh.inbox.lock();
+        while inbox.data.len() >= INBOX_CAP && !inbox.closed {
+            sh.inbox_space.wait(&mut inbox);
+        }
+        if inbox.closed {
+            return;
+        }
+        inbox.data.extend_from_slice(&buf[..n]);
+        drop(inbox);
+        sh.inbox_ready.notify_one();
     }
-    let _ = tx.send(Msg::Eof);
+    if let Some(rest) = splitter.finish() {
+        deliver(vec![rest]);
+    }
+    drop(transcript);
+    sh.inbox.lock().eof = true;
+    sh.inbox_ready.notify_one();
 }
 
 /// Waits for the leader without reaping it (WNOWAIT), so its pid stays reserved while the
@@ -527,7 +574,8 @@ fn wait_loop(sh: Arc<Shared>) {
     }
     reaper::unregister_leader(sh.pid);
     reaper::reap_orphans();
-    let _ = sh.wake.send(Msg::Exit);
+    sh.inbox.lock().exit = true;
+    sh.inbox_ready.notify_one();
 }
 
 /// `waitid(P_PID, pid, WEXITED | WNOWAIT)`: how it ended, leaving it a zombie.
@@ -574,109 +622,93 @@ fn signal_name(signo: i32) -> String {
 }
 
 /// The processing thread: parser, replies, transcript, lines, status, events.
-fn process_loop(sh: Arc<Shared>, rx: Receiver<Msg>, mut transcript: Option<Transcript>) {
-    let mut splitter = LineSplitter::default();
+fn process_loop(sh: Arc<Shared>) {
     let mut last_output = Instant::now();
     let mut idle_print: Option<u64> = None;
-    let mut eof = false;
     let mut exit_at: Option<Instant> = None;
-    let mut pending: VecDeque<Msg> = VecDeque::new();
+    let mut eof = false;
+    let mut batch: Vec<u8> = Vec::new();
     loop {
-        let msg = if let Some(m) = pending.pop_front() {
-            m
+        let deadline = if let Some(at) = exit_at {
+            Some(at + EXIT_DRAIN)
+        } else if sh.state.lock().machine.needs_settle_timer() {
+            Some(last_output + sh.settle)
         } else {
-            let timeout = if let Some(at) = exit_at {
-                Some(EXIT_DRAIN.saturating_sub(at.elapsed()))
-            } else if sh.state.lock().machine.needs_settle_timer() {
-                Some(sh.settle.saturating_sub(last_output.elapsed()))
-            } else {
-                None // idle: block without a timer
-            };
-            let received = match timeout {
-                Some(t) => rx.recv_timeout(t),
-                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            };
-            match received {
-                Ok(m) => m,
-                Err(RecvTimeoutError::Timeout) => {
-                    if exit_at.is_some() {
-                        break;
-                    }
-                    let changed = sh.state.lock().machine.on_settled();
-                    if let Some(s) = changed {
-                        idle_print = Some(sh.term.lock().fingerprint());
-                        sh.emit(SessionEvent::Status(s));
-                    }
-                    continue;
-                }
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
+            None // idle: block without a timer
         };
-        match msg {
-            Msg::Data(first) => {
-                let mut lines = Vec::new();
-                let mut chunk = Some(first);
-                let mut n = 0;
-                while let Some(bytes) = chunk.take() {
-                    let replies = sh.term.lock().process(&bytes);
-                    if !replies.is_empty() {
-                        let mut w = sh.writer.lock();
-                        let _ = w.write_all(&replies).and_then(|()| w.flush());
-                    }
-                    if let Some(t) = transcript.as_mut() {
-                        t.write(&bytes);
-                    }
-                    splitter.feed(&bytes, &mut lines);
-                    n += 1;
-                    if n < MAX_BATCH {
-                        match rx.try_recv() {
-                            Ok(Msg::Data(next)) => chunk = Some(next),
-                            Ok(other) => pending.push_back(other),
-                            Err(TryRecvError::Empty | TryRecvError::Disconnected) => {}
+        let mut timed_out = false;
+        let (new_eof, new_exit) = {
+            let mut inbox = sh.inbox.lock();
+            while inbox.data.is_empty()
+                && !inbox.wake
+                && inbox.eof == eof
+                && inbox.exit == exit_at.is_some()
+            {
+                match deadline {
+                    Some(d) => {
+                        if sh.inbox_ready.wait_until(&mut inbox, d).timed_out() {
+                            timed_out = true;
+                            break;
                         }
                     }
-                }
-                if let Some(t) = transcript.as_mut() {
-                    t.flush();
-                }
-                last_output = Instant::now();
-                let idle = matches!(
-                    sh.state.lock().machine.status(),
-                    SessionStatus::Ready | SessionStatus::Blocked
-                );
-                let screen_changed = !idle || Some(sh.term.lock().fingerprint()) != idle_print;
-                let changed = sh.state.lock().machine.on_output(screen_changed);
-                if !lines.is_empty() {
-                    sh.emit(SessionEvent::Output(lines));
-                }
-                sh.emit(SessionEvent::Screen);
-                if let Some(s) = changed {
-                    sh.emit(SessionEvent::Status(s));
+                    None => sh.inbox_ready.wait(&mut inbox),
                 }
             }
-            Msg::Eof => {
-                eof = true;
-                if exit_at.is_some() {
-                    break;
+            batch.clear();
+            std::mem::swap(&mut inbox.data, &mut batch);
+            inbox.wake = false;
+            (inbox.eof, inbox.exit)
+        };
+        sh.inbox_space.notify_one();
+
+        if !batch.is_empty() {
+            for chunk in batch.chunks(CHUNK_SIZE) {
+                let replies = sh.term.lock().process(chunk);
+                if !replies.is_empty() {
+                    let mut w = sh.writer.lock();
+                    let _ = w.write_all(&replies).and_then(|()| w.flush());
                 }
             }
-            Msg::Exit => {
-                exit_at = Some(Instant::now());
-                if eof {
-                    break;
-                }
+            last_output = Instant::now();
+            let idle = matches!(
+                sh.state.lock().machine.status(),
+                SessionStatus::Ready | SessionStatus::Blocked
+            );
+            let screen_changed = !idle || Some(sh.term.lock().fingerprint()) != idle_print;
+            let changed = sh.state.lock().machine.on_output(screen_changed);
+            sh.emit(SessionEvent::Screen);
+            if let Some(s) = changed {
+                sh.emit(SessionEvent::Status(s));
             }
-            Msg::Wake => {}
+            // Keep big buffers only while a flood lasts (idle sessions stay small).
+            if batch.capacity() > 256 * 1024 {
+                batch = Vec::new();
+            }
+        }
+        eof = new_eof;
+        if new_exit && exit_at.is_none() {
+            exit_at = Some(Instant::now());
+        }
+        if exit_at.is_some() && (eof || (timed_out && batch.is_empty())) {
+            break;
+        }
+        if timed_out && batch.is_empty() {
+            let changed = sh.state.lock().machine.on_settled();
+            if let Some(s) = changed {
+                idle_print = Some(sh.term.lock().fingerprint());
+                sh.emit(SessionEvent::Status(s));
+            }
         }
     }
-    // Finish: last partial line, final status, then the exit.
-    if let Some(rest) = splitter.finish() {
-        sh.emit(SessionEvent::Output(vec![rest]));
+    {
+        let mut inbox = sh.inbox.lock();
+        inbox.closed = true;
+        inbox.data = Vec::new();
     }
-    if let Some(t) = transcript.as_mut() {
-        t.flush();
-    }
-    drop(transcript);
+    sh.inbox_space.notify_all();
+    // Finish: the reader delivered the last partial line before EOF; close the gate so no
+    // line can come after the exit, then the final status and the exit.
+    *sh.output_gate.lock() = true;
     let (changed, info) = {
         let mut st = sh.state.lock();
         (st.machine.exit(), st.exit.clone().unwrap_or_default())
