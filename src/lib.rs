@@ -11,3 +11,4 @@ pub mod session;
 pub mod state_dir;
 pub mod store;
 pub mod task;
+pub mod tui;

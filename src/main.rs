@@ -22,7 +22,8 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match &cli.command {
-            Some(Command::Serve) | None => orchestra::cli::serve::run(&cli.server).await,
+            Some(Command::Serve) => orchestra::cli::serve::run(&cli.server).await,
+            None => orchestra::tui::run(&cli.server).await,
             Some(_) => unreachable!("client subcommands return before the runtime starts"),
         }
     });

@@ -316,7 +316,7 @@ fn peek_shows_vim_less_and_python_as_a_terminal_would() {
         &s,
         json!({"task": "seq 1 200", "providerId": "shell", "rows": 10}),
     );
-    wait_screen(&s, &with_scrollback, "200");
+    wait_screen(&s, &with_scrollback, "199\n200");
     let peek = s
         .get(&format!("{SESSIONS}/{with_scrollback}/peek?lines=50"))
         .json();

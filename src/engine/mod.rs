@@ -1,6 +1,7 @@
 //! The one owner of all state: tasks, sessions, the autopilot. Front ends ask it; it applies
 //! each change under the owning task's lock, makes it durable, then publishes an event.
 
+mod agents;
 mod autopilot;
 mod error;
 pub mod events;

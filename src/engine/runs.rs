@@ -73,12 +73,12 @@ impl Engine {
             Ok((task, ())) => {
                 // The session may have ended before the task was marked running.
                 let entry = self.session_entry(&sid)?;
-                if entry.info.lock().ended {
+                let info = entry.snapshot_info();
+                if info.ended {
                     let exit = ExitInfo {
-                        code: entry.info.lock().exit_code,
-                        signal: entry.info.lock().signal.clone(),
+                        code: info.exit_code,
+                        signal: info.signal.clone(),
                     };
-                    let info = entry.snapshot_info();
                     self.session_exited(&entry, &info, &exit).await;
                     return self.get_task(id);
                 }
@@ -164,9 +164,10 @@ impl Engine {
     /// Hook for status changes of a session (providers use it to decide finished turns).
     pub(crate) async fn session_status_changed(
         &self,
-        _entry: &Arc<SessionEntry>,
-        _status: SessionStatus,
+        entry: &Arc<SessionEntry>,
+        status: SessionStatus,
     ) {
+        self.agent_status_changed(entry, status).await;
     }
 
     /// A session ended: its task is decided by how, unless a result decided it already.
@@ -271,20 +272,30 @@ impl Engine {
     /// Every provider with whether it is installed here and which is the default.
     pub async fn provider_report(&self) -> Vec<serde_json::Value> {
         let default = self.providers().default_id();
-        self.providers()
-            .all()
-            .iter()
-            .map(|p| {
-                let path = p.resolved_path();
-                serde_json::json!({
+        let all = self.providers().all().to_vec();
+        let found = tokio::task::spawn_blocking(move || {
+            let d = crate::providers::detect::detect_all(&all);
+            all.into_iter().zip(d).collect::<Vec<_>>()
+        })
+        .await
+        .unwrap_or_default();
+        found
+            .into_iter()
+            .map(|(p, d)| {
+                let mut v = serde_json::json!({
                     "id": p.id,
                     "name": p.name,
                     "command": p.command,
-                    "installed": path.is_some(),
-                    "path": path.map(|p| p.to_string_lossy().into_owned()),
+                    "installed": d.installed,
+                    "path": d.path.map(|p| p.to_string_lossy().into_owned()),
+                    "version": d.version,
                     "codingAgent": p.coding_agent,
                     "default": default.as_deref() == Some(p.id.as_str()),
-                })
+                });
+                if v["version"].is_null() {
+                    v.as_object_mut().map(|o| o.remove("version"));
+                }
+                v
             })
             .collect()
     }

@@ -1,7 +1,7 @@
 //! Sessions in the engine: spawning a provider in a PTY, following what it does, sending it
 //! messages, and ending it. A task run by a session follows it from here (see `runs.rs`).
 
-use super::session_info::{Message, Role, SessionInfo, reply_text};
+use super::session_info::{Message, Role, SessionInfo};
 use super::{Engine, EngineError, EngineResult, Event, SessionEventKind, now_ms};
 use crate::providers::{Delivery, Provider};
 use crate::session::{ExitInfo, PtySession, SessionError, SessionEvent, SessionStatus, SpawnSpec};
@@ -34,6 +34,43 @@ pub enum Input {
     Keys(Vec<String>),
 }
 
+/// What a session's threads handed over and the follower has not yet processed. Bounded:
+/// only the newest output lines are kept (all of them are in the transcript), so a flooding
+/// child cannot grow our memory while the follower writes to the store.
+#[derive(Default)]
+struct InboxState {
+    lines: std::collections::VecDeque<String>,
+    screen: bool,
+    statuses: Vec<SessionStatus>,
+    exit: Option<ExitInfo>,
+}
+
+#[derive(Default)]
+struct Inbox {
+    state: Mutex<InboxState>,
+    wake: tokio::sync::Notify,
+}
+
+impl Inbox {
+    /// Called on the session's threads: never blocks beyond a short lock.
+    fn push(&self, ev: SessionEvent) {
+        {
+            let mut s = self.state.lock();
+            match ev {
+                SessionEvent::Output(l) => {
+                    s.lines.extend(l);
+                    let excess = s.lines.len().saturating_sub(crate::task::OUTPUT_LINES_KEPT);
+                    s.lines.drain(..excess);
+                }
+                SessionEvent::Screen => s.screen = true,
+                SessionEvent::Status(st) => s.statuses.push(st),
+                SessionEvent::Exited(e) => s.exit = Some(e),
+            }
+        }
+        self.wake.notify_one();
+    }
+}
+
 /// The screen-diff state between a send and the reply it produces.
 struct PendingReply {
     before: Vec<String>,
@@ -52,6 +89,8 @@ pub(crate) struct SessionEntry {
     first_instruction: Mutex<Option<String>>,
     /// Ended on purpose (delete, cancel): the task it runs is cancelled, not failed.
     pub(crate) ending_on_purpose: AtomicBool,
+    /// Screen classification and turn state of coding agents (see `agents.rs`).
+    pub(crate) agent: Mutex<super::agents::AgentState>,
 }
 
 impl SessionEntry {
@@ -261,7 +300,10 @@ impl Engine {
         } else {
             ""
         };
-        let launch = provider.launch(instruction_arg);
+        let launch = provider.launch_with_approval(
+            instruction_arg,
+            req.approval.as_deref().unwrap_or("safe"),
+        );
         let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
         spec.args = launch.args;
         spec.env = self.session_env(&provider, &id, req.task_id.as_deref());
@@ -273,14 +315,9 @@ impl Engine {
         spec.settle = self.config().settle;
         spec.marker = id.clone();
 
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<SessionEvent>();
-        let pty = PtySession::spawn(
-            spec,
-            Box::new(move |ev| {
-                // The engine's follower may be gone at shutdown: nothing left to tell.
-                let _ = tx.send(ev);
-            }),
-        )
+        let inbox = Arc::new(Inbox::default());
+        let sink = inbox.clone();
+        let pty = PtySession::spawn(spec, Box::new(move |ev| sink.push(ev)))
         .map_err(|e| match e {
             SessionError::Spawn { program, reason } => {
                 EngineError::Unavailable(format!("cannot start {program}: {reason}"))
@@ -317,6 +354,7 @@ impl Engine {
             reply: Mutex::new(None),
             first_instruction: Mutex::new(None),
             ending_on_purpose: AtomicBool::new(false),
+            agent: Default::default(),
         });
         {
             let mut table = self.inner.sessions.write();
@@ -331,7 +369,7 @@ impl Engine {
             tracing::error!(error = %e, "could not persist a new session");
         }
         self.publish_session(SessionEventKind::Started, &info);
-        tokio::spawn(self.clone().follow(entry.clone(), rx));
+        tokio::spawn(self.clone().follow(entry.clone(), inbox));
         if typed_first {
             // Typed once the program is ready for input, so it lands at its prompt rather
             // than being echoed by the terminal before the prompt is drawn.
@@ -353,30 +391,23 @@ impl Engine {
     async fn follow(
         self,
         entry: Arc<SessionEntry>,
-        mut rx: tokio::sync::mpsc::UnboundedReceiver<SessionEvent>,
+        inbox: Arc<Inbox>,
     ) {
-        while let Some(first) = rx.recv().await {
-            let mut batch = vec![first];
-            while let Ok(more) = rx.try_recv() {
-                batch.push(more);
-            }
-            let mut lines = Vec::new();
-            let mut screen = false;
-            let mut exited = None;
-            let mut statuses = Vec::new();
-            for ev in batch {
-                match ev {
-                    SessionEvent::Output(l) => lines.extend(l),
-                    SessionEvent::Screen => screen = true,
-                    SessionEvent::Status(s) => statuses.push(s),
-                    SessionEvent::Exited(info) => exited = Some(info),
-                }
-            }
+        loop {
+            inbox.wake.notified().await;
+            let InboxState {
+                lines,
+                screen,
+                statuses,
+                exit: exited,
+            } = std::mem::take(&mut *inbox.state.lock());
+            let lines: Vec<String> = lines.into();
             let session_id = entry.info.lock().id.clone();
             if screen {
                 self.publish(Event::Screen {
                     session_id: session_id.clone(),
                 });
+                self.agent_screen_changed(&entry);
             }
             if !lines.is_empty() {
                 self.session_output(&entry, lines).await;
@@ -393,12 +424,14 @@ impl Engine {
     }
 
     async fn on_session_status(&self, entry: &Arc<SessionEntry>, status: SessionStatus) {
+        let (status, prompt) = self.agent_status(entry, status);
         let info = {
             let mut info = entry.info.lock();
-            if info.ended || info.status == status {
+            if info.ended || (info.status == status && info.prompt == prompt) {
                 return;
             }
             info.status = status;
+            info.prompt = prompt;
             info.clone()
         };
         self.store()
@@ -425,7 +458,7 @@ impl Engine {
         };
         let Some(pty) = &entry.pty else { return };
         let after = screen_lines(pty);
-        let text = reply_text(&pending.before, &after, &pending.sent);
+        let text = self.agent_reply_text(entry, &pending.before, &after, &pending.sent);
         if text.is_empty() {
             return;
         }
@@ -742,6 +775,7 @@ impl Engine {
                 reply: Mutex::new(None),
                 first_instruction: Mutex::new(None),
                 ending_on_purpose: AtomicBool::new(false),
+                agent: Default::default(),
             });
             table.by_id.insert(rec.id, entry.clone());
             table.order.push(entry);

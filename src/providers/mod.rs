@@ -2,8 +2,11 @@
 //! (`assets/providers.toml`) that the user's config file can override and extend.
 
 mod config;
+pub mod detect;
+pub mod patterns;
 
 pub use config::{Config, ConfigError};
+pub use patterns::{Classifier, PromptOption, PromptRule, ScreenPatterns, Verdict};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -42,6 +45,22 @@ pub struct Provider {
     pub env: BTreeMap<String, String>,
     #[serde(default)]
     pub pass_env: Vec<String>,
+    /// Extra arguments per approval preset (`manual`, `safe`, `auto`): the CLI's own flags.
+    #[serde(default)]
+    pub approval_args: BTreeMap<String, Vec<String>>,
+    /// How to ask the CLI its version (`GET /providers`).
+    #[serde(default = "default_version_args")]
+    pub version_args: Vec<String>,
+    /// What its screen looks like when ready or busy, and which lines are chrome.
+    #[serde(default)]
+    pub screen: ScreenPatterns,
+    /// The prompts it can stop at (permission, trust, login, choice, question).
+    #[serde(default)]
+    pub prompts: Vec<PromptRule>,
+}
+
+fn default_version_args() -> Vec<String> {
+    vec!["--version".into()]
 }
 
 fn default_submit() -> String {
@@ -61,6 +80,10 @@ pub struct ProviderOverride {
     pub coding_agent: Option<bool>,
     pub env: Option<BTreeMap<String, String>>,
     pub pass_env: Option<Vec<String>>,
+    pub approval_args: Option<BTreeMap<String, Vec<String>>>,
+    pub version_args: Option<Vec<String>>,
+    pub screen: Option<ScreenPatterns>,
+    pub prompts: Option<Vec<PromptRule>>,
 }
 
 #[derive(Deserialize)]
@@ -105,6 +128,27 @@ impl Provider {
         }
     }
 
+    /// As `launch`, with the arguments of an approval preset (`manual|safe|auto`) first.
+    pub fn launch_with_approval(&self, first_instruction: &str, approval: &str) -> Launch {
+        let mut l = self.launch(first_instruction);
+        if let Some(extra) = self.approval_args.get(approval) {
+            let mut args = extra.clone();
+            args.append(&mut l.args);
+            l.args = args;
+        }
+        l
+    }
+
+    /// The screen classifier built from this entry's patterns (invalid patterns are skipped
+    /// and logged; `Classifier::new` reports them).
+    pub fn classifier(&self) -> Classifier {
+        let (c, errors) = Classifier::new(&self.screen, &self.prompts);
+        for e in errors {
+            tracing::warn!(provider = %self.id, error = %e, "skipping an invalid screen pattern");
+        }
+        c
+    }
+
     /// Where the executable is, when it can be found.
     pub fn resolved_path(&self) -> Option<PathBuf> {
         which(&self.program())
@@ -145,6 +189,18 @@ impl Provider {
         }
         if let Some(v) = o.pass_env {
             self.pass_env = v;
+        }
+        if let Some(v) = o.approval_args {
+            self.approval_args = v;
+        }
+        if let Some(v) = o.version_args {
+            self.version_args = v;
+        }
+        if let Some(v) = o.screen {
+            self.screen = v;
+        }
+        if let Some(v) = o.prompts {
+            self.prompts = v;
         }
     }
 }
@@ -219,6 +275,10 @@ impl Providers {
                         coding_agent: false,
                         env: BTreeMap::new(),
                         pass_env: vec![],
+                        approval_args: BTreeMap::new(),
+                        version_args: default_version_args(),
+                        screen: ScreenPatterns::default(),
+                        prompts: vec![],
                     };
                     entry.apply(o);
                     p.list.push(entry);
@@ -294,6 +354,21 @@ mod tests {
         ] {
             assert!(ids.contains(&id), "{id} missing");
         }
+    }
+
+    #[test]
+    fn built_in_patterns_all_compile() {
+        for p in Providers::built_in().all() {
+            let (_, errors) = Classifier::new(&p.screen, &p.prompts);
+            assert!(errors.is_empty(), "{}: {errors:?}", p.id);
+        }
+        let claude = Providers::built_in().get("claude").cloned().unwrap();
+        let l = claude.launch_with_approval("fix it", "auto");
+        assert_eq!(l.args, ["--permission-mode", "bypassPermissions", "fix it"]);
+        assert_eq!(
+            claude.launch_with_approval("", "safe").args,
+            ["--permission-mode", "manual"]
+        );
     }
 
     #[test]

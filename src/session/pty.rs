@@ -621,6 +621,9 @@ fn signal_name(signo: i32) -> String {
         .unwrap_or_else(|_| format!("SIG{signo}"))
 }
 
+/// How long a program that has printed nothing may stay quiet before it counts as ready.
+const STARTUP_QUIET: Duration = Duration::from_secs(10);
+
 /// The processing thread: parser, replies, transcript, lines, status, events.
 fn process_loop(sh: Arc<Shared>) {
     let mut last_output = Instant::now();
@@ -632,7 +635,14 @@ fn process_loop(sh: Arc<Shared>) {
         let deadline = if let Some(at) = exit_at {
             Some(at + EXIT_DRAIN)
         } else if sh.state.lock().machine.needs_settle_timer() {
-            Some(last_output + sh.settle)
+            // Quiet before the first output is a program still starting (a slow shell rc,
+            // a CLI loading), not one waiting for input: give it much longer to settle.
+            let quiet = if sh.state.lock().machine.status() == SessionStatus::Starting {
+                (sh.settle * 20).max(STARTUP_QUIET)
+            } else {
+                sh.settle
+            };
+            Some(last_output + quiet)
         } else {
             None // idle: block without a timer
         };

@@ -148,14 +148,51 @@ impl Server {
         Server::try_start_in(state_dir, args).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// Starts with extra environment for the server (and so its sessions: `HOME`, `PATH`…).
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut s = Server::try_start_env(tmp.path(), args, env).unwrap_or_else(|e| panic!("{e}"));
+        s._tmp = Some(tmp);
+        s
+    }
+
     pub fn try_start_in(state_dir: &Path, args: &[&str]) -> Result<Server, String> {
+        Server::try_start_env(state_dir, args, &[])
+    }
+
+    pub fn try_start_env(
+        state_dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Server, String> {
+        let _ = std::fs::create_dir_all(state_dir.join("home"));
         let mut cmd = Command::new(BIN);
+        // Agent credentials and settings of whoever runs the tests stay out of them.
+        for (k, _) in std::env::vars() {
+            const AGENT_VARS: [&str; 8] = [
+                "ANTHROPIC_",
+                "CLAUDE_",
+                "OPENAI_",
+                "CODEX_",
+                "GEMINI_",
+                "GOOGLE_",
+                "AIDER_",
+                "OPENCODE_",
+            ];
+            if AGENT_VARS.iter().any(|p| k.starts_with(p)) {
+                cmd.env_remove(k);
+            }
+        }
         cmd.args(["serve", "--addr", "127.0.0.1:0", "--state-dir"])
             .arg(state_dir)
             .args(args)
             .env_remove("ORCHESTRA_TOKEN")
             .env("XDG_CONFIG_HOME", state_dir.join("no-config"))
             .env("SHELL", "/bin/bash")
+            // Sessions start from the test's own empty home: no user rc files (slow version
+            // managers, prompts) in the shells under test.
+            .env("HOME", state_dir.join("home"))
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

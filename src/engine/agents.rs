@@ -1,0 +1,363 @@
+//! Coding-agent sessions: their screen read through the provider's patterns.
+//!
+//! - On every screen change and every idle status, the screen is classified: a prompt makes
+//!   the session `blocked` (with `prompt` in its JSON), a busy indicator keeps it `busy` even
+//!   when nothing arrives for a while, its input prompt on a stable screen is `ready`.
+//! - Under `approval: safe` (and `auto`) housekeeping prompts (trust this folder, update
+//!   notices, telemetry, theme) are answered automatically, each answer recorded as a `user`
+//!   message with `auto` saying what it was; permission and login prompts never are.
+//! - A task run by an agent completes when, after working on its instruction, the agent is
+//!   back at `ready` and stays there for the settle time: its last reply is the summary.
+//! - Agent replies are screen diffs with the provider's chrome removed.
+
+use super::Engine;
+use super::session_info::{Role, reply_text};
+use super::sessions::{Input, SessionEntry};
+use crate::providers::Delivery;
+use crate::providers::patterns::{Classifier, Prompt, Verdict, find_option};
+use crate::session::SessionStatus;
+use crate::task::{TaskResult, TaskStatus};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How often one and the same prompt is answered automatically before orchestra leaves it to
+/// the user (an answer that does not move the CLI on must not loop).
+const MAX_AUTO_ANSWERS: u32 = 2;
+
+/// What the engine knows about a coding agent's screen and turn.
+#[derive(Default)]
+pub(crate) struct AgentState {
+    classifier: Option<Arc<Classifier>>,
+    /// The prompt the screen showed last.
+    prompt: Option<Prompt>,
+    /// Automatic answers given, by prompt text.
+    answered: HashMap<String, u32>,
+    /// The agent was busy after its instruction was delivered.
+    worked: bool,
+    /// Bumped on every status change: a finished-turn timer checks nothing happened since.
+    turn: u64,
+    /// The screen was recognised once (input prompt, prompt or busy): before that, a quiet
+    /// screen the patterns do not know is a CLI still starting, not one waiting for input.
+    recognised: bool,
+}
+
+impl SessionEntry {
+    /// The provider's classifier, when this session runs a provider with screen patterns.
+    fn classifier(&self) -> Option<Arc<Classifier>> {
+        let provider = self.provider.as_ref()?;
+        let mut st = self.agent.lock();
+        if st.classifier.is_none() {
+            st.classifier = Some(Arc::new(provider.classifier()));
+        }
+        st.classifier.clone().filter(|c| !c.is_empty())
+    }
+
+    fn classify_now(&self) -> Option<Verdict> {
+        let classifier = self.classifier()?;
+        let pty = self.pty.as_ref()?;
+        let screen = pty.snapshot(0, false).screen;
+        Some(classifier.classify(&screen))
+    }
+}
+
+/// The text of an automatic answer's `auto` field.
+fn auto_reason(p: &Prompt, label: &str, approval: &str) -> String {
+    format!(
+        "answered the {} prompt \"{}\" ({}) with \"{}\" (approval: {})",
+        p.kind, p.name, p.text, label, approval
+    )
+}
+
+impl Engine {
+    /// The screen changed: classify it and tell the session runtime whether a prompt shows
+    /// (it reports `blocked` instead of `ready` once the screen is stable).
+    pub(crate) fn agent_screen_changed(&self, entry: &Arc<SessionEntry>) {
+        let Some(verdict) = entry.classify_now() else {
+            return;
+        };
+        let blocked = matches!(verdict, Verdict::Prompt(_));
+        entry.agent.lock().prompt = match verdict {
+            Verdict::Prompt(p) => Some(p),
+            _ => None,
+        };
+        if let Some(pty) = &entry.pty {
+            pty.set_blocked(blocked);
+        }
+    }
+
+    /// The status to publish for what the runtime reported, and the prompt to show with it.
+    /// When idle (`ready`/`blocked`), the screen decides: a prompt is `blocked`, a busy
+    /// indicator (spinner, "esc to interrupt") is still `busy`, anything else `ready`.
+    pub(crate) fn agent_status(
+        &self,
+        entry: &Arc<SessionEntry>,
+        status: SessionStatus,
+    ) -> (SessionStatus, Option<Value>) {
+        if !matches!(status, SessionStatus::Ready | SessionStatus::Blocked) {
+            return (status, None);
+        }
+        let Some(verdict) = entry.classify_now() else {
+            return (status, None);
+        };
+        let mut st = entry.agent.lock();
+        let (status, prompt) = match verdict {
+            Verdict::Prompt(p) => (SessionStatus::Blocked, Some(p)),
+            Verdict::Busy => (SessionStatus::Busy, None),
+            Verdict::Ready => (SessionStatus::Ready, None),
+            Verdict::Unknown if !st.recognised => (SessionStatus::Starting, None),
+            Verdict::Unknown => (SessionStatus::Ready, None),
+        };
+        st.recognised |= status != SessionStatus::Starting;
+        let json = prompt.as_ref().map(Prompt::to_json);
+        let blocked = prompt.is_some();
+        st.prompt = prompt;
+        drop(st);
+        if let Some(pty) = &entry.pty {
+            pty.set_blocked(blocked);
+        }
+        (status, json)
+    }
+
+    /// After a status change was published: automatic answers and finished turns.
+    pub(crate) async fn agent_status_changed(
+        &self,
+        entry: &Arc<SessionEntry>,
+        status: SessionStatus,
+    ) {
+        if entry.classifier().is_none() {
+            return;
+        }
+        let turn = {
+            let delivered = self.instruction_delivered(entry);
+            let mut st = entry.agent.lock();
+            st.turn += 1;
+            if status == SessionStatus::Busy && delivered {
+                st.worked = true;
+            }
+            st.turn
+        };
+        match status {
+            SessionStatus::Blocked => self.maybe_auto_answer(entry).await,
+            SessionStatus::Ready => self.maybe_finish_turn(entry, turn),
+            _ => {}
+        }
+    }
+
+    /// Whether the first instruction reached the agent (as an argument, or typed by a send).
+    fn instruction_delivered(&self, entry: &SessionEntry) -> bool {
+        let by_arg = entry.provider.as_ref().is_some_and(|p| {
+            p.deliver == Delivery::Arg && p.args.iter().any(|a| a.contains("{task}"))
+        }) && !entry.info.lock().task.trim().is_empty();
+        by_arg
+            || entry
+                .messages
+                .lock()
+                .iter()
+                .any(|m| m.role == Role::User && m.auto.is_none())
+    }
+
+    /// Answers a housekeeping prompt under `safe`/`auto`; never a permission or login prompt.
+    async fn maybe_auto_answer(&self, entry: &Arc<SessionEntry>) {
+        let approval = entry.info.lock().approval.clone();
+        if !matches!(approval.as_str(), "safe" | "auto") {
+            return;
+        }
+        let chosen = {
+            let mut st = entry.agent.lock();
+            let Some(p) = st.prompt.clone() else { return };
+            // The classifier sets `auto_answer` only for housekeeping trust/choice/question
+            // prompts that do not speak of tools, commands or edits; check the kind again.
+            if matches!(p.kind.as_str(), "permission" | "login") {
+                return;
+            }
+            let Some(option) = p
+                .auto_answer
+                .as_deref()
+                .and_then(|a| find_option(&p.options, a))
+                .cloned()
+            else {
+                return;
+            };
+            let n = st.answered.entry(p.text.clone()).or_default();
+            if *n >= MAX_AUTO_ANSWERS {
+                return;
+            }
+            *n += 1;
+            (p, option)
+        };
+        let (prompt, option) = chosen;
+        let keys = option
+            .keys
+            .clone()
+            .unwrap_or_else(|| vec![option.key.clone()]);
+        let reason = auto_reason(&prompt, &option.label, &approval);
+        tracing::info!(session = %entry.info.lock().id, %reason, "automatic answer");
+        if let Err(e) = self.send_to(entry, Input::Keys(keys), Some(reason)).await {
+            tracing::warn!(error = %e, "could not answer a prompt automatically");
+        }
+    }
+
+    /// Back at `ready` after working on the task: if it stays there for the settle time, the
+    /// turn is finished and the task completes with the agent's last reply as its summary.
+    fn maybe_finish_turn(&self, entry: &Arc<SessionEntry>, turn: u64) {
+        let Some(task_id) = entry.info.lock().task_id.clone() else {
+            return;
+        };
+        if !entry.agent.lock().worked {
+            return;
+        }
+        let engine = self.clone();
+        let entry = entry.clone();
+        let settle = self.config().settle;
+        tokio::spawn(async move {
+            tokio::time::sleep(settle).await;
+            {
+                let st = entry.agent.lock();
+                let info = entry.info.lock();
+                if st.turn != turn || info.ended || info.status != SessionStatus::Ready {
+                    return;
+                }
+            }
+            let Ok(task) = engine.get_task(&task_id) else {
+                return;
+            };
+            let sid = entry.info.lock().id.clone();
+            if task.status() != TaskStatus::Running
+                || task.metadata.session_id.as_deref() != Some(sid.as_str())
+            {
+                return;
+            }
+            let summary = entry
+                .messages
+                .lock()
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::Agent && !m.text.trim().is_empty())
+                .map(|m| m.text.clone())
+                .or_else(|| {
+                    task.metadata
+                        .output
+                        .iter()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .cloned()
+                })
+                .unwrap_or_else(|| "the agent finished its turn".into());
+            let result = TaskResult {
+                success: true,
+                summary,
+                files_modified: vec![],
+                files_created: vec![],
+                error: None,
+            };
+            match engine.set_result(&task_id, result).await {
+                Ok(_) => tracing::info!(task = %task_id, "agent finished its turn: task completed"),
+                Err(e) => tracing::debug!(error = %e, "finished turn not recorded"),
+            }
+        });
+    }
+
+    /// The reply a send produced, without the provider's chrome (input box, status lines,
+    /// spinners); the plain screen diff for providers without patterns.
+    pub(crate) fn agent_reply_text(
+        &self,
+        entry: &SessionEntry,
+        before: &[String],
+        after: &[String],
+        sent: &str,
+    ) -> String {
+        match entry.classifier() {
+            Some(c) => reply_without_chrome(&c, before, after, sent),
+            None => reply_text(before, after, sent),
+        }
+    }
+}
+
+/// `reply_text` over the screens with the chrome lines removed and reply markers stripped.
+pub(crate) fn reply_without_chrome(
+    c: &Classifier,
+    before: &[String],
+    after: &[String],
+    sent: &str,
+) -> String {
+    let before = c.strip_chrome(before);
+    let after = c.strip_chrome(after);
+    let common = before
+        .iter()
+        .zip(&after)
+        .take_while(|(a, b)| a == b)
+        .count();
+    // Full-screen CLIs redraw: a line that was on the screen before the send is not reply.
+    let seen: std::collections::HashSet<&str> = before.iter().map(|l| l.trim()).collect();
+    let fresh: Vec<String> = after[common..]
+        .iter()
+        .filter(|l| l.trim().is_empty() || !seen.contains(l.trim()))
+        .cloned()
+        .collect();
+    let mut new: &[String] = &fresh;
+    // The echo of what was sent: each sent line once (a reply may quote it again).
+    let mut echo: Vec<&str> = sent
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    while let Some(first) = new.first() {
+        let t = first.trim();
+        if t.is_empty() {
+            new = &new[1..];
+        } else if let Some(i) = echo.iter().position(|s| t.contains(s)) {
+            echo.remove(i);
+            new = &new[1..];
+        } else {
+            break;
+        }
+    }
+    // Stripping can leave blank edges and runs of blank lines.
+    let mut out: Vec<&str> = Vec::new();
+    for l in new.iter().map(|l| l.as_str()) {
+        let l = l.trim_end();
+        if l.trim().is_empty() && out.last().is_none_or(|p| p.trim().is_empty()) {
+            continue;
+        }
+        out.push(l);
+    }
+    while out.last().is_some_and(|l| l.trim().is_empty()) {
+        out.pop();
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::ScreenPatterns;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn chrome_and_markers_are_stripped_from_replies() {
+        let (c, e) = Classifier::new(
+            &ScreenPatterns {
+                ready: vec![r"^> ?\z".into()],
+                chrome: vec![
+                    "^> ?$".into(),
+                    "esc to interrupt".into(),
+                    "^Fake Agent".into(),
+                ],
+                strip: vec!["^⏺ ".into()],
+                ..Default::default()
+            },
+            &[],
+        );
+        assert!(e.is_empty());
+        let before = v(&["Fake Agent ready", "> "]);
+        let after = v(&["Fake Agent ready", "> work hard", "⏺ Done: work hard", "> "]);
+        assert_eq!(
+            reply_without_chrome(&c, &before, &after, "work hard"),
+            "Done: work hard"
+        );
+    }
+}

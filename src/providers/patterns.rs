@@ -1,0 +1,513 @@
+//! The screen classifier: what a coding agent's terminal says it is doing. Pure data in, a
+//! verdict out; the patterns come from the provider table, so a CLI update is a fixture and
+//! a pattern change, not code.
+//!
+//! Order of the checks: a prompt (the first rule whose pattern matches the screen) wins over
+//! a busy indicator, which wins over the input prompt. An unrecognised screen is `Unknown`:
+//! the caller goes by screen stability alone.
+
+use regex::{Regex, RegexBuilder};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Patterns of a provider's screen (regular expressions, multi-line mode: `^`/`$` are lines).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenPatterns {
+    /// Its input prompt is showing: waiting for the next instruction.
+    #[serde(default)]
+    pub ready: Vec<String>,
+    /// It is working: spinners, "esc to interrupt".
+    #[serde(default)]
+    pub busy: Vec<String>,
+    /// Lines that are chrome, not reply (input box, status lines, hints): dropped from
+    /// agent messages. Matched against each trimmed line.
+    #[serde(default)]
+    pub chrome: Vec<String>,
+    /// Text removed from reply lines (reply markers such as `⏺ `).
+    #[serde(default)]
+    pub strip: Vec<String>,
+}
+
+/// What a prompt asks.
+pub const PROMPT_KINDS: [&str; 5] = ["permission", "trust", "login", "choice", "question"];
+
+/// How a rule's options read from the screen are picked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Select {
+    /// Arrow keys from the highlighted option then Enter when one is highlighted, else the digit.
+    #[default]
+    Auto,
+    /// Arrow keys from the highlighted (else the first) option, then Enter.
+    Arrows,
+    /// The option's digit alone.
+    Digit,
+    /// The option's digit, then Enter.
+    DigitEnter,
+}
+
+/// One prompt a CLI can stop at.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptRule {
+    /// permission | trust | login | choice | question
+    pub kind: String,
+    /// What it is, said in the message of an automatic answer ("trust this folder").
+    pub name: String,
+    /// Regular expression that recognises it on the screen.
+    pub pattern: String,
+    /// Trust, update notice, telemetry, theme: `safe` may answer it (never a permission or
+    /// login prompt, whatever this says).
+    #[serde(default)]
+    pub housekeeping: bool,
+    /// The option `safe` and `auto` pick for a housekeeping prompt.
+    #[serde(default)]
+    pub answer: Option<String>,
+    /// Fixed options; when empty, numbered choices (`1. Yes`) are read from the screen.
+    #[serde(default)]
+    pub options: Vec<PromptOption>,
+    #[serde(default)]
+    pub select: Select,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptOption {
+    pub key: String,
+    pub label: String,
+    /// The keys that choose it (named keys, as `POST /messages {keys}` takes them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<Vec<String>>,
+}
+
+/// A prompt seen on the screen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub kind: String,
+    /// The rule's name.
+    pub name: String,
+    /// The question as the screen shows it.
+    pub text: String,
+    pub options: Vec<PromptOption>,
+    /// The option an automatic answer may pick: set only for housekeeping prompts that are
+    /// not about running tools, editing files or logging in.
+    pub auto_answer: Option<String>,
+}
+
+impl Prompt {
+    /// The session JSON's `prompt`.
+    pub fn to_json(&self) -> Value {
+        json!({ "kind": self.kind, "text": self.text, "options": self.options })
+    }
+}
+
+/// What the screen says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Prompt(Prompt),
+    Busy,
+    Ready,
+    Unknown,
+}
+
+#[derive(Debug)]
+struct CompiledRule {
+    rule: PromptRule,
+    re: Regex,
+}
+
+/// A provider's patterns, compiled.
+#[derive(Debug, Default)]
+pub struct Classifier {
+    ready: Vec<Regex>,
+    busy: Vec<Regex>,
+    chrome: Vec<Regex>,
+    strip: Vec<Regex>,
+    rules: Vec<CompiledRule>,
+}
+
+fn compile(p: &str) -> Result<Regex, String> {
+    RegexBuilder::new(p)
+        .multi_line(true)
+        .build()
+        .map_err(|e| format!("pattern {p:?}: {e}"))
+}
+
+fn compile_all(ps: &[String], errors: &mut Vec<String>) -> Vec<Regex> {
+    ps.iter()
+        .filter_map(|p| compile(p).map_err(|e| errors.push(e)).ok())
+        .collect()
+}
+
+/// Words of a prompt that asks to run a tool, run a command or change files: such a prompt is
+/// never answered automatically, even when a (mis)configured rule calls it housekeeping.
+fn permission_guard() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?i)\b(allow|permission|permissions|run|execute|edit|edits|write|overwrite|delete|remove|modify|apply|patch|command|commands|bash|shell|tool|proceed|approve|sudo|install)\b",
+        )
+        .expect("static regex")
+    })
+}
+
+/// A numbered choice: `❯ 1. Yes`, `│ 2) No │`, `› 3. Other`.
+fn option_line() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^[\s│┃|]*(?P<cur>[❯›>▶➤→●]\s*)?(?P<n>\d{1,2})[.)]\s+(?P<label>\S.*?)[\s│┃|]*$")
+            .expect("static regex")
+    })
+}
+
+impl Classifier {
+    /// Compiles the patterns; invalid ones are left out and returned as errors.
+    pub fn new(screen: &ScreenPatterns, rules: &[PromptRule]) -> (Classifier, Vec<String>) {
+        let mut errors = Vec::new();
+        let mut c = Classifier {
+            ready: compile_all(&screen.ready, &mut errors),
+            busy: compile_all(&screen.busy, &mut errors),
+            chrome: compile_all(&screen.chrome, &mut errors),
+            strip: compile_all(&screen.strip, &mut errors),
+            rules: Vec::new(),
+        };
+        for r in rules {
+            if !PROMPT_KINDS.contains(&r.kind.as_str()) {
+                errors.push(format!(
+                    "prompt {:?}: kind {:?} is not one of {}",
+                    r.name,
+                    r.kind,
+                    PROMPT_KINDS.join(", ")
+                ));
+                continue;
+            }
+            match compile(&r.pattern) {
+                Ok(re) => c.rules.push(CompiledRule {
+                    rule: r.clone(),
+                    re,
+                }),
+                Err(e) => errors.push(e),
+            }
+        }
+        (c, errors)
+    }
+
+    /// Whether it has any patterns at all (a provider without any is judged by stability).
+    pub fn is_empty(&self) -> bool {
+        self.ready.is_empty() && self.busy.is_empty() && self.rules.is_empty()
+    }
+
+    /// Classifies a screen (its visible text, rows joined with `\n`).
+    pub fn classify(&self, screen: &str) -> Verdict {
+        let screen = screen.trim_end();
+        for r in &self.rules {
+            if let Some(m) = r.re.find(screen) {
+                // A match may begin with the blank lines before the prompt.
+                let lead = m.as_str().len() - m.as_str().trim_start().len();
+                return Verdict::Prompt(read_prompt(&r.rule, screen, m.start() + lead));
+            }
+        }
+        if self.busy.iter().any(|re| re.is_match(screen)) {
+            return Verdict::Busy;
+        }
+        if self.ready.iter().any(|re| re.is_match(screen)) {
+            return Verdict::Ready;
+        }
+        Verdict::Unknown
+    }
+
+    /// A reply's lines without the CLI's chrome.
+    pub fn strip_chrome(&self, lines: &[String]) -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| {
+                let t = l.trim();
+                !self.chrome.iter().any(|re| re.is_match(t))
+            })
+            .map(|l| {
+                let mut s = l.clone();
+                for re in &self.strip {
+                    s = re.replace_all(&s, "").into_owned();
+                }
+                s
+            })
+            .collect()
+    }
+}
+
+fn line_start(screen: &str, at: usize) -> usize {
+    screen[..at].rfind('\n').map(|i| i + 1).unwrap_or(0)
+}
+
+fn read_prompt(rule: &PromptRule, screen: &str, at: usize) -> Prompt {
+    let start = line_start(screen, at);
+    let lines: Vec<&str> = screen[start..].lines().collect();
+    let text = lines
+        .first()
+        .map(|l| {
+            l.trim()
+                .trim_matches(|c| "│┃|".contains(c))
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_default();
+    let options = if rule.options.is_empty() {
+        let numbered = read_options(&lines, rule.select);
+        if numbered.is_empty() {
+            read_cursor_options(&lines)
+        } else {
+            numbered
+        }
+    } else {
+        rule.options.clone()
+    };
+    let auto_answer = if rule.housekeeping
+        && matches!(rule.kind.as_str(), "trust" | "choice" | "question")
+        && !permission_guard().is_match(&text)
+    {
+        rule.answer
+            .as_deref()
+            .and_then(|a| find_option(&options, a))
+            .filter(|o| !permission_guard().is_match(&o.label))
+            .map(|o| o.key.clone())
+    } else {
+        None
+    };
+    Prompt {
+        kind: rule.kind.clone(),
+        name: rule.name.clone(),
+        text,
+        options,
+        auto_answer,
+    }
+}
+
+/// The option with this key, else the first whose label starts with it (case-insensitive).
+pub fn find_option<'a>(options: &'a [PromptOption], answer: &str) -> Option<&'a PromptOption> {
+    let lower = answer.to_lowercase();
+    options.iter().find(|o| o.key == answer).or_else(|| {
+        options
+            .iter()
+            .find(|o| o.label.to_lowercase().starts_with(&lower))
+    })
+}
+
+/// A highlighted, unnumbered choice: `❯ Yes, I trust this folder`.
+fn cursor_line() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^(?P<pre>[\s│┃|]*[❯›>▶➤→●]\s+)(?P<label>\S.*?)[\s│┃|]*$")
+            .expect("static regex")
+    })
+}
+
+/// Unnumbered choices: the highlighted line and the lines around it aligned with its label.
+fn read_cursor_options(lines: &[&str]) -> Vec<PromptOption> {
+    let window: Vec<&str> = lines.iter().take(20).copied().collect();
+    let Some((at, col)) = window.iter().enumerate().skip(1).find_map(|(i, l)| {
+        cursor_line()
+            .captures(l)
+            .map(|c| (i, c["pre"].chars().count()))
+    }) else {
+        return vec![];
+    };
+    let label_at = |l: &str| -> Option<String> {
+        let chars: Vec<char> = l.chars().collect();
+        if chars.len() <= col || chars[col].is_whitespace() {
+            return None;
+        }
+        let lead: String = chars[..col].iter().collect();
+        if !lead.chars().all(|c| c.is_whitespace() || "│┃|".contains(c)) {
+            return None;
+        }
+        let label: String = chars[col..].iter().collect();
+        Some(
+            label
+                .trim_end_matches(|c: char| c.is_whitespace() || "│┃|".contains(c))
+                .to_string(),
+        )
+    };
+    let mut first = at;
+    while first > 1 && label_at(window[first - 1]).is_some() {
+        first -= 1;
+    }
+    let mut labels = Vec::new();
+    let mut cursor = 0;
+    for (i, l) in window.iter().enumerate().skip(first) {
+        let label = if i == at {
+            cursor_line().captures(l).map(|c| c["label"].to_string())
+        } else {
+            label_at(l)
+        };
+        match label {
+            Some(label) => {
+                if i == at {
+                    cursor = labels.len();
+                }
+                labels.push(label);
+            }
+            None => break,
+        }
+    }
+    labels
+        .into_iter()
+        .enumerate()
+        .map(|(i, label)| {
+            let mut keys: Vec<String> = if i >= cursor {
+                vec!["down".into(); i - cursor]
+            } else {
+                vec!["up".into(); cursor - i]
+            };
+            keys.push("enter".into());
+            PromptOption {
+                key: (i + 1).to_string(),
+                label,
+                keys: Some(keys),
+            }
+        })
+        .collect()
+}
+
+/// Numbered choices from the prompt's line on: the first run `1, 2, 3…` (at most 20 lines on).
+fn read_options(lines: &[&str], select: Select) -> Vec<PromptOption> {
+    let mut found: Vec<(usize, String)> = Vec::new();
+    let mut cursor = None;
+    for line in lines.iter().take(20) {
+        let Some(c) = option_line().captures(line) else {
+            continue;
+        };
+        let n: usize = c["n"].parse().unwrap_or(0);
+        if n != found.len() + 1 {
+            if found.is_empty() {
+                continue;
+            }
+            break;
+        }
+        if c.name("cur").is_some() {
+            cursor = Some(found.len());
+        }
+        found.push((n, c["label"].trim().to_string()));
+    }
+    found
+        .into_iter()
+        .enumerate()
+        .map(|(i, (n, label))| {
+            let digit = n.to_string();
+            let arrows = |from: usize| {
+                let mut k: Vec<String> = if i >= from {
+                    vec!["down".into(); i - from]
+                } else {
+                    vec!["up".into(); from - i]
+                };
+                k.push("enter".into());
+                k
+            };
+            let keys = match (select, cursor) {
+                (Select::Auto, Some(c)) | (Select::Arrows, Some(c)) => arrows(c),
+                (Select::Arrows, None) => arrows(0),
+                (Select::Auto, None) | (Select::Digit, _) => vec![digit.clone()],
+                (Select::DigitEnter, _) => vec![digit.clone(), "enter".into()],
+            };
+            PromptOption {
+                key: digit,
+                label,
+                keys: Some(keys),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(kind: &str, pattern: &str, housekeeping: bool, answer: Option<&str>) -> PromptRule {
+        PromptRule {
+            kind: kind.into(),
+            name: format!("{kind} prompt"),
+            pattern: pattern.into(),
+            housekeeping,
+            answer: answer.map(String::from),
+            options: vec![],
+            select: Select::Auto,
+        }
+    }
+
+    #[test]
+    fn numbered_options_with_a_cursor_use_arrows() {
+        let (c, e) = Classifier::new(
+            &ScreenPatterns::default(),
+            &[rule("trust", "trust this folder", true, Some("1"))],
+        );
+        assert!(e.is_empty());
+        let screen = "Header\n Do you trust this folder?\n\n ❯ 1. Yes, I trust this folder\n   2. No, exit\n\n Enter to confirm";
+        let Verdict::Prompt(p) = c.classify(screen) else {
+            panic!("no prompt")
+        };
+        assert_eq!(p.text, "Do you trust this folder?");
+        assert_eq!(p.options.len(), 2);
+        assert_eq!(p.options[0].label, "Yes, I trust this folder");
+        assert_eq!(
+            p.options[0].keys.as_deref(),
+            Some(&["enter".to_string()][..])
+        );
+        assert_eq!(
+            p.options[1].keys.as_deref(),
+            Some(&["down".to_string(), "enter".to_string()][..])
+        );
+        assert_eq!(p.auto_answer.as_deref(), Some("1"));
+    }
+
+    #[test]
+    fn permission_is_never_auto_answered_even_if_misconfigured() {
+        let (c, _) = Classifier::new(
+            &ScreenPatterns::default(),
+            &[rule("permission", "Do you want", true, Some("1"))],
+        );
+        let screen =
+            " Bash command\n   rm -rf build\n Do you want to proceed?\n ❯ 1. Yes\n   2. No";
+        let Verdict::Prompt(p) = c.classify(screen) else {
+            panic!()
+        };
+        assert_eq!(p.auto_answer, None);
+        // A "choice" rule that matches a tool permission is caught by the guard.
+        let (c, _) = Classifier::new(
+            &ScreenPatterns::default(),
+            &[rule("choice", "Do you want", true, Some("1"))],
+        );
+        let Verdict::Prompt(p) = c.classify(screen) else {
+            panic!()
+        };
+        assert_eq!(p.auto_answer, None);
+    }
+
+    #[test]
+    fn busy_and_ready() {
+        let (c, _) = Classifier::new(
+            &ScreenPatterns {
+                ready: vec![r"^\s*>".into()],
+                busy: vec!["esc to interrupt".into()],
+                ..Default::default()
+            },
+            &[],
+        );
+        assert_eq!(
+            c.classify("✻ Thinking… (esc to interrupt)\n> "),
+            Verdict::Busy
+        );
+        assert_eq!(c.classify("hello\n> "), Verdict::Ready);
+        assert_eq!(c.classify("hello"), Verdict::Unknown);
+    }
+
+    #[test]
+    fn bad_patterns_are_reported() {
+        let (_, e) = Classifier::new(
+            &ScreenPatterns {
+                ready: vec!["(".into()],
+                ..Default::default()
+            },
+            &[rule("nope", "x", false, None)],
+        );
+        assert_eq!(e.len(), 2);
+    }
+}

@@ -1,0 +1,1075 @@
+//! The app: state, and how keys, mouse, engine events and command results change it.
+//! Drawing is in `view.rs`; the loop that feeds this is in `mod.rs`.
+
+use super::backend::{Cockpit, Command, Outcome, Snapshot};
+use super::form::{Form, FormAction, LineEdit};
+use super::keys;
+use crate::engine::{Event, TaskEventKind};
+use crate::session::SessionStatus;
+use crate::task::{Task, TaskStatus};
+use crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
+    MouseEventKind,
+};
+use ratatui::layout::{Position, Rect};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, mpsc};
+
+/// Which pane has the keyboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Tasks,
+    Steps,
+    Terminal,
+}
+
+/// One line of the tasks pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Row {
+    /// Index into the snapshot's tasks.
+    Task(usize),
+    /// The "sessions" heading (not selectable).
+    Header,
+    /// Index into the snapshot's sessions.
+    Session(usize),
+}
+
+/// What is selected, by id, so it survives reordering and refreshes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selected {
+    Task(String),
+    Session(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirm {
+    Cancel { task_id: String, name: String },
+    EndSession { session_id: String },
+    Quit { live: usize },
+}
+
+/// An overlay that takes the keyboard.
+#[derive(Debug, Clone)]
+pub enum Modal {
+    None,
+    Help,
+    Form(Box<Form>),
+    Confirm(Confirm),
+    Message {
+        session_id: String,
+        name: String,
+        edit: LineEdit,
+    },
+    Filter(LineEdit),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Error,
+}
+
+#[derive(Debug, Clone)]
+pub struct Notice {
+    pub text: String,
+    pub level: Level,
+    pub until: Instant,
+}
+
+/// A frozen copy of a session's screen, scrolled back.
+pub struct ScrollView {
+    pub session_id: String,
+    pub screen: vt100::Screen,
+    pub offset: usize,
+    pub max: usize,
+    /// The live screen changed since the copy was taken.
+    pub new_output: bool,
+}
+
+/// Where a command came from, so its result goes to the right place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Form,
+    Action,
+    /// Results nobody needs to see (resizes).
+    Quiet,
+}
+
+/// A finished command.
+#[derive(Debug)]
+pub struct AppMsg {
+    pub origin: Origin,
+    pub result: Result<Outcome, String>,
+}
+
+/// Rectangles of the last frame, for mouse hits and the PTY size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Areas {
+    pub top: Rect,
+    pub bottom: Rect,
+    pub tasks: Rect,
+    pub steps: Rect,
+    pub term: Rect,
+    pub term_inner: Rect,
+}
+
+pub struct App {
+    pub(crate) cockpit: Arc<dyn Cockpit>,
+    pub(crate) snap: Snapshot,
+    pub(crate) rows: Vec<Row>,
+    pub(crate) selected: Option<Selected>,
+    pub focus: Focus,
+    /// Keys go to the agent (the terminal pane has focus and input).
+    pub typing: bool,
+    pub modal: Modal,
+    pub(crate) filter: String,
+    /// Tasks that finished while not selected.
+    pub(crate) unseen: HashSet<String>,
+    pub(crate) notice: Option<Notice>,
+    pub(crate) scroll: Option<ScrollView>,
+    pub(crate) steps_scroll: u16,
+    pub(crate) list_offset: usize,
+    pub(crate) areas: Option<Areas>,
+    resize_sent: HashMap<String, (u16, u16)>,
+    /// The snapshot is out of date.
+    stale: bool,
+    /// Something visible changed since the last frame.
+    pub dirty: bool,
+    quit: bool,
+    /// Colours on (off with NO_COLOR).
+    pub color: bool,
+    /// A fixed clock (ms since the epoch), for tests.
+    pub clock: Option<i64>,
+    tx: mpsc::UnboundedSender<AppMsg>,
+    rx: Option<mpsc::UnboundedReceiver<AppMsg>>,
+}
+
+fn ctrl(key: &KeyEvent, c: char) -> bool {
+    key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
+}
+
+impl App {
+    pub fn new(cockpit: Arc<dyn Cockpit>) -> App {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut app = App {
+            cockpit,
+            snap: Snapshot::default(),
+            rows: Vec::new(),
+            selected: None,
+            focus: Focus::Tasks,
+            typing: false,
+            modal: Modal::None,
+            filter: String::new(),
+            unseen: HashSet::new(),
+            notice: None,
+            scroll: None,
+            steps_scroll: 0,
+            list_offset: 0,
+            areas: None,
+            resize_sent: HashMap::new(),
+            stale: true,
+            dirty: true,
+            quit: false,
+            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            clock: None,
+            tx,
+            rx: Some(rx),
+        };
+        app.refresh();
+        app
+    }
+
+    /// The receiver of command results, for the event loop (once).
+    pub fn take_results(&mut self) -> Option<mpsc::UnboundedReceiver<AppMsg>> {
+        self.rx.take()
+    }
+
+    /// Applies every command result that has arrived (when the loop did not take them).
+    pub fn pump(&mut self) {
+        let mut got = Vec::new();
+        if let Some(rx) = self.rx.as_mut() {
+            while let Ok(m) = rx.try_recv() {
+                got.push(m);
+            }
+        }
+        for m in got {
+            self.on_result(m);
+        }
+    }
+
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    pub fn request_quit_now(&mut self) {
+        self.quit = true;
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.clock.unwrap_or_else(crate::engine::now_ms)
+    }
+
+    // ---------------------------------------------------------------- snapshot and rows
+
+    /// Re-reads the snapshot if something changed.
+    pub fn refresh_if_stale(&mut self) {
+        if self.stale {
+            self.refresh();
+        }
+    }
+
+    pub fn refresh(&mut self) {
+        self.snap = self.cockpit.snapshot();
+        self.stale = false;
+        self.rebuild_rows();
+        self.dirty = true;
+    }
+
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    fn matches_filter(&self, text: &str) -> bool {
+        self.filter.is_empty() || text.to_lowercase().contains(&self.filter.to_lowercase())
+    }
+
+    fn rebuild_rows(&mut self) {
+        let mut rows = Vec::new();
+        for (i, t) in self.snap.tasks.iter().enumerate() {
+            if self.matches_filter(&t.name) {
+                rows.push(Row::Task(i));
+            }
+        }
+        let mut header = false;
+        for (i, s) in self.snap.sessions.iter().enumerate() {
+            if s.task_id.is_none() && self.matches_filter(&s.task) {
+                if !header {
+                    rows.push(Row::Header);
+                    header = true;
+                }
+                rows.push(Row::Session(i));
+            }
+        }
+        self.rows = rows;
+        if self.selected_index().is_none() {
+            let first = self.rows.iter().position(|r| *r != Row::Header);
+            self.select_index(first);
+        }
+    }
+
+    fn row_selected(&self, row: Row) -> Option<Selected> {
+        match row {
+            Row::Task(i) => self.snap.tasks.get(i).map(|t| Selected::Task(t.id.clone())),
+            Row::Session(i) => self
+                .snap
+                .sessions
+                .get(i)
+                .map(|s| Selected::Session(s.id.clone())),
+            Row::Header => None,
+        }
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        let sel = self.selected.as_ref()?;
+        self.rows
+            .iter()
+            .position(|r| self.row_selected(*r).as_ref() == Some(sel))
+    }
+
+    fn select_index(&mut self, i: Option<usize>) {
+        let new = i
+            .and_then(|i| self.rows.get(i).copied())
+            .and_then(|r| self.row_selected(r));
+        if new != self.selected {
+            self.selected = new;
+            self.scroll = None;
+            self.steps_scroll = 0;
+            self.dirty = true;
+        }
+        if let Some(Selected::Task(id)) = &self.selected {
+            self.unseen.remove(id);
+        }
+    }
+
+    /// Selects a task by id (it is shown even if the filter hid it: the filter is cleared).
+    pub fn select_task(&mut self, id: &str) {
+        self.refresh();
+        let want = Selected::Task(id.to_string());
+        if !self
+            .rows
+            .iter()
+            .any(|r| self.row_selected(*r).as_ref() == Some(&want))
+        {
+            self.filter.clear();
+            self.rebuild_rows();
+        }
+        let i = self
+            .rows
+            .iter()
+            .position(|r| self.row_selected(*r).as_ref() == Some(&want));
+        self.select_index(i);
+    }
+
+    fn move_selection(&mut self, delta: isize) {
+        let selectable: Vec<usize> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| **r != Row::Header)
+            .map(|(i, _)| i)
+            .collect();
+        if selectable.is_empty() {
+            return;
+        }
+        let cur = self
+            .selected_index()
+            .and_then(|i| selectable.iter().position(|&s| s == i));
+        let next = match cur {
+            None => 0,
+            Some(c) => (c as isize + delta).clamp(0, selectable.len() as isize - 1) as usize,
+        };
+        self.select_index(Some(selectable[next]));
+    }
+
+    pub fn selected_task(&self) -> Option<&Arc<Task>> {
+        match &self.selected {
+            Some(Selected::Task(id)) => self.snap.tasks.iter().find(|t| &t.id == id),
+            _ => None,
+        }
+    }
+
+    pub fn selected_session_info(&self) -> Option<&crate::engine::SessionInfo> {
+        let sid = self.shown_session_id()?;
+        self.snap.sessions.iter().find(|s| s.id == sid)
+    }
+
+    /// The session whose terminal the right pane shows.
+    pub fn shown_session_id(&self) -> Option<String> {
+        match &self.selected {
+            Some(Selected::Task(_)) => self.selected_task()?.metadata.session_id.clone(),
+            Some(Selected::Session(id)) => Some(id.clone()),
+            None => None,
+        }
+    }
+
+    fn shown_session_live(&self) -> bool {
+        self.selected_session_info().is_some_and(|s| !s.ended)
+    }
+
+    /// Sessions whose process still runs.
+    pub fn live_sessions(&self) -> usize {
+        self.snap.sessions.iter().filter(|s| !s.ended).count()
+    }
+
+    pub fn is_blocked(&self, task: &Task) -> bool {
+        task.metadata.session_id.as_ref().is_some_and(|sid| {
+            self.snap
+                .sessions
+                .iter()
+                .any(|s| &s.id == sid && !s.ended && s.status == SessionStatus::Blocked)
+        })
+    }
+
+    pub fn is_unseen(&self, task_id: &str) -> bool {
+        self.unseen.contains(task_id)
+    }
+
+    // ---------------------------------------------------------------- notices and commands
+
+    pub fn notify(&mut self, text: impl Into<String>, level: Level) {
+        let text = text.into();
+        let secs = if level == Level::Error { 8 } else { 4 };
+        self.notice = Some(Notice {
+            text,
+            level,
+            until: Instant::now() + Duration::from_secs(secs),
+        });
+        self.dirty = true;
+    }
+
+    pub fn notice(&self) -> Option<&Notice> {
+        self.notice.as_ref()
+    }
+
+    /// Runs a command off the UI loop; its result comes back as an [`AppMsg`].
+    fn run(&mut self, cmd: Command, origin: Origin) {
+        let fut = self.cockpit.execute(cmd);
+        let tx = self.tx.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => {
+                h.spawn(async move {
+                    let result = fut.await;
+                    let _ = tx.send(AppMsg { origin, result });
+                });
+            }
+            Err(_) => tracing::warn!("no runtime: command dropped"),
+        }
+    }
+
+    pub fn on_result(&mut self, m: AppMsg) {
+        self.stale = true;
+        self.dirty = true;
+        match (m.origin, m.result) {
+            (Origin::Quiet, _) => {}
+            (Origin::Form, Ok(Outcome::Created { task_id, note })) => {
+                if matches!(self.modal, Modal::Form(_)) {
+                    self.modal = Modal::None;
+                }
+                self.select_task(&task_id);
+                match note {
+                    Some(n) => self.notify(n, Level::Error),
+                    None => self.notify("task created", Level::Info),
+                }
+            }
+            (Origin::Form, Err(e)) => match &mut self.modal {
+                Modal::Form(f) => f.engine_error(e),
+                _ => self.notify(e, Level::Error),
+            },
+            (_, Ok(Outcome::Created { task_id, note })) => {
+                self.select_task(&task_id);
+                self.notify(note.unwrap_or_else(|| "task created".into()), Level::Info);
+            }
+            (_, Ok(Outcome::Done(text))) => {
+                if !text.is_empty() {
+                    self.notify(text, Level::Info);
+                }
+            }
+            (_, Err(e)) => self.notify(e, Level::Error),
+        }
+    }
+
+    // ---------------------------------------------------------------- engine events
+
+    pub fn on_engine(&mut self, ev: Result<Event, broadcast::error::RecvError>) {
+        match ev {
+            Ok(Event::Screen { session_id }) => {
+                if self.shown_session_id().as_deref() == Some(session_id.as_str()) {
+                    match &mut self.scroll {
+                        Some(s) => {
+                            if !s.new_output {
+                                s.new_output = true;
+                                self.dirty = true;
+                            }
+                        }
+                        None => self.dirty = true,
+                    }
+                }
+            }
+            Ok(Event::Task { kind, task, .. }) => {
+                if matches!(
+                    kind,
+                    TaskEventKind::Completed | TaskEventKind::Failed | TaskEventKind::Cancelled
+                ) && self.selected != Some(Selected::Task(task.id.clone()))
+                {
+                    self.unseen.insert(task.id.clone());
+                }
+                self.stale = true;
+                self.dirty = true;
+            }
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                self.stale = true;
+                self.dirty = true;
+            }
+            Err(broadcast::error::RecvError::Closed) => {}
+        }
+    }
+
+    /// When the loop must wake up by itself: elapsed times tick while a task runs, and
+    /// notices expire. `None`: nothing animates, sleep until input.
+    pub fn next_wake(&self) -> Option<Instant> {
+        let now = Instant::now();
+        let mut wake: Option<Instant> = None;
+        let now_ms = self.now_ms();
+        // The next time a running task's elapsed time changes on screen.
+        let next_change = self
+            .snap
+            .tasks
+            .iter()
+            .filter(|t| t.status() == TaskStatus::Running)
+            .filter_map(|t| t.metadata.started_at)
+            .map(|start| {
+                let el = (now_ms - start).max(0);
+                match super::view::elapsed_resolution_ms(el) {
+                    // Seconds: every task ticks on the same wall-clock second, so twenty
+                    // running tasks cost one frame a second, not twenty.
+                    1000 => 1000 - now_ms.rem_euclid(1000),
+                    res => res - el.rem_euclid(res),
+                }
+            })
+            .min();
+        if let Some(ms) = next_change {
+            wake = Some(now + Duration::from_millis(ms.clamp(1, 60_000) as u64));
+        }
+        if let Some(n) = &self.notice {
+            wake = Some(wake.map_or(n.until, |w| w.min(n.until)));
+        }
+        wake
+    }
+
+    /// Called when the wake-up time passed.
+    pub fn on_tick(&mut self) {
+        if let Some(n) = &self.notice
+            && n.until <= Instant::now()
+        {
+            self.notice = None;
+        }
+        self.dirty = true;
+    }
+
+    // ---------------------------------------------------------------- input
+
+    pub fn on_terminal_event(&mut self, ev: TermEvent) {
+        match ev {
+            TermEvent::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k),
+            TermEvent::Mouse(m) => self.on_mouse(m),
+            TermEvent::Paste(text) => self.on_paste(&text),
+            TermEvent::Resize(..) => {
+                self.resize_sent.clear();
+                self.dirty = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn on_paste(&mut self, text: &str) {
+        match &mut self.modal {
+            Modal::Form(f) => f.paste(text),
+            Modal::Message { edit, .. } | Modal::Filter(edit) => {
+                edit.insert_str(&text.replace('\n', " "))
+            }
+            _ if self.typing => {
+                if let Some(sid) = self.shown_session_id() {
+                    let mut bracketed = false;
+                    self.cockpit
+                        .with_screen(&sid, &mut |s| bracketed = s.bracketed_paste());
+                    let bytes = keys::encode_paste(text, bracketed);
+                    self.send_to_agent(&sid, bytes);
+                }
+            }
+            _ => {}
+        }
+        if let Modal::Filter(edit) = &self.modal {
+            self.filter = edit.text().to_string();
+            self.rebuild_rows();
+        }
+        self.dirty = true;
+    }
+
+    fn send_to_agent(&mut self, sid: &str, bytes: Vec<u8>) {
+        // Typing returns to the live view.
+        if self.scroll.take().is_some() {
+            self.dirty = true;
+        }
+        if let Err(e) = self.cockpit.write_input(sid, bytes) {
+            self.notify(e, Level::Error);
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) {
+        self.dirty = true;
+        if !matches!(self.modal, Modal::None) {
+            self.on_modal_key(key);
+            return;
+        }
+        if self.typing {
+            self.on_typing_key(key);
+            return;
+        }
+        self.on_command_key(key);
+    }
+
+    fn on_typing_key(&mut self, key: KeyEvent) {
+        if ctrl(&key, 'q') {
+            self.typing = false;
+            self.focus = Focus::Tasks;
+            return;
+        }
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::PageUp if shift => return self.scroll_page(true),
+            KeyCode::PageDown if shift => return self.scroll_page(false),
+            _ => {}
+        }
+        let Some(sid) = self.shown_session_id() else {
+            self.typing = false;
+            return;
+        };
+        if !self.shown_session_live() {
+            self.typing = false;
+            self.notify("the agent has exited; Ctrl-q is not needed", Level::Error);
+            return;
+        }
+        let mut app_cursor = false;
+        self.cockpit
+            .with_screen(&sid, &mut |s| app_cursor = s.application_cursor());
+        if let Some(bytes) = keys::encode(&key, app_cursor) {
+            self.send_to_agent(&sid, bytes);
+        }
+    }
+
+    fn on_modal_key(&mut self, key: KeyEvent) {
+        let modal = std::mem::replace(&mut self.modal, Modal::None);
+        self.modal = match modal {
+            Modal::None => Modal::None,
+            Modal::Help => match key.code {
+                KeyCode::Down | KeyCode::Char('j') | KeyCode::Up | KeyCode::Char('k') => {
+                    Modal::Help
+                }
+                _ => Modal::None,
+            },
+            Modal::Form(mut form) => match form.handle(&key) {
+                FormAction::Cancel => Modal::None,
+                FormAction::None => Modal::Form(form),
+                FormAction::Submit => {
+                    form.busy = true;
+                    let cmd = Command::CreateTask {
+                        name: form.name.text().trim().to_string(),
+                        description: form.description.text().trim().to_string(),
+                        provider_id: form.provider_id().map(str::to_string),
+                        working_directory: Some(form.dir.text().trim().to_string()),
+                        start: form.start_now,
+                    };
+                    self.run(cmd, Origin::Form);
+                    Modal::Form(form)
+                }
+            },
+            Modal::Confirm(c) => {
+                let yes = matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y'));
+                if yes {
+                    match c {
+                        Confirm::Cancel { task_id, name } => {
+                            self.notify(format!("cancelling {name:?}…"), Level::Info);
+                            self.run(Command::Cancel(task_id), Origin::Action);
+                        }
+                        Confirm::EndSession { session_id } => {
+                            self.run(Command::EndSession(session_id), Origin::Action)
+                        }
+                        Confirm::Quit { .. } => self.quit = true,
+                    }
+                }
+                Modal::None
+            }
+            Modal::Message {
+                session_id,
+                name,
+                mut edit,
+            } => match key.code {
+                KeyCode::Esc => Modal::None,
+                KeyCode::Enter => {
+                    let text = edit.text().trim().to_string();
+                    if !text.is_empty() {
+                        self.run(Command::Message { session_id, text }, Origin::Action);
+                    }
+                    Modal::None
+                }
+                _ => {
+                    edit.handle(&key);
+                    Modal::Message {
+                        session_id,
+                        name,
+                        edit,
+                    }
+                }
+            },
+            Modal::Filter(mut edit) => match key.code {
+                KeyCode::Esc => {
+                    self.filter.clear();
+                    self.rebuild_rows();
+                    Modal::None
+                }
+                KeyCode::Enter => Modal::None,
+                KeyCode::Up | KeyCode::Down => {
+                    self.move_selection(if key.code == KeyCode::Up { -1 } else { 1 });
+                    Modal::Filter(edit)
+                }
+                _ => {
+                    edit.handle(&key);
+                    self.filter = edit.text().to_string();
+                    self.rebuild_rows();
+                    Modal::Filter(edit)
+                }
+            },
+        };
+    }
+
+    fn selected_task_or_notice(&mut self) -> Option<Arc<Task>> {
+        match self.selected_task() {
+            Some(t) => Some(t.clone()),
+            None => {
+                self.notify("select a task first", Level::Error);
+                None
+            }
+        }
+    }
+
+    fn on_command_key(&mut self, key: KeyEvent) {
+        if ctrl(&key, 'c') || (key.code == KeyCode::Char('q') && key.modifiers.is_empty()) {
+            let live = self.live_sessions();
+            if live > 0 {
+                self.modal = Modal::Confirm(Confirm::Quit { live });
+            } else {
+                self.quit = true;
+            }
+            return;
+        }
+        if ctrl(&key, 'l') {
+            self.refresh();
+            return;
+        }
+        match key.code {
+            KeyCode::Char('?') => self.modal = Modal::Help,
+            KeyCode::Char('/') => {
+                self.focus = Focus::Tasks;
+                self.modal = Modal::Filter(LineEdit::new(&self.filter));
+            }
+            KeyCode::Esc => {
+                let was_scrolled = self.scroll.take().is_some();
+                if !was_scrolled && !self.filter.is_empty() {
+                    self.filter.clear();
+                    self.rebuild_rows();
+                }
+            }
+            KeyCode::Char('n') => {
+                let form = Form::new(
+                    self.cockpit.providers(),
+                    self.cockpit.default_provider().as_deref(),
+                    &self.cockpit.default_dir(),
+                );
+                self.modal = Modal::Form(Box::new(form));
+            }
+            KeyCode::Char('s') => {
+                if let Some(t) = self.selected_task_or_notice() {
+                    self.run(Command::Start(t.id.clone()), Origin::Action);
+                }
+            }
+            KeyCode::Char('p') => {
+                if let Some(t) = self.selected_task_or_notice() {
+                    self.run(Command::Pause(t.id.clone()), Origin::Action);
+                }
+            }
+            KeyCode::Char('r') => {
+                if let Some(t) = self.selected_task_or_notice() {
+                    self.run(Command::Resume(t.id.clone()), Origin::Action);
+                }
+            }
+            KeyCode::Char('R') => {
+                if let Some(t) = self.selected_task_or_notice() {
+                    self.run(Command::Retry(t.id.clone()), Origin::Action);
+                }
+            }
+            KeyCode::Char('c') => match &self.selected {
+                Some(Selected::Session(sid)) => {
+                    if self.shown_session_live() {
+                        self.modal = Modal::Confirm(Confirm::EndSession {
+                            session_id: sid.clone(),
+                        });
+                    } else {
+                        self.notify("this session has already ended", Level::Error);
+                    }
+                }
+                _ => {
+                    if let Some(t) = self.selected_task_or_notice() {
+                        if t.status().is_final() {
+                            self.notify(format!("task is already {}", t.status()), Level::Error);
+                        } else {
+                            self.modal = Modal::Confirm(Confirm::Cancel {
+                                task_id: t.id.clone(),
+                                name: t.name.clone(),
+                            });
+                        }
+                    }
+                }
+            },
+            KeyCode::Char('a') => {
+                let on = !self.snap.autopilot;
+                self.run(Command::SetAutopilot(on), Origin::Action);
+            }
+            KeyCode::Char('m') => match self.shown_session_id() {
+                Some(sid) if self.shown_session_live() => {
+                    let name = self
+                        .selected_task()
+                        .map(|t| t.name.clone())
+                        .or_else(|| self.selected_session_info().map(|s| s.task.clone()))
+                        .unwrap_or_default();
+                    self.modal = Modal::Message {
+                        session_id: sid,
+                        name,
+                        edit: LineEdit::default(),
+                    };
+                }
+                _ => self.notify(
+                    "no running agent to message: start the task first",
+                    Level::Error,
+                ),
+            },
+            KeyCode::Enter | KeyCode::Char('i') => self.enter_terminal(),
+            KeyCode::Tab => self.cycle_focus(true),
+            KeyCode::BackTab => self.cycle_focus(false),
+            KeyCode::PageUp => self.scroll_page(true),
+            KeyCode::PageDown => self.scroll_page(false),
+            KeyCode::Up | KeyCode::Char('k') => self.on_vertical(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.on_vertical(1),
+            KeyCode::Home | KeyCode::Char('g') => match self.focus {
+                Focus::Tasks => self.select_index(self.rows.iter().position(|r| *r != Row::Header)),
+                Focus::Steps => self.steps_scroll = 0,
+                Focus::Terminal => self.scroll_by(isize::MAX / 2),
+            },
+            KeyCode::End | KeyCode::Char('G') => match self.focus {
+                Focus::Tasks => {
+                    let last = self.rows.iter().rposition(|r| *r != Row::Header);
+                    self.select_index(last)
+                }
+                Focus::Steps => self.steps_scroll = u16::MAX / 2,
+                Focus::Terminal => self.scroll = None,
+            },
+            _ => {}
+        }
+    }
+
+    fn cycle_focus(&mut self, forward: bool) {
+        self.focus = match (self.focus, forward) {
+            (Focus::Tasks, true) | (Focus::Terminal, false) => Focus::Steps,
+            (Focus::Steps, true) | (Focus::Tasks, false) => Focus::Terminal,
+            (Focus::Terminal, true) | (Focus::Steps, false) => Focus::Tasks,
+        };
+    }
+
+    fn on_vertical(&mut self, delta: isize) {
+        match self.focus {
+            Focus::Tasks => self.move_selection(delta),
+            Focus::Steps => {
+                self.steps_scroll = if delta < 0 {
+                    self.steps_scroll.saturating_sub(1)
+                } else {
+                    self.steps_scroll.saturating_add(1)
+                }
+            }
+            Focus::Terminal => self.scroll_by(-delta),
+        }
+    }
+
+    /// Focuses the terminal pane, sending keys to the agent when it runs.
+    pub fn enter_terminal(&mut self) {
+        match self.shown_session_id() {
+            Some(_) if self.shown_session_live() => {
+                self.focus = Focus::Terminal;
+                self.typing = true;
+                self.scroll = None;
+            }
+            Some(_) => {
+                self.focus = Focus::Terminal;
+                self.notify(
+                    "the agent has exited: its last screen is shown",
+                    Level::Info,
+                );
+            }
+            None => {
+                let hint = match self.selected_task() {
+                    Some(t) if t.status() == TaskStatus::Pending => {
+                        "this task has no agent yet: press s to start it"
+                    }
+                    Some(_) => "this task has no agent terminal",
+                    None => "nothing selected: press n to create a task",
+                };
+                self.notify(hint, Level::Error);
+            }
+        }
+    }
+
+    fn page_rows(&self) -> usize {
+        self.areas
+            .map(|a| a.term_inner.height.max(2) as usize - 1)
+            .unwrap_or(10)
+    }
+
+    fn scroll_page(&mut self, up: bool) {
+        let n = self.page_rows() as isize;
+        self.scroll_by(if up { n } else { -n });
+    }
+
+    /// Scrolls the terminal pane back (`delta` > 0) or forward; 0 back is the live view.
+    pub fn scroll_by(&mut self, delta: isize) {
+        self.dirty = true;
+        let Some(sid) = self.shown_session_id() else {
+            return;
+        };
+        if self.scroll.as_ref().is_some_and(|s| s.session_id != sid) {
+            self.scroll = None;
+        }
+        if self.scroll.is_none() {
+            if delta <= 0 {
+                return;
+            }
+            let mut copy: Option<vt100::Screen> = None;
+            self.cockpit
+                .with_screen(&sid, &mut |s| copy = Some(s.clone()));
+            let Some(mut screen) = copy else { return };
+            screen.set_scrollback(usize::MAX);
+            let max = screen.scrollback();
+            if max == 0 {
+                let full = screen.alternate_screen();
+                self.notify(
+                    if full {
+                        "no scrollback: the agent is a full-screen program"
+                    } else {
+                        "no scrollback yet"
+                    },
+                    Level::Info,
+                );
+                return;
+            }
+            self.scroll = Some(ScrollView {
+                session_id: sid,
+                screen,
+                offset: 0,
+                max,
+                new_output: false,
+            });
+        }
+        let view = self.scroll.as_mut().expect("set above");
+        let offset = (view.offset as isize)
+            .saturating_add(delta)
+            .clamp(0, view.max as isize) as usize;
+        if offset == 0 {
+            self.scroll = None;
+            return;
+        }
+        view.offset = offset;
+        view.screen.set_scrollback(offset);
+    }
+
+    pub fn on_mouse(&mut self, m: MouseEvent) {
+        let Some(a) = self.areas else { return };
+        if !matches!(self.modal, Modal::None) {
+            return;
+        }
+        let pos = Position::new(m.column, m.row);
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.dirty = true;
+                if a.tasks.contains(pos) {
+                    self.typing = false;
+                    self.focus = Focus::Tasks;
+                    let inner_y = a.tasks.y + 1;
+                    if m.row >= inner_y && m.row < a.tasks.bottom().saturating_sub(1) {
+                        let i = self.list_offset + usize::from(m.row - inner_y);
+                        if self.rows.get(i).is_some_and(|r| *r != Row::Header) {
+                            self.select_index(Some(i));
+                        }
+                    }
+                } else if a.steps.contains(pos) {
+                    self.typing = false;
+                    self.focus = Focus::Steps;
+                } else if a.term.contains(pos) {
+                    if self.shown_session_live() {
+                        self.enter_terminal();
+                    } else {
+                        self.typing = false;
+                        self.focus = Focus::Terminal;
+                    }
+                }
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let up = m.kind == MouseEventKind::ScrollUp;
+                if a.term.contains(pos) {
+                    if self.scroll.is_none() && self.wheel_to_agent(up, pos, a.term_inner) {
+                        return;
+                    }
+                    self.scroll_by(if up { 3 } else { -3 });
+                } else if a.tasks.contains(pos) {
+                    self.move_selection(if up { -1 } else { 1 });
+                } else if a.steps.contains(pos) {
+                    self.steps_scroll = if up {
+                        self.steps_scroll.saturating_sub(1)
+                    } else {
+                        self.steps_scroll.saturating_add(1)
+                    };
+                    self.dirty = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A full-screen agent gets the wheel as a real terminal gives it: as mouse reports when
+    /// it asked for the mouse, else as arrow keys on the alternate screen (xterm's
+    /// alternateScroll). `false`: the wheel scrolls our scrollback instead.
+    fn wheel_to_agent(&mut self, up: bool, pos: Position, inner: Rect) -> bool {
+        if !self.shown_session_live() {
+            return false;
+        }
+        let Some(sid) = self.shown_session_id() else {
+            return false;
+        };
+        let mut state = None;
+        self.cockpit.with_screen(&sid, &mut |s| {
+            state = Some((
+                s.mouse_protocol_mode(),
+                s.mouse_protocol_encoding(),
+                s.alternate_screen(),
+                s.application_cursor(),
+            ))
+        });
+        let Some((mode, encoding, alternate, app_cursor)) = state else {
+            return false;
+        };
+        let bytes = if mode != vt100::MouseProtocolMode::None {
+            let col = pos.x.saturating_sub(inner.x) + 1;
+            let row = pos.y.saturating_sub(inner.y) + 1;
+            let button = if up { 64 } else { 65 };
+            if encoding == vt100::MouseProtocolEncoding::Sgr {
+                format!("\x1b[<{button};{col};{row}M").into_bytes()
+            } else {
+                let c = |v: u16| (32 + v.min(223)) as u8;
+                vec![0x1b, b'[', b'M', 32 + button as u8, c(col), c(row)]
+            }
+        } else if alternate {
+            let one: &[u8] = match (up, app_cursor) {
+                (true, true) => b"\x1bOA",
+                (true, false) => b"\x1b[A",
+                (false, true) => b"\x1bOB",
+                (false, false) => b"\x1b[B",
+            };
+            one.repeat(3)
+        } else {
+            return false;
+        };
+        let _ = self.cockpit.write_input(&sid, bytes);
+        true
+    }
+
+    // ---------------------------------------------------------------- PTY size
+
+    /// Resizes the shown session's PTY to the terminal pane's inner size when they differ.
+    pub(crate) fn sync_pty_size(&mut self) {
+        let Some(a) = self.areas else { return };
+        let (cols, rows) = (a.term_inner.width, a.term_inner.height);
+        if cols == 0 || rows == 0 || !self.shown_session_live() {
+            return;
+        }
+        let Some(sid) = self.shown_session_id() else {
+            return;
+        };
+        let mut size = None;
+        self.cockpit
+            .with_screen(&sid, &mut |s| size = Some(s.size()));
+        let Some((cur_rows, cur_cols)) = size else {
+            return;
+        };
+        if (cur_cols, cur_rows) == (cols, rows) || self.resize_sent.get(&sid) == Some(&(cols, rows))
+        {
+            return;
+        }
+        self.resize_sent.insert(sid.clone(), (cols, rows));
+        self.run(
+            Command::Resize {
+                session_id: sid,
+                cols,
+                rows,
+            },
+            Origin::Quiet,
+        );
+    }
+}

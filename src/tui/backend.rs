@@ -1,0 +1,314 @@
+//! The one interface the TUI uses to reach an orchestra: owned snapshots out, commands in, an
+//! event stream, and per-session screens and input.
+//!
+//! [`EngineCockpit`] implements it over the in-process [`Engine`]. A remote implementation
+//! over the HTTP API (snapshots from `GET /api/tasks` and `/api/sessions`, events from SSE,
+//! screens from a local vt100 parser fed by the session's output) can later let the TUI
+//! attach to a running `orchestra serve` without touching the app.
+
+use crate::engine::{CreateTask, Engine, EngineError, Event, Input, SessionInfo};
+use crate::task::Task;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+/// A provider the new-task form can offer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderChoice {
+    pub id: String,
+    pub name: String,
+    pub installed: bool,
+}
+
+/// Everything the screen shows except terminal contents, owned.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Oldest first.
+    pub tasks: Vec<Arc<Task>>,
+    /// In creation order.
+    pub sessions: Vec<SessionInfo>,
+    pub autopilot: bool,
+    /// The HTTP API's URL, when it is served.
+    pub url: Option<String>,
+}
+
+/// What the TUI asks an orchestra to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    CreateTask {
+        name: String,
+        description: String,
+        provider_id: Option<String>,
+        working_directory: Option<String>,
+        /// Start it right after creating it.
+        start: bool,
+    },
+    Start(String),
+    Pause(String),
+    Resume(String),
+    Cancel(String),
+    Retry(String),
+    SetAutopilot(bool),
+    /// Type one line into a session and submit it.
+    Message {
+        session_id: String,
+        text: String,
+    },
+    /// End a session (one without a task; tasks are cancelled instead).
+    EndSession(String),
+    Resize {
+        session_id: String,
+        cols: u16,
+        rows: u16,
+    },
+}
+
+/// What a command did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// A task was created; `note` says what went wrong after (e.g. it did not start).
+    Created {
+        task_id: String,
+        note: Option<String>,
+    },
+    /// Done; a short line for the status bar (may be empty: nothing worth saying).
+    Done(String),
+}
+
+pub type CommandFuture = Pin<Box<dyn Future<Output = Result<Outcome, String>> + Send + 'static>>;
+
+/// The TUI's view of an orchestra.
+pub trait Cockpit: Send + Sync + 'static {
+    /// Tasks, sessions, autopilot and URL as they are now.
+    fn snapshot(&self) -> Snapshot;
+    /// Providers for the new-task form.
+    fn providers(&self) -> Vec<ProviderChoice>;
+    /// The provider a task gets when none is chosen.
+    fn default_provider(&self) -> Option<String>;
+    /// The working directory a task gets when none is given.
+    fn default_dir(&self) -> String;
+    /// Every change from now on.
+    fn subscribe(&self) -> broadcast::Receiver<Event>;
+    /// Runs a command; the caller decides where the future runs (the TUI spawns it, so the
+    /// UI loop never waits on a slow operation such as a cancel's grace period).
+    fn execute(&self, cmd: Command) -> CommandFuture;
+    /// Sends raw bytes to a session's terminal without blocking the caller (a stopped or
+    /// flooding child must not stall the UI). Bytes to one session keep their order.
+    fn write_input(&self, session_id: &str, bytes: Vec<u8>) -> Result<(), String>;
+    /// Runs `f` on the session's current screen; `false` when the session has no terminal.
+    fn with_screen(&self, session_id: &str, f: &mut dyn FnMut(&vt100::Screen)) -> bool;
+}
+
+/// [`Cockpit`] over the in-process engine.
+pub struct EngineCockpit {
+    engine: Engine,
+    /// One writer thread per session typed into: a write to a stopped child's full PTY
+    /// blocks that thread, never the UI.
+    writers: Mutex<HashMap<String, std::sync::mpsc::Sender<Vec<u8>>>>,
+}
+
+impl EngineCockpit {
+    pub fn new(engine: Engine) -> EngineCockpit {
+        EngineCockpit {
+            engine,
+            writers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}
+
+fn msg(e: EngineError) -> String {
+    e.to_string()
+}
+
+impl Cockpit for EngineCockpit {
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            tasks: self.engine.tasks_oldest_first(),
+            sessions: self.engine.list_sessions(),
+            autopilot: self.engine.autopilot(),
+            url: self.engine.url(),
+        }
+    }
+
+    fn providers(&self) -> Vec<ProviderChoice> {
+        self.engine
+            .providers()
+            .all()
+            .iter()
+            .map(|p| ProviderChoice {
+                id: p.id.clone(),
+                name: p.name.clone(),
+                installed: p.installed(),
+            })
+            .collect()
+    }
+
+    fn default_provider(&self) -> Option<String> {
+        Some(self.engine.providers().default_for_task())
+    }
+
+    fn default_dir(&self) -> String {
+        self.engine
+            .config()
+            .working_dir
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.engine.subscribe()
+    }
+
+    fn execute(&self, cmd: Command) -> CommandFuture {
+        let engine = self.engine.clone();
+        Box::pin(async move {
+            let short = |id: &str| id.chars().take(8).collect::<String>();
+            match cmd {
+                Command::CreateTask {
+                    name,
+                    description,
+                    provider_id,
+                    working_directory,
+                    start,
+                } => {
+                    let task = engine
+                        .create_task(CreateTask {
+                            name,
+                            description,
+                            provider_id,
+                            working_directory,
+                            ..Default::default()
+                        })
+                        .await
+                        .map_err(msg)?;
+                    let mut note = None;
+                    if start && let Err(e) = engine.start_task(&task.id).await {
+                        note = Some(format!(
+                            "created {:?}, but it did not start: {e}",
+                            task.name
+                        ));
+                    }
+                    Ok(Outcome::Created {
+                        task_id: task.id.clone(),
+                        note,
+                    })
+                }
+                Command::Start(id) => {
+                    let t = engine.start_task(&id).await.map_err(msg)?;
+                    Ok(Outcome::Done(format!("started {:?}", t.name)))
+                }
+                Command::Pause(id) => {
+                    let t = engine.pause_task(&id).await.map_err(msg)?;
+                    Ok(Outcome::Done(format!("paused {:?}", t.name)))
+                }
+                Command::Resume(id) => {
+                    let t = engine.resume_task(&id).await.map_err(msg)?;
+                    Ok(Outcome::Done(format!("resumed {:?}", t.name)))
+                }
+                Command::Cancel(id) => {
+                    let t = engine.cancel_task(&id).await.map_err(msg)?;
+                    Ok(Outcome::Done(format!("cancelled {:?}", t.name)))
+                }
+                Command::Retry(id) => {
+                    let t = engine.retry_task(&id).await.map_err(msg)?;
+                    Ok(Outcome::Created {
+                        task_id: t.id.clone(),
+                        note: Some(format!(
+                            "retry of {:?} created: press s to start it",
+                            t.name
+                        )),
+                    })
+                }
+                Command::SetAutopilot(on) => {
+                    engine.set_autopilot(on).await;
+                    Ok(Outcome::Done(format!(
+                        "autopilot {}",
+                        if on { "on" } else { "off" }
+                    )))
+                }
+                Command::Message { session_id, text } => {
+                    engine
+                        .send_message(&session_id, Input::Text(text))
+                        .await
+                        .map_err(msg)?;
+                    Ok(Outcome::Done(format!(
+                        "message sent to {}",
+                        short(&session_id)
+                    )))
+                }
+                Command::EndSession(id) => {
+                    engine.delete_session(&id).await.map_err(msg)?;
+                    Ok(Outcome::Done(format!("ended session {}", short(&id))))
+                }
+                Command::Resize {
+                    session_id,
+                    cols,
+                    rows,
+                } => {
+                    engine
+                        .resize_session(&session_id, cols, rows)
+                        .await
+                        .map_err(msg)?;
+                    Ok(Outcome::Done(String::new()))
+                }
+            }
+        })
+    }
+
+    fn write_input(&self, session_id: &str, bytes: Vec<u8>) -> Result<(), String> {
+        if self.engine.session_pty(session_id).is_none() {
+            return Err("this session has no terminal".into());
+        }
+        let mut writers = self.writers.lock();
+        if let Some(tx) = writers.get(session_id) {
+            match tx.send(bytes) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    writers.remove(session_id);
+                    return Err(format!(
+                        "the session has ended ({} bytes not sent)",
+                        e.0.len()
+                    ));
+                }
+            }
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        let engine = self.engine.clone();
+        let id = session_id.to_string();
+        std::thread::Builder::new()
+            .name(format!("tui-input-{}", &id[..id.len().min(8)]))
+            .stack_size(128 * 1024)
+            .spawn(move || {
+                while let Ok(bytes) = rx.recv() {
+                    let Some(pty) = engine.session_pty(&id) else {
+                        break;
+                    };
+                    if pty.write(&bytes).is_err() {
+                        // Ended: dropping the receiver makes the next send fail.
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start an input thread: {e}"))?;
+        let _ = tx.send(bytes);
+        writers.insert(session_id.to_string(), tx);
+        Ok(())
+    }
+
+    fn with_screen(&self, session_id: &str, f: &mut dyn FnMut(&vt100::Screen)) -> bool {
+        match self.engine.session_pty(session_id) {
+            Some(pty) => {
+                pty.with_screen(|s| f(s));
+                true
+            }
+            None => false,
+        }
+    }
+}

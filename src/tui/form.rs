@@ -1,0 +1,379 @@
+//! One-line text input and the new-task form.
+
+use super::backend::ProviderChoice;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// A one-line editor: insert, delete, move, Ctrl-u / Ctrl-w / Ctrl-a / Ctrl-e.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineEdit {
+    text: String,
+    /// Cursor position in characters.
+    cursor: usize,
+}
+
+impl LineEdit {
+    pub fn new(text: &str) -> Self {
+        LineEdit {
+            text: text.to_string(),
+            cursor: text.chars().count(),
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    fn byte_at(&self, chars: usize) -> usize {
+        self.text
+            .char_indices()
+            .nth(chars)
+            .map(|(i, _)| i)
+            .unwrap_or(self.text.len())
+    }
+
+    pub fn insert_str(&mut self, s: &str) {
+        let s: String = s.chars().filter(|c| !c.is_control()).collect();
+        let at = self.byte_at(self.cursor);
+        self.text.insert_str(at, &s);
+        self.cursor += s.chars().count();
+    }
+
+    /// Handles an editing key; `false` if the key is not an editing key.
+    pub fn handle(&mut self, key: &KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('u') if ctrl => {
+                let at = self.byte_at(self.cursor);
+                self.text.replace_range(..at, "");
+                self.cursor = 0;
+            }
+            KeyCode::Char('w') if ctrl => {
+                let chars: Vec<char> = self.text.chars().collect();
+                let mut start = self.cursor;
+                while start > 0 && chars[start - 1] == ' ' {
+                    start -= 1;
+                }
+                while start > 0 && chars[start - 1] != ' ' {
+                    start -= 1;
+                }
+                let (a, b) = (self.byte_at(start), self.byte_at(self.cursor));
+                self.text.replace_range(a..b, "");
+                self.cursor = start;
+            }
+            KeyCode::Char('a') if ctrl => self.cursor = 0,
+            KeyCode::Char('e') if ctrl => self.cursor = self.text.chars().count(),
+            KeyCode::Char(c) if !ctrl => {
+                let at = self.byte_at(self.cursor);
+                self.text.insert(at, c);
+                self.cursor += 1;
+            }
+            KeyCode::Backspace => {
+                if self.cursor > 0 {
+                    let (a, b) = (self.byte_at(self.cursor - 1), self.byte_at(self.cursor));
+                    self.text.replace_range(a..b, "");
+                    self.cursor -= 1;
+                }
+            }
+            KeyCode::Delete => {
+                if self.cursor < self.text.chars().count() {
+                    let (a, b) = (self.byte_at(self.cursor), self.byte_at(self.cursor + 1));
+                    self.text.replace_range(a..b, "");
+                }
+            }
+            KeyCode::Left => self.cursor = self.cursor.saturating_sub(1),
+            KeyCode::Right => self.cursor = (self.cursor + 1).min(self.text.chars().count()),
+            KeyCode::Home => self.cursor = 0,
+            KeyCode::End => self.cursor = self.text.chars().count(),
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// The fields of the new-task form, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Name,
+    Description,
+    Provider,
+    Directory,
+    StartNow,
+}
+
+impl Field {
+    pub const ALL: [Field; 5] = [
+        Field::Name,
+        Field::Description,
+        Field::Provider,
+        Field::Directory,
+        Field::StartNow,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Field::Name => "Name",
+            Field::Description => "Description",
+            Field::Provider => "Provider",
+            Field::Directory => "Directory",
+            Field::StartNow => "Start now",
+        }
+    }
+}
+
+/// The new-task form's state.
+#[derive(Debug, Clone)]
+pub struct Form {
+    pub name: LineEdit,
+    pub description: LineEdit,
+    /// Installed providers only.
+    pub providers: Vec<ProviderChoice>,
+    pub provider: usize,
+    pub dir: LineEdit,
+    pub start_now: bool,
+    pub field: Field,
+    /// Inline validation messages, by field.
+    pub errors: Vec<(Field, String)>,
+    /// An error that belongs to no single field (from the engine).
+    pub error: Option<String>,
+    /// Submitted; waiting for the engine.
+    pub busy: bool,
+}
+
+/// What a key did to the form.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FormAction {
+    None,
+    Cancel,
+    Submit,
+}
+
+impl Form {
+    pub fn new(all: Vec<ProviderChoice>, default_provider: Option<&str>, dir: &str) -> Form {
+        let providers: Vec<ProviderChoice> = all.into_iter().filter(|p| p.installed).collect();
+        let provider = default_provider
+            .and_then(|d| providers.iter().position(|p| p.id == d))
+            .or_else(|| providers.iter().position(|p| p.id == "shell"))
+            .unwrap_or(0);
+        Form {
+            name: LineEdit::default(),
+            description: LineEdit::default(),
+            providers,
+            provider,
+            dir: LineEdit::new(dir),
+            start_now: true,
+            field: Field::Name,
+            errors: Vec::new(),
+            error: None,
+            busy: false,
+        }
+    }
+
+    pub fn provider_id(&self) -> Option<&str> {
+        self.providers.get(self.provider).map(|p| p.id.as_str())
+    }
+
+    pub fn error_for(&self, f: Field) -> Option<&str> {
+        self.errors
+            .iter()
+            .find(|(ff, _)| *ff == f)
+            .map(|(_, m)| m.as_str())
+    }
+
+    fn move_field(&mut self, forward: bool) {
+        let i = Field::ALL
+            .iter()
+            .position(|f| *f == self.field)
+            .unwrap_or(0);
+        let n = Field::ALL.len();
+        let next = if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        };
+        self.field = Field::ALL[next];
+    }
+
+    /// Checks every field; fills `errors`. `true` when the form can be submitted.
+    pub fn validate(&mut self) -> bool {
+        self.errors.clear();
+        self.error = None;
+        if self.name.text().trim().is_empty() {
+            self.errors.push((Field::Name, "a name is required".into()));
+        }
+        if self.description.text().trim().is_empty() {
+            self.errors.push((
+                Field::Description,
+                "required: what the agent should do".into(),
+            ));
+        }
+        if self.providers.is_empty() {
+            self.errors
+                .push((Field::Provider, "no provider is installed".into()));
+        }
+        let dir = self.dir.text().trim();
+        if dir.is_empty() {
+            self.errors
+                .push((Field::Directory, "a working directory is required".into()));
+        } else {
+            let p = std::path::Path::new(dir);
+            if p.is_absolute() && !p.is_dir() {
+                self.errors
+                    .push((Field::Directory, "no such directory".into()));
+            }
+        }
+        if let Some((f, _)) = self.errors.first() {
+            self.field = *f;
+        }
+        self.errors.is_empty()
+    }
+
+    /// Places an engine error next to the field it is about.
+    pub fn engine_error(&mut self, message: String) {
+        self.busy = false;
+        let field = if message.contains("workingDirectory") {
+            Some(Field::Directory)
+        } else if message.contains("providerId") {
+            Some(Field::Provider)
+        } else if message.contains("name ") {
+            Some(Field::Name)
+        } else if message.contains("description") {
+            Some(Field::Description)
+        } else {
+            None
+        };
+        match field {
+            Some(f) => {
+                self.errors = vec![(f, message)];
+                self.field = f;
+            }
+            None => self.error = Some(message),
+        }
+    }
+
+    pub fn handle(&mut self, key: &KeyEvent) -> FormAction {
+        if self.busy {
+            return match key.code {
+                KeyCode::Esc => FormAction::Cancel,
+                _ => FormAction::None,
+            };
+        }
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Esc => return FormAction::Cancel,
+            KeyCode::Enter => {
+                return if self.validate() {
+                    FormAction::Submit
+                } else {
+                    FormAction::None
+                };
+            }
+            KeyCode::Tab if shift => self.move_field(false),
+            KeyCode::Tab => self.move_field(true),
+            KeyCode::BackTab => self.move_field(false),
+            KeyCode::Down => self.move_field(true),
+            KeyCode::Up => self.move_field(false),
+            _ => {
+                match self.field {
+                    Field::Name => {
+                        self.name.handle(key);
+                    }
+                    Field::Description => {
+                        self.description.handle(key);
+                    }
+                    Field::Directory => {
+                        self.dir.handle(key);
+                    }
+                    Field::Provider => {
+                        let n = self.providers.len().max(1);
+                        match key.code {
+                            KeyCode::Left | KeyCode::Char('h') => {
+                                self.provider = (self.provider + n - 1) % n
+                            }
+                            KeyCode::Right | KeyCode::Char('l') | KeyCode::Char(' ') => {
+                                self.provider = (self.provider + 1) % n
+                            }
+                            KeyCode::Char(c) => {
+                                // Jump to the next provider starting with the letter.
+                                let c = c.to_ascii_lowercase();
+                                if let Some(i) =
+                                    (1..=n).map(|d| (self.provider + d) % n).find(|&i| {
+                                        self.providers.get(i).is_some_and(|p| p.id.starts_with(c))
+                                    })
+                                {
+                                    self.provider = i;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    Field::StartNow => match key.code {
+                        KeyCode::Char('y') => self.start_now = true,
+                        KeyCode::Char('n') => self.start_now = false,
+                        KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right => {
+                            self.start_now = !self.start_now
+                        }
+                        _ => {}
+                    },
+                }
+                self.errors.retain(|(f, _)| *f != self.field);
+            }
+        }
+        FormAction::None
+    }
+
+    pub fn paste(&mut self, text: &str) {
+        let line = text.lines().next().unwrap_or("");
+        match self.field {
+            Field::Name => self.name.insert_str(line),
+            Field::Description => self.description.insert_str(&text.replace('\n', " ")),
+            Field::Directory => self.dir.insert_str(line),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(c: KeyCode) -> KeyEvent {
+        KeyEvent::new(c, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn line_edit_basics() {
+        let mut e = LineEdit::new("héllo wörld");
+        e.handle(&key(KeyCode::Backspace));
+        assert_eq!(e.text(), "héllo wörl");
+        e.handle(&KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL));
+        assert_eq!(e.text(), "héllo ");
+        e.handle(&key(KeyCode::Home));
+        e.handle(&key(KeyCode::Char('>')));
+        assert_eq!(e.text(), ">héllo ");
+        e.handle(&key(KeyCode::Delete));
+        assert_eq!(e.text(), ">éllo ");
+    }
+
+    #[test]
+    fn form_validates_inline() {
+        let providers = vec![ProviderChoice {
+            id: "shell".into(),
+            name: "Shell".into(),
+            installed: true,
+        }];
+        let mut f = Form::new(providers, Some("shell"), "/");
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::None);
+        assert!(f.error_for(Field::Name).is_some());
+        assert!(f.error_for(Field::Description).is_some());
+        assert_eq!(f.field, Field::Name);
+        f.handle(&key(KeyCode::Char('x')));
+        assert!(f.error_for(Field::Name).is_none());
+        f.handle(&key(KeyCode::Tab));
+        f.handle(&key(KeyCode::Char('y')));
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::Submit);
+    }
+}

@@ -1,0 +1,1076 @@
+//! Drawing: the three panes, the bars, and the overlays.
+
+use super::app::{App, Areas, Confirm, Focus, Level, Modal, Row};
+use super::form::{Field, Form};
+use super::term_view::TermView;
+use crate::task::{StepStatus, Task, TaskStatus};
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, LineGauge, Paragraph, Wrap};
+use unicode_width::UnicodeWidthStr;
+
+/// Smallest terminal the layout works in.
+pub const MIN_WIDTH: u16 = 50;
+pub const MIN_HEIGHT: u16 = 12;
+
+/// Every key, for the help overlay (and the README).
+pub const KEYS: &[(&str, &str)] = &[
+    (
+        "↑/↓  j/k",
+        "select a task (scroll in the steps and terminal panes)",
+    ),
+    ("Tab  Shift-Tab", "cycle focus: tasks → steps → terminal"),
+    (
+        "Enter  i",
+        "type into the agent's terminal (every key goes to it)",
+    ),
+    ("Ctrl-q", "stop typing into the agent"),
+    (
+        "n",
+        "new task (Tab/Shift-Tab fields, Enter create, Esc cancel)",
+    ),
+    ("s", "start the selected task"),
+    ("p / r", "pause / resume it"),
+    ("c", "cancel it (asks y/n); ends a session without a task"),
+    ("R", "retry a failed or cancelled task"),
+    ("m", "send a one-line message to the agent"),
+    ("a", "autopilot on/off (runs pending tasks by itself)"),
+    ("/", "filter tasks by name (Enter keep, Esc clear)"),
+    ("PgUp/PgDn  wheel", "scroll the terminal back / forward"),
+    ("Shift-PgUp/PgDn", "scroll while typing into the agent"),
+    ("End  G  Esc", "back to the live view"),
+    ("g / G", "first / last task"),
+    ("Ctrl-l", "refresh everything"),
+    ("?", "this help"),
+    ("q  Ctrl-c", "quit (asks first if agents are running)"),
+    ("mouse", "click selects or focuses; wheel scrolls"),
+];
+
+pub fn status_symbol(s: TaskStatus) -> &'static str {
+    match s {
+        TaskStatus::Pending => "○",
+        TaskStatus::Running => "▶",
+        TaskStatus::Paused => "‖",
+        TaskStatus::Completed => "✓",
+        TaskStatus::Failed => "✗",
+        TaskStatus::Cancelled => "⊘",
+    }
+}
+
+pub fn status_color(s: TaskStatus) -> Color {
+    match s {
+        TaskStatus::Pending => Color::Gray,
+        TaskStatus::Running => Color::Cyan,
+        TaskStatus::Paused => Color::Yellow,
+        TaskStatus::Completed => Color::Green,
+        TaskStatus::Failed => Color::Red,
+        TaskStatus::Cancelled => Color::Magenta,
+    }
+}
+
+fn step_symbol(s: StepStatus) -> (&'static str, Color) {
+    match s {
+        StepStatus::Pending => ("○", Color::Gray),
+        StepStatus::Running => ("▶", Color::Cyan),
+        StepStatus::Paused => ("‖", Color::Yellow),
+        StepStatus::Completed => ("✓", Color::Green),
+        StepStatus::Failed => ("✗", Color::Red),
+        StepStatus::Cancelled => ("⊘", Color::Magenta),
+        StepStatus::Skipped => ("-", Color::DarkGray),
+    }
+}
+
+/// `12s`, `5m03s`, then minutes only from 10 minutes on (`42m`), `2h05m`, `3d04h`; so a
+/// long run redraws once a minute, not every second (see `elapsed_resolution_ms`).
+pub fn format_elapsed(ms: i64) -> String {
+    let s = (ms.max(0) / 1000) as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..600 => format!("{}m{:02}s", s / 60, s % 60),
+        600..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86400, (s % 86400) / 3600),
+    }
+}
+
+/// How often the text of [`format_elapsed`] changes at this elapsed time.
+pub fn elapsed_resolution_ms(ms: i64) -> i64 {
+    if ms < 600_000 { 1000 } else { 60_000 }
+}
+
+fn elapsed(task: &Task, now: i64) -> Option<String> {
+    let start = task.metadata.started_at?;
+    let end = task.metadata.completed_at.unwrap_or(now);
+    Some(format_elapsed(end - start))
+}
+
+/// Cuts `s` to `w` columns (with `…`) and pads it to exactly `w`.
+pub fn fit(s: &str, w: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    if s.width() <= w {
+        out.push_str(s);
+        used = s.width();
+    } else if w > 0 {
+        for c in s.chars() {
+            let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            if used + cw > w - 1 {
+                break;
+            }
+            out.push(c);
+            used += cw;
+        }
+        out.push('…');
+        used += 1;
+    }
+    out.extend(std::iter::repeat_n(' ', w.saturating_sub(used)));
+    out
+}
+
+/// What a blocked agent asks, from the session's prompt (its shape is the provider
+/// patterns'); Enter lets you answer it in the terminal.
+fn prompt_text(prompt: Option<&serde_json::Value>) -> String {
+    let Some(p) = prompt else {
+        return "for an answer: press Enter to reply in its terminal".into();
+    };
+    let field = |k: &str| p.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
+    let what = field("question")
+        .or_else(|| field("text"))
+        .or_else(|| field("name"))
+        .or_else(|| field("kind"))
+        .map(str::to_string)
+        .unwrap_or_else(|| p.to_string());
+    format!("{what} (Enter to answer)")
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// The panes for a frame of this size; `None` when it is too small.
+pub fn layout(area: Rect) -> Option<Areas> {
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        return None;
+    }
+    let [top, main, bottom] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let left_w = (area.width * 34 / 100).clamp(28, 60);
+    let [left, term] =
+        Layout::horizontal([Constraint::Length(left_w), Constraint::Min(10)]).areas(main);
+    let tasks_h = (left.height * 55 / 100).max(5);
+    let [tasks, steps] =
+        Layout::vertical([Constraint::Length(tasks_h), Constraint::Min(3)]).areas(left);
+    let term_inner = Block::bordered().inner(term);
+    Some(Areas {
+        top,
+        bottom,
+        tasks,
+        steps,
+        term,
+        term_inner,
+    })
+}
+
+fn pane_block<'a>(title: Line<'a>, focused: bool, typing: bool) -> Block<'a> {
+    let (border, style) = if typing {
+        (
+            BorderType::Double,
+            Style::default()
+                .fg(Color::LightGreen)
+                .add_modifier(Modifier::BOLD),
+        )
+    } else if focused {
+        (
+            BorderType::Thick,
+            Style::default()
+                .fg(Color::LightCyan)
+                .add_modifier(Modifier::BOLD),
+        )
+    } else {
+        (BorderType::Rounded, Style::default().fg(Color::DarkGray))
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(border)
+        .border_style(style)
+        .title(title)
+}
+
+fn strip_colors(buf: &mut Buffer) {
+    for cell in buf.content.iter_mut() {
+        cell.fg = Color::Reset;
+        cell.bg = Color::Reset;
+    }
+}
+
+impl App {
+    /// Draws a frame; also remembers the layout and resizes the shown PTY to fit.
+    pub fn draw(&mut self, frame: &mut Frame) {
+        self.refresh_if_stale();
+        let area = frame.area();
+        let Some(areas) = layout(area) else {
+            self.areas = None;
+            let msg = format!(
+                "Terminal too small: {}×{}.\norchestra needs at least {}×{}.\nEnlarge the window, or press q to quit.",
+                area.width, area.height, MIN_WIDTH, MIN_HEIGHT
+            );
+            let h = 3.min(area.height);
+            let y = area.y + area.height.saturating_sub(h) / 2;
+            frame.render_widget(
+                Paragraph::new(msg)
+                    .wrap(Wrap { trim: true })
+                    .alignment(ratatui::layout::Alignment::Center)
+                    .style(Style::default().fg(Color::Yellow)),
+                Rect::new(area.x, y, area.width, h),
+            );
+            if !self.color {
+                strip_colors(frame.buffer_mut());
+            }
+            self.dirty = false;
+            return;
+        };
+        self.areas = Some(areas);
+        self.draw_top(frame, areas.top);
+        self.draw_tasks(frame, areas.tasks);
+        self.draw_steps(frame, areas.steps);
+        self.draw_terminal(frame, areas.term, areas.term_inner);
+        self.draw_bottom(frame, areas.bottom);
+        match &self.modal {
+            Modal::Help => draw_help(frame, area),
+            Modal::Form(f) => draw_form(frame, area, f),
+            Modal::Confirm(c) => draw_confirm(frame, area, c),
+            _ => {}
+        }
+        if !self.color {
+            strip_colors(frame.buffer_mut());
+        }
+        self.dirty = false;
+        self.sync_pty_size();
+    }
+
+    fn draw_top(&self, frame: &mut Frame, area: Rect) {
+        let snap = self.snapshot();
+        let mut spans = vec![Span::styled(
+            " orchestra ",
+            Style::default()
+                .fg(Color::Black)
+                .bg(Color::Cyan)
+                .add_modifier(Modifier::BOLD),
+        )];
+        let (ap, ap_style) = if snap.autopilot {
+            (
+                " autopilot ON ",
+                Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::Green)
+                    .add_modifier(Modifier::BOLD),
+            )
+        } else {
+            (" autopilot off ", Style::default().fg(Color::Gray))
+        };
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(ap, ap_style));
+        spans.push(Span::raw(" "));
+        // Counts with their names when everything fits, else symbols and numbers only.
+        let url_w = snap.url.as_ref().map_or(0, |u| u.width() + 7);
+        let wide_w: usize = TaskStatus::ALL
+            .iter()
+            .map(|st| st.as_str().len() + 6)
+            .sum::<usize>()
+            + 32
+            + url_w;
+        let wide = usize::from(area.width) >= wide_w;
+        for st in TaskStatus::ALL {
+            let n = snap.tasks.iter().filter(|t| t.status() == st).count();
+            let text = if wide {
+                format!(" {} {} {}", status_symbol(st), n, st.as_str())
+            } else {
+                format!(" {}{}", status_symbol(st), n)
+            };
+            let mut style = Style::default().fg(status_color(st));
+            if n == 0 {
+                style = style.add_modifier(Modifier::DIM);
+            }
+            spans.push(Span::styled(text, style));
+        }
+        if let Some(url) = &snap.url {
+            spans.push(Span::raw("   "));
+            spans.push(Span::styled("API ", Style::default().fg(Color::DarkGray)));
+            spans.push(Span::styled(url.clone(), Style::default().fg(Color::Blue)));
+        }
+        frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    }
+
+    fn draw_tasks(&mut self, frame: &mut Frame, area: Rect) {
+        let focused = self.focus == Focus::Tasks && !self.typing;
+        let mut title = vec![Span::styled(
+            format!(" Tasks ({}) ", self.snapshot().tasks.len()),
+            Style::default().add_modifier(Modifier::BOLD),
+        )];
+        if !self.filter.is_empty() || matches!(self.modal, Modal::Filter(_)) {
+            title.push(Span::styled(
+                format!("/{} ", self.filter),
+                Style::default().fg(Color::Yellow),
+            ));
+        }
+        let block = pane_block(Line::from(title), focused, false);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height == 0 || inner.width == 0 {
+            return;
+        }
+        if self.rows.is_empty() {
+            let text = if self.snapshot().tasks.is_empty() {
+                "No tasks yet.\nPress n to create one."
+            } else {
+                "No task matches the filter.\nEsc clears it."
+            };
+            frame.render_widget(
+                Paragraph::new(text).style(Style::default().fg(Color::DarkGray)),
+                inner,
+            );
+            return;
+        }
+        let h = inner.height as usize;
+        let sel = self.selected_index();
+        if let Some(s) = sel {
+            if s < self.list_offset {
+                self.list_offset = s;
+            } else if s >= self.list_offset + h {
+                self.list_offset = s + 1 - h;
+            }
+        }
+        self.list_offset = self.list_offset.min(self.rows.len().saturating_sub(h));
+        let now = self.now_ms();
+        let w = inner.width as usize;
+        let show_provider = w >= 40;
+        let lines: Vec<Line> = self
+            .rows
+            .iter()
+            .enumerate()
+            .skip(self.list_offset)
+            .take(h)
+            .map(|(i, row)| {
+                let selected = sel == Some(i);
+                let mut line = match *row {
+                    Row::Task(ti) => {
+                        self.task_line(&self.snapshot().tasks[ti], w, show_provider, now)
+                    }
+                    Row::Header => Line::from(Span::styled(
+                        fit("── sessions without a task ──", w),
+                        Style::default().fg(Color::DarkGray),
+                    )),
+                    Row::Session(si) => {
+                        let s = &self.snapshot().sessions[si];
+                        let status = if s.ended { "exited" } else { s.status.as_str() };
+                        let right = format!(" {:<8} {:>7}", fit(&s.provider_id, 8), status);
+                        let name_w = w.saturating_sub(2 + right.width());
+                        let style = if s.ended {
+                            Style::default().fg(Color::DarkGray)
+                        } else {
+                            Style::default()
+                        };
+                        Line::from(vec![
+                            Span::styled("$ ", Style::default().fg(Color::Blue)),
+                            Span::styled(fit(first_line(&s.task), name_w), style),
+                            Span::styled(right, Style::default().fg(Color::DarkGray)),
+                        ])
+                    }
+                };
+                if selected {
+                    line = line.patch_style(Style::default().add_modifier(if focused {
+                        Modifier::REVERSED | Modifier::BOLD
+                    } else {
+                        Modifier::REVERSED
+                    }));
+                }
+                line
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(lines), inner);
+    }
+
+    fn task_line(&self, t: &Task, w: usize, show_provider: bool, now: i64) -> Line<'static> {
+        let st = t.status();
+        let mark = if self.is_blocked(t) {
+            Span::styled(
+                "!",
+                Style::default()
+                    .fg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+            )
+        } else if self.is_unseen(&t.id) {
+            Span::styled(
+                "•",
+                Style::default()
+                    .fg(Color::LightGreen)
+                    .add_modifier(Modifier::BOLD),
+            )
+        } else {
+            Span::raw(" ")
+        };
+        let progress = format!("{:>3.0}%", t.metadata.progress.value());
+        let el = elapsed(t, now).unwrap_or_default();
+        let provider = if show_provider {
+            format!(" {}", fit(&t.metadata.provider_id, 8))
+        } else {
+            String::new()
+        };
+        let right = format!("{provider} {progress} {el:>6}");
+        let name_w = w.saturating_sub(2 + right.width() + 1);
+        let mut spans = vec![
+            Span::styled(
+                format!("{} ", status_symbol(st)),
+                Style::default()
+                    .fg(status_color(st))
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(fit(&t.name, name_w), Style::default()),
+            Span::styled(provider, Style::default().fg(Color::DarkGray)),
+            Span::styled(
+                format!(" {progress}"),
+                Style::default().fg(status_color(st)),
+            ),
+            Span::styled(format!(" {el:>6}"), Style::default().fg(Color::DarkGray)),
+        ];
+        spans.push(mark);
+        Line::from(spans)
+    }
+
+    fn draw_steps(&self, frame: &mut Frame, area: Rect) {
+        let focused = self.focus == Focus::Steps && !self.typing;
+        let dim = Style::default().fg(Color::DarkGray);
+        let label = |s: &'static str| Span::styled(format!("{s:<8}"), dim);
+        let Some(t) = self.selected_task() else {
+            let block = pane_block(Line::from(" Details "), focused, false);
+            let inner = block.inner(area);
+            frame.render_widget(block, area);
+            let mut lines = Vec::new();
+            if let Some(s) = self.selected_session_info() {
+                lines.push(Line::from(vec![label("session"), Span::raw(s.id.clone())]));
+                lines.push(Line::from(vec![
+                    label("agent"),
+                    Span::raw(s.provider_id.clone()),
+                ]));
+                lines.push(Line::from(vec![
+                    label("dir"),
+                    Span::raw(s.working_directory.clone()),
+                ]));
+                let status = if s.ended { "exited" } else { s.status.as_str() };
+                lines.push(Line::from(vec![
+                    label("status"),
+                    Span::raw(format!("{status} · pid {}", s.pid)),
+                ]));
+                if let Some(code) = s.exit_code {
+                    lines.push(Line::from(vec![label("exit"), Span::raw(code.to_string())]));
+                }
+                if let Some(sig) = &s.signal {
+                    lines.push(Line::from(vec![label("signal"), Span::raw(sig.clone())]));
+                }
+            } else {
+                lines.push(Line::from(Span::styled("Nothing selected.", dim)));
+            }
+            frame.render_widget(
+                Paragraph::new(lines)
+                    .wrap(Wrap { trim: false })
+                    .scroll((self.steps_scroll, 0)),
+                inner,
+            );
+            return;
+        };
+        let done = t
+            .metadata
+            .steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Completed)
+            .count();
+        let title = Line::from(vec![
+            Span::styled(" Steps ", Style::default().add_modifier(Modifier::BOLD)),
+            Span::styled(format!("{done}/{} ", t.metadata.steps.len()), dim),
+        ]);
+        let block = pane_block(title, focused, false);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height == 0 {
+            return;
+        }
+        let st = t.status();
+        let ratio = (t.metadata.progress.value() / 100.0).clamp(0.0, 1.0);
+        let gauge = LineGauge::default()
+            .ratio(ratio)
+            .label(Span::styled(
+                format!("{:>3.0}% {} ", t.metadata.progress.value(), st.as_str()),
+                Style::default()
+                    .fg(status_color(st))
+                    .add_modifier(Modifier::BOLD),
+            ))
+            .filled_style(Style::default().fg(status_color(st)))
+            .unfilled_style(dim);
+        frame.render_widget(gauge, Rect { height: 1, ..inner });
+        let rest = Rect {
+            y: inner.y + 1,
+            height: inner.height - 1,
+            ..inner
+        };
+        let mut lines: Vec<Line> = Vec::new();
+        lines.push(Line::from(Span::styled(
+            t.description.clone(),
+            Style::default().add_modifier(Modifier::ITALIC),
+        )));
+        if t.metadata.steps.is_empty() {
+            lines.push(Line::from(Span::styled("no steps reported yet", dim)));
+        }
+        for s in &t.metadata.steps {
+            let (sym, color) = step_symbol(s.status);
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{sym} "),
+                    Style::default().fg(color).add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(s.description.clone()),
+            ]));
+            if let Some(out) = &s.output
+                && !out.is_empty()
+            {
+                lines.push(Line::from(Span::styled(
+                    format!("  {}", first_line(out)),
+                    dim,
+                )));
+            }
+        }
+        lines.push(Line::from(vec![
+            label("dir"),
+            Span::raw(t.metadata.working_directory.clone()),
+        ]));
+        let session = t
+            .metadata
+            .session_id
+            .as_ref()
+            .and_then(|sid| self.snapshot().sessions.iter().find(|s| &s.id == sid));
+        match session {
+            Some(s) => {
+                let status = if s.ended { "exited" } else { s.status.as_str() };
+                let style = match (s.ended, s.status) {
+                    (true, _) => dim,
+                    (_, crate::session::SessionStatus::Blocked) => Style::default()
+                        .fg(Color::Yellow)
+                        .add_modifier(Modifier::BOLD),
+                    _ => Style::default(),
+                };
+                lines.push(Line::from(vec![
+                    label("agent"),
+                    Span::styled(format!("{} · {status}", t.metadata.provider_id), style),
+                    Span::styled(format!(" · pid {}", s.pid), dim),
+                ]));
+                if s.ended {
+                    let how = match (&s.exit_code, &s.signal) {
+                        (Some(c), _) => format!("exit code {c}"),
+                        (None, Some(sig)) => format!("killed by {sig}"),
+                        _ => "ended".into(),
+                    };
+                    lines.push(Line::from(vec![label("exit"), Span::raw(how)]));
+                }
+                if !s.ended && s.status == crate::session::SessionStatus::Blocked {
+                    lines.push(Line::from(vec![
+                        label("waiting"),
+                        Span::styled(
+                            prompt_text(s.prompt.as_ref()),
+                            Style::default()
+                                .fg(Color::Yellow)
+                                .add_modifier(Modifier::BOLD),
+                        ),
+                    ]));
+                }
+            }
+            None => lines.push(Line::from(vec![
+                label("agent"),
+                Span::styled(format!("{} · not started", t.metadata.provider_id), dim),
+            ])),
+        }
+        if let Some(e) = &t.metadata.error {
+            lines.push(Line::from(vec![
+                label("error"),
+                Span::styled(e.clone(), Style::default().fg(Color::Red)),
+            ]));
+        }
+        if let Some(r) = &t.metadata.result {
+            let (sym, color) = if r.success {
+                ("✓", Color::Green)
+            } else {
+                ("✗", Color::Red)
+            };
+            lines.push(Line::from(vec![
+                label("result"),
+                Span::styled(format!("{sym} "), Style::default().fg(color)),
+                Span::raw(r.summary.clone()),
+            ]));
+            let files = r.files_modified.len() + r.files_created.len();
+            if files > 0 {
+                lines.push(Line::from(vec![
+                    label("files"),
+                    Span::raw(format!(
+                        "{} modified, {} created",
+                        r.files_modified.len(),
+                        r.files_created.len()
+                    )),
+                ]));
+            }
+        }
+        if let Some(last) = t.metadata.output.last() {
+            lines.push(Line::from(vec![
+                label("output"),
+                Span::styled(last.clone(), dim),
+            ]));
+        }
+        frame.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .scroll((self.steps_scroll, 0)),
+            rest,
+        );
+    }
+
+    fn draw_terminal(&self, frame: &mut Frame, area: Rect, inner: Rect) {
+        let focused = self.focus == Focus::Terminal;
+        let sid = self.shown_session_id();
+        let info = self.selected_session_info();
+        let name = self
+            .selected_task()
+            .map(|t| t.name.clone())
+            .or_else(|| info.map(|s| first_line(&s.task).to_string()))
+            .unwrap_or_default();
+        let mut title = vec![Span::styled(
+            " Terminal ",
+            Style::default().add_modifier(Modifier::BOLD),
+        )];
+        if let Some(s) = info {
+            let status = if s.ended { "exited" } else { s.status.as_str() };
+            title.push(Span::styled(
+                format!("{name} · {} · {status} ", s.provider_id),
+                Style::default().fg(Color::Gray),
+            ));
+        }
+        if self.typing {
+            title.push(Span::styled(
+                " TYPING · Ctrl-q leaves ",
+                Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::LightGreen)
+                    .add_modifier(Modifier::BOLD),
+            ));
+        }
+        let mut block = pane_block(Line::from(title), focused, self.typing);
+        if let Some(v) = &self.scroll {
+            let more = if v.new_output {
+                " · new output below"
+            } else {
+                ""
+            };
+            block = block.title_top(
+                Line::from(Span::styled(
+                    format!(" ↑ scrolled back {} lines{more} · End returns ", v.offset),
+                    Style::default()
+                        .fg(Color::Black)
+                        .bg(Color::Yellow)
+                        .add_modifier(Modifier::BOLD),
+                ))
+                .right_aligned(),
+            );
+        }
+        frame.render_widget(block, area);
+        let dim = Style::default().fg(Color::DarkGray);
+        let Some(sid) = sid else {
+            let text = match self.selected_task() {
+                Some(t) if t.status() == TaskStatus::Pending => {
+                    "No agent yet.\n\nPress s to start this task, or a to turn autopilot on."
+                }
+                Some(_) => "This task has no agent terminal.",
+                None => "Select a task, or press n to create one.",
+            };
+            frame.render_widget(
+                Paragraph::new(text).style(dim).wrap(Wrap { trim: false }),
+                inner,
+            );
+            return;
+        };
+        if let Some(v) = &self.scroll {
+            frame.render_widget(TermView::new(&v.screen).color(self.color), inner);
+            return;
+        }
+        let mut cursor = None;
+        let color = self.color;
+        let typing = self.typing;
+        let drawn = self.cockpit.with_screen(&sid, &mut |screen| {
+            frame.render_widget(TermView::new(screen).color(color), inner);
+            if typing && !screen.hide_cursor() {
+                let (r, c) = screen.cursor_position();
+                if r < inner.height && c < inner.width {
+                    cursor = Some(Position::new(inner.x + c, inner.y + r));
+                }
+            }
+        });
+        if !drawn {
+            frame.render_widget(
+                Paragraph::new("The agent's terminal is gone (it ran in an earlier orchestra).\nIts transcript is in the state directory.")
+                    .style(dim)
+                    .wrap(Wrap { trim: false }),
+                inner,
+            );
+        }
+        if let Some(p) = cursor {
+            frame.set_cursor_position(p);
+        }
+    }
+
+    fn draw_bottom(&self, frame: &mut Frame, area: Rect) {
+        let key = Style::default()
+            .fg(Color::Cyan)
+            .add_modifier(Modifier::BOLD);
+        let dim = Style::default().fg(Color::DarkGray);
+        match &self.modal {
+            Modal::Filter(edit) => {
+                let line = Line::from(vec![
+                    Span::styled("filter: ", key),
+                    Span::raw(edit.text().to_string()),
+                    Span::styled("   Enter keep · Esc clear", dim),
+                ]);
+                frame.render_widget(Paragraph::new(line), area);
+                let x = area.x
+                    + 8
+                    + edit
+                        .text()
+                        .chars()
+                        .take(edit.cursor())
+                        .collect::<String>()
+                        .width() as u16;
+                frame.set_cursor_position(Position::new(
+                    x.min(area.right().saturating_sub(1)),
+                    area.y,
+                ));
+                return;
+            }
+            Modal::Message { name, edit, .. } => {
+                let prefix = format!("message to {}: ", fit(name, 20).trim_end());
+                let pw = prefix.width() as u16;
+                let line = Line::from(vec![
+                    Span::styled(prefix, key),
+                    Span::raw(edit.text().to_string()),
+                ]);
+                frame.render_widget(Paragraph::new(line), area);
+                let x = area.x
+                    + pw
+                    + edit
+                        .text()
+                        .chars()
+                        .take(edit.cursor())
+                        .collect::<String>()
+                        .width() as u16;
+                frame.set_cursor_position(Position::new(
+                    x.min(area.right().saturating_sub(1)),
+                    area.y,
+                ));
+                return;
+            }
+            _ => {}
+        }
+        if let Some(n) = self.notice() {
+            let style = match n.level {
+                Level::Error => Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+                Level::Info => Style::default().fg(Color::Green),
+            };
+            frame.render_widget(
+                Paragraph::new(Line::from(Span::styled(format!(" {}", n.text), style))),
+                area,
+            );
+            return;
+        }
+        let hints: &[(&str, &str)] = if self.typing {
+            &[
+                ("Ctrl-q", "leave"),
+                ("Shift-PgUp/PgDn", "scroll"),
+                ("", "every other key goes to the agent"),
+            ]
+        } else {
+            match self.focus {
+                Focus::Tasks => &[
+                    ("↑↓", "select"),
+                    ("Enter", "type"),
+                    ("n", "new"),
+                    ("s", "start"),
+                    ("p", "pause"),
+                    ("r", "resume"),
+                    ("c", "cancel"),
+                    ("R", "retry"),
+                    ("m", "msg"),
+                    ("q", "quit"),
+                    ("a", "autopilot"),
+                    ("/", "filter"),
+                    ("?", "help"),
+                ],
+                Focus::Steps => &[
+                    ("↑↓", "scroll"),
+                    ("Tab", "next pane"),
+                    ("Enter", "type"),
+                    ("s/p/r/c", "start/pause/resume/cancel"),
+                    ("?", "help"),
+                    ("q", "quit"),
+                ],
+                Focus::Terminal => &[
+                    ("↑↓ PgUp/PgDn", "scroll"),
+                    ("End", "live"),
+                    ("Enter", "type"),
+                    ("Tab", "next pane"),
+                    ("?", "help"),
+                    ("q", "quit"),
+                ],
+            }
+        };
+        // As many hints as fit, most important first; `?` always shows.
+        let mut spans = vec![Span::raw(" ")];
+        let budget = (area.width as usize).saturating_sub(10);
+        let mut used = 1;
+        for (k, what) in hints {
+            let w = k.width() + what.width() + 3;
+            if used + w > budget && !self.typing {
+                spans.push(Span::styled("?", key));
+                spans.push(Span::styled(" more", dim));
+                break;
+            }
+            used += w;
+            if !k.is_empty() {
+                spans.push(Span::styled(*k, key));
+                spans.push(Span::raw(" "));
+            }
+            spans.push(Span::styled(*what, dim));
+            spans.push(Span::raw("  "));
+        }
+        frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    }
+}
+
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+fn draw_help(frame: &mut Frame, area: Rect) {
+    let h = KEYS.len() as u16 + 4;
+    let r = centered(area, 80, h);
+    frame.render_widget(Clear, r);
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(Style::default().fg(Color::Cyan))
+        .title(Line::from(Span::styled(
+            " Keys ",
+            Style::default().add_modifier(Modifier::BOLD),
+        )))
+        .title_bottom(Line::from(" any key closes ").right_aligned());
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    let mut lines: Vec<Line> = KEYS
+        .iter()
+        .map(|(k, what)| {
+            Line::from(vec![
+                Span::styled(
+                    format!(" {:<18}", k),
+                    Style::default()
+                        .fg(Color::Cyan)
+                        .add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(*what),
+            ])
+        })
+        .collect();
+    lines.push(Line::from(Span::styled(
+        " Marks: ! the agent waits for an answer   • finished while not selected",
+        Style::default().fg(Color::DarkGray),
+    )));
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
+    let text = match c {
+        Confirm::Cancel { name, .. } => {
+            format!("Cancel task {name:?}?\nIts agent is ended (TERM, then KILL).")
+        }
+        Confirm::EndSession { .. } => {
+            "End this session?\nIts processes are ended (TERM, then KILL).".to_string()
+        }
+        Confirm::Quit { live } => format!(
+            "{live} agent{} still running.\nQuit and end {}?",
+            if *live == 1 { " is" } else { "s are" },
+            if *live == 1 { "it" } else { "them" }
+        ),
+    };
+    let r = centered(area, 50, 6);
+    frame.render_widget(Clear, r);
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(Style::default().fg(Color::Yellow))
+        .title(Line::from(Span::styled(
+            " Confirm ",
+            Style::default().add_modifier(Modifier::BOLD),
+        )));
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    let mut lines: Vec<Line> = text.lines().map(|l| Line::from(l.to_string())).collect();
+    lines.push(Line::from(vec![
+        Span::styled(
+            "y",
+            Style::default()
+                .fg(Color::Green)
+                .add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(" yes   "),
+        Span::styled(
+            "n",
+            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(" no"),
+    ]));
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+}
+
+fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
+    let r = centered(area, 72, 17);
+    frame.render_widget(Clear, r);
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(Style::default().fg(Color::Cyan))
+        .title(Line::from(Span::styled(
+            " New task ",
+            Style::default().add_modifier(Modifier::BOLD),
+        )))
+        .title_bottom(
+            Line::from(" Tab/Shift-Tab fields · Enter create · Esc cancel ").right_aligned(),
+        );
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    let label_w = 13usize;
+    let field_w = (inner.width as usize).saturating_sub(label_w + 1);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut cursor: Option<Position> = None;
+    for field in Field::ALL {
+        let active = f.field == field;
+        let lstyle = if active {
+            Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::default().fg(Color::Gray)
+        };
+        let marker = if active { "›" } else { " " };
+        let mut spans = vec![Span::styled(
+            format!("{marker}{:<w$}", field.label(), w = label_w - 1),
+            lstyle,
+        )];
+        let input_style = if active {
+            Style::default().add_modifier(Modifier::UNDERLINED)
+        } else {
+            Style::default()
+        };
+        match field {
+            Field::Name | Field::Description | Field::Directory => {
+                let edit = match field {
+                    Field::Name => &f.name,
+                    Field::Description => &f.description,
+                    _ => &f.dir,
+                };
+                // Keep the cursor in view: show the tail of long text.
+                let before: String = edit.text().chars().take(edit.cursor()).collect();
+                let bw = before.width();
+                let (shown, cx) = if bw + 1 > field_w {
+                    let skip = bw + 1 - field_w;
+                    let mut acc = 0;
+                    let tail: String = edit
+                        .text()
+                        .chars()
+                        .skip_while(|c| {
+                            let keep = acc < skip;
+                            acc += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+                            keep
+                        })
+                        .collect();
+                    (tail, field_w - 1)
+                } else {
+                    (edit.text().to_string(), bw)
+                };
+                spans.push(Span::styled(fit(&shown, field_w), input_style));
+                if active {
+                    cursor = Some(Position::new(
+                        inner.x + label_w as u16 + cx as u16,
+                        inner.y + lines.len() as u16,
+                    ));
+                }
+            }
+            Field::Provider => {
+                let text = match f.providers.get(f.provider) {
+                    Some(p) => format!("‹ {} ({}) ›", p.name, p.id),
+                    None => "no provider installed".to_string(),
+                };
+                spans.push(Span::styled(text, input_style));
+                if active {
+                    spans.push(Span::styled(
+                        "  ←/→ choose",
+                        Style::default().fg(Color::DarkGray),
+                    ));
+                }
+            }
+            Field::StartNow => {
+                let (y, n) = if f.start_now {
+                    ("[y]", " n ")
+                } else {
+                    (" y ", "[n]")
+                };
+                spans.push(Span::styled(format!("{y} yes  {n} no"), input_style));
+                if active {
+                    spans.push(Span::styled(
+                        "  y/n or space",
+                        Style::default().fg(Color::DarkGray),
+                    ));
+                }
+            }
+        }
+        lines.push(Line::from(spans));
+        match f.error_for(field) {
+            Some(e) => lines.push(Line::from(Span::styled(
+                format!("{:w$}⚠ {e}", "", w = label_w),
+                Style::default().fg(Color::Red),
+            ))),
+            None => lines.push(Line::from("")),
+        }
+    }
+    if let Some(e) = &f.error {
+        lines.push(Line::from(Span::styled(
+            format!("⚠ {e}"),
+            Style::default().fg(Color::Red),
+        )));
+    } else if f.busy {
+        lines.push(Line::from(Span::styled(
+            "creating…",
+            Style::default().fg(Color::Yellow),
+        )));
+    } else {
+        lines.push(Line::from(Span::styled(
+            "The description is the agent's first instruction (a shell runs it).",
+            Style::default().fg(Color::DarkGray),
+        )));
+    }
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    if let Some(p) = cursor {
+        frame.set_cursor_position(p);
+    }
+}

@@ -1,0 +1,212 @@
+//! Coding-agent status, prompts, automatic answers and finished turns, on a fake agent
+//! (tests/fixtures/agents/fake/agent.py) declared in a user config like any new CLI would be.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::time::Duration;
+use support::*;
+
+const API: &str = "/api/coding-agents";
+
+fn config() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents/fake/agent.py");
+    let cfg = format!(
+        r#"
+[[provider]]
+id = "fake"
+name = "Fake agent"
+command = "python3"
+args = ["{agent}", "--trust"]
+deliver = "type"
+coding_agent = true
+
+[provider.screen]
+ready = ['^> ?\z']
+busy = ['esc to interrupt']
+chrome = ['^> ?$', 'esc to interrupt', '^Fake Agent']
+strip = ['^⏺ ']
+
+[[provider.prompts]]
+kind = "permission"
+name = "permission to run a command"
+pattern = 'Do you want to proceed\?'
+select = "digit-enter"
+# Misconfigured on purpose: a permission is never answered automatically.
+housekeeping = true
+answer = "1"
+
+[[provider.prompts]]
+kind = "trust"
+name = "trust this folder"
+pattern = 'Do you trust the files in this folder\?'
+housekeeping = true
+answer = "1"
+"#,
+        agent = agent.display()
+    );
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, cfg).unwrap();
+    let p = path.to_string_lossy().into_owned();
+    (dir, p)
+}
+
+fn session(s: &Server, id: &str) -> Value {
+    s.get(&format!("{API}/sessions/{id}")).json()["session"].clone()
+}
+
+fn wait_status(s: &Server, id: &str, status: &str) -> Value {
+    let mut last = Value::Null;
+    let ok = wait_until(Duration::from_secs(20), || {
+        last = session(s, id);
+        last["status"] == status
+    });
+    assert!(
+        ok,
+        "session never became {status}: {last}\nscreen:\n{}",
+        screen(s, id)
+    );
+    last
+}
+
+fn messages(s: &Server, id: &str) -> Vec<Value> {
+    s.get(&format!("{API}/sessions/{id}/messages")).json()["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn safe_answers_trust_but_never_a_permission() {
+    let (_d, cfg) = config();
+    let s = Server::start_with(&["--config", &cfg]);
+    let id = spawn_session(
+        &s,
+        json!({"providerId": "fake", "task": "", "approval": "safe"}),
+    );
+    // The trust prompt is housekeeping: answered, and the answer recorded.
+    wait_status(&s, &id, "ready");
+    wait_screen(&s, &id, "Fake Agent ready");
+    let auto: Vec<Value> = messages(&s, &id)
+        .into_iter()
+        .filter(|m| m["auto"].is_string())
+        .collect();
+    assert_eq!(auto.len(), 1, "{auto:?}");
+    assert_eq!(auto[0]["role"], "user");
+    assert!(
+        auto[0]["auto"]
+            .as_str()
+            .unwrap()
+            .contains("trust this folder"),
+        "{auto:?}"
+    );
+
+    // A permission prompt blocks, with its options, and stays unanswered.
+    let r = s.post(
+        &format!("{API}/sessions/{id}/messages"),
+        json!({"text": "perm"}),
+    );
+    assert_eq!(r.status, 201);
+    let blocked = wait_status(&s, &id, "blocked");
+    let prompt = &blocked["prompt"];
+    assert_eq!(prompt["kind"], "permission", "{blocked}");
+    assert_eq!(prompt["text"], "Do you want to proceed?");
+    assert_eq!(prompt["options"][0]["key"], "1");
+    assert_eq!(prompt["options"][0]["label"], "Yes");
+    assert_eq!(prompt["options"][1]["label"], "No");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(session(&s, &id)["status"], "blocked");
+    let autos = messages(&s, &id)
+        .iter()
+        .filter(|m| m["auto"].is_string())
+        .count();
+    assert_eq!(autos, 1, "a permission prompt was answered automatically");
+
+    // Answering moves it on.
+    let r = s.post(
+        &format!("{API}/sessions/{id}/answer"),
+        json!({"option": "2"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    wait_screen(&s, &id, "answered 2");
+    let ready = wait_status(&s, &id, "ready");
+    assert!(ready.get("prompt").is_none(), "{ready}");
+    let r = s.post(
+        &format!("{API}/sessions/{id}/answer"),
+        json!({"option": "1"}),
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+}
+
+#[test]
+fn manual_leaves_the_trust_prompt_to_the_user() {
+    let (_d, cfg) = config();
+    let s = Server::start_with(&["--config", &cfg]);
+    let id = spawn_session(&s, json!({"providerId": "fake", "approval": "manual"}));
+    let blocked = wait_status(&s, &id, "blocked");
+    assert_eq!(blocked["prompt"]["kind"], "trust");
+    assert_eq!(
+        blocked["prompt"]["options"][0]["label"],
+        "Yes, trust this folder"
+    );
+    assert_eq!(blocked["prompt"]["options"][0]["keys"], json!(["enter"]));
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(session(&s, &id)["status"], "blocked");
+    assert!(messages(&s, &id).is_empty());
+    let r = s.post(
+        &format!("{API}/sessions/{id}/answer"),
+        json!({"option": "1"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    wait_status(&s, &id, "ready");
+    wait_screen(&s, &id, "Fake Agent ready");
+}
+
+#[test]
+fn a_still_busy_line_is_busy_and_the_reply_has_no_chrome() {
+    let (_d, cfg) = config();
+    let s = Server::start_with(&["--config", &cfg]);
+    let id = spawn_session(&s, json!({"providerId": "fake"}));
+    wait_status(&s, &id, "ready");
+    s.post(
+        &format!("{API}/sessions/{id}/messages"),
+        json!({"text": "work hard"}),
+    );
+    wait_screen(&s, &id, "esc to interrupt");
+    // Nothing arrives for well over the settle time, but the screen says it works.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(session(&s, &id)["status"], "busy", "{}", screen(&s, &id));
+    wait_screen(&s, &id, "Done: work hard");
+    wait_status(&s, &id, "ready");
+    let ok = wait_until(Duration::from_secs(5), || {
+        messages(&s, &id)
+            .iter()
+            .any(|m| m["role"] == "agent" && m["text"] == "Done: work hard")
+    });
+    assert!(ok, "{:?}", messages(&s, &id));
+}
+
+#[test]
+fn a_finished_turn_completes_the_task_and_keeps_the_session() {
+    let (_d, cfg) = config();
+    let s = Server::start_with(&["--config", &cfg]);
+    let r = s.post(
+        &format!("{API}/tasks"),
+        json!({"name": "t", "description": "work on the thing", "providerId": "fake"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let tid = r.json()["task"]["id"].as_str().unwrap().to_string();
+    let r = s.post_empty(&format!("{API}/tasks/{tid}/start"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let task = wait_task_status(&s, &tid, "completed");
+    assert_eq!(
+        task["metadata"]["result"]["summary"], "Done: work on the thing",
+        "{task}"
+    );
+    let sid = task["metadata"]["sessionId"].as_str().unwrap();
+    let info = session(&s, sid);
+    assert_eq!(info["ended"], false, "{info}");
+    assert_eq!(info["status"], "ready");
+}

@@ -1,0 +1,272 @@
+//! The TUI's update function on a real engine: keys in, engine state out.
+
+use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
+use orchestra::engine::{Engine, EngineConfig};
+use orchestra::providers::Providers;
+use orchestra::state_dir::StateDir;
+use orchestra::task::TaskStatus;
+use orchestra::tui::{App, EngineCockpit};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn key(c: KeyCode) -> E {
+    E::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+fn typed(app: &mut App, s: &str) {
+    for c in s.chars() {
+        app.on_terminal_event(key(KeyCode::Char(c)));
+    }
+}
+
+/// Applies command results and engine events until `ok` holds, or fails after 15 s.
+async fn wait_for(
+    app: &mut App,
+    events: &mut tokio::sync::broadcast::Receiver<orchestra::engine::Event>,
+    what: &str,
+    mut ok: impl FnMut(&mut App) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        app.pump();
+        while let Ok(ev) = events.try_recv() {
+            app.on_engine(Ok(ev));
+        }
+        app.refresh_if_stale();
+        if ok(app) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_create_start_pause_resume_cancel_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let state = StateDir::lock(&dir.path().join("state")).unwrap();
+    let mut config = EngineConfig::new(Providers::built_in(), work.clone());
+    config.grace = Duration::from_millis(500);
+    let engine = Engine::open(&state, config).await.unwrap();
+    let cockpit = Arc::new(EngineCockpit::new(engine.clone()));
+    let mut events = engine.subscribe();
+    let mut app = App::new(cockpit);
+    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+
+    // n, fill the form: name, description, provider shell, the directory, start now: no.
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    typed(&mut app, "from the form");
+    app.on_terminal_event(key(KeyCode::Tab));
+    typed(&mut app, "sleep 100");
+    app.on_terminal_event(key(KeyCode::Tab));
+    // Choose the shell provider: cycle until it is selected.
+    for _ in 0..10 {
+        let shown = format!("{:?}", {
+            term.draw(|f| app.draw(f)).unwrap();
+            term.backend().clone()
+        });
+        if shown.contains("(shell)") {
+            break;
+        }
+        app.on_terminal_event(key(KeyCode::Right));
+    }
+    app.on_terminal_event(key(KeyCode::Tab));
+    // The directory field holds the default; replace it with ours.
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut app, work.to_str().unwrap());
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    app.on_terminal_event(key(KeyCode::Enter));
+    wait_for(&mut app, &mut events, "the task to be created", |a| {
+        a.selected_task().is_some() && matches!(a.modal, orchestra::tui::app::Modal::None)
+    })
+    .await;
+    let tasks = engine.list_tasks(None, None);
+    assert_eq!(tasks.len(), 1);
+    let t = &tasks[0];
+    assert_eq!(t.name, "from the form");
+    assert_eq!(t.description, "sleep 100");
+    assert_eq!(t.metadata.provider_id, "shell");
+    assert_eq!(t.status(), TaskStatus::Pending);
+    let id = t.id.clone();
+    let status = |s: TaskStatus| {
+        let engine = engine.clone();
+        let id = id.clone();
+        move |_: &mut App| engine.get_task(&id).unwrap().status() == s
+    };
+
+    // s starts it in a shell session.
+    app.on_terminal_event(key(KeyCode::Char('s')));
+    wait_for(
+        &mut app,
+        &mut events,
+        "running",
+        status(TaskStatus::Running),
+    )
+    .await;
+    let sid = engine
+        .get_task(&id)
+        .unwrap()
+        .metadata
+        .session_id
+        .clone()
+        .unwrap();
+    assert!(!engine.get_session(&sid).unwrap().ended);
+    // Drawing resizes the PTY to the terminal pane.
+    term.draw(|f| app.draw(f)).unwrap();
+    let areas = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
+    let (w, h) = (areas.term_inner.width, areas.term_inner.height);
+    let pty = engine.session_pty(&sid).unwrap();
+    wait_for(&mut app, &mut events, "the resize", |_| {
+        pty.with_screen(|s| s.size()) == (h, w)
+    })
+    .await;
+
+    // p pauses, r resumes.
+    app.on_terminal_event(key(KeyCode::Char('p')));
+    wait_for(&mut app, &mut events, "paused", status(TaskStatus::Paused)).await;
+    app.on_terminal_event(key(KeyCode::Char('r')));
+    wait_for(
+        &mut app,
+        &mut events,
+        "running again",
+        status(TaskStatus::Running),
+    )
+    .await;
+
+    // Enter types into the agent; what is typed reaches the shell.
+    app.on_terminal_event(key(KeyCode::Enter));
+    assert!(app.typing);
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut app, "echo tui-$((40+2))");
+    app.on_terminal_event(key(KeyCode::Enter));
+    wait_for(&mut app, &mut events, "the echo", |_| {
+        pty.with_screen(|s| s.contents().contains("tui-42"))
+    })
+    .await;
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('q'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(!app.typing);
+
+    // m sends a one-line message.
+    app.on_terminal_event(key(KeyCode::Char('m')));
+    typed(&mut app, "echo msg-$((5*5))");
+    app.on_terminal_event(key(KeyCode::Enter));
+    wait_for(&mut app, &mut events, "the message", |_| {
+        pty.with_screen(|s| s.contents().contains("msg-25"))
+    })
+    .await;
+
+    // c asks first: n keeps it running, y cancels.
+    app.on_terminal_event(key(KeyCode::Char('c')));
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(engine.get_task(&id).unwrap().status(), TaskStatus::Running);
+    app.on_terminal_event(key(KeyCode::Char('c')));
+    app.on_terminal_event(key(KeyCode::Char('y')));
+    wait_for(
+        &mut app,
+        &mut events,
+        "cancelled",
+        status(TaskStatus::Cancelled),
+    )
+    .await;
+    assert!(engine.get_session(&sid).unwrap().ended);
+
+    // R retries it as a new pending task, which gets selected.
+    app.on_terminal_event(key(KeyCode::Char('R')));
+    wait_for(&mut app, &mut events, "the retry", |a| {
+        a.selected_task()
+            .is_some_and(|t| t.id != id && t.status() == TaskStatus::Pending)
+    })
+    .await;
+    assert_eq!(engine.list_tasks(None, None).len(), 2);
+
+    // a toggles autopilot, which starts the pending retry.
+    app.on_terminal_event(key(KeyCode::Char('a')));
+    wait_for(&mut app, &mut events, "autopilot", |_| engine.autopilot()).await;
+    wait_for(&mut app, &mut events, "the retry to run", |a| {
+        a.selected_task()
+            .is_some_and(|t| t.status() == TaskStatus::Running)
+    })
+    .await;
+    app.on_terminal_event(key(KeyCode::Char('a')));
+    wait_for(&mut app, &mut events, "autopilot off", |_| {
+        !engine.autopilot()
+    })
+    .await;
+
+    // q asks because an agent runs; n stays, y quits.
+    app.on_terminal_event(key(KeyCode::Char('q')));
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    assert!(!app.should_quit());
+    app.on_terminal_event(key(KeyCode::Char('q')));
+    app.on_terminal_event(key(KeyCode::Char('y')));
+    assert!(app.should_quit());
+    engine.shutdown().await;
+    assert_eq!(engine.session_counts().0, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_from_the_api_side_show_up_and_filter_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateDir::lock(&dir.path().join("state")).unwrap();
+    let engine = Engine::open(
+        &state,
+        EngineConfig::new(Providers::built_in(), dir.path().to_path_buf()),
+    )
+    .await
+    .unwrap();
+    let mut events = engine.subscribe();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    for name in ["alpha", "beta", "gamma"] {
+        engine
+            .create_task(orchestra::engine::CreateTask {
+                name: name.into(),
+                description: "x".into(),
+                provider_id: Some("shell".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    wait_for(&mut app, &mut events, "three tasks", |a| {
+        a.snapshot().tasks.len() == 3
+    })
+    .await;
+    // A step and progress reported from outside reach the steps pane.
+    let beta = engine.list_tasks(None, None)[1].clone();
+    engine.add_step(&beta.id, "compile").await.unwrap();
+    app.on_terminal_event(key(KeyCode::Char('/')));
+    typed(&mut app, "bet");
+    app.on_terminal_event(key(KeyCode::Enter));
+    wait_for(&mut app, &mut events, "the step", |a| {
+        a.selected_task()
+            .is_some_and(|t| t.metadata.steps.len() == 1)
+    })
+    .await;
+    assert_eq!(app.selected_task().unwrap().name, "beta");
+    let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    let shown = format!("{:?}", term.backend());
+    assert!(shown.contains("compile"), "{shown}");
+    assert!(!shown.contains("alpha"), "{shown}");
+    // Esc clears the filter.
+    app.on_terminal_event(key(KeyCode::Esc));
+    term.draw(|f| app.draw(f)).unwrap();
+    assert!(format!("{:?}", term.backend()).contains("alpha"));
+    engine.shutdown().await;
+}
