@@ -4,6 +4,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Command::Guard { instance }) = &cli.command {
+        return orchestra::cli::guard::run(instance);
+    }
     // Client subcommands are blocking HTTP calls: no runtime.
     if let Some(code) = orchestra::cli::client::run(&cli) {
         return code;
@@ -24,7 +27,8 @@ fn main() -> ExitCode {
         match &cli.command {
             Some(Command::Serve) => orchestra::cli::serve::run(&cli.server).await,
             None => orchestra::tui::run(&cli.server).await,
-            Some(_) => unreachable!("client subcommands return before the runtime starts"),
+            // Client subcommands and the guard returned above, before the runtime started.
+            Some(_) => Ok(()),
         }
     });
     match outcome {

@@ -385,15 +385,23 @@ fn kill_9_of_orchestra_takes_the_children_down() {
         json!({"task": "sleep 1000 & echo job-started", "providerId": "shell"}),
     );
     let b = spawn_session(&s, json!({"task": "sleep 1002", "providerId": "exec"}));
+    // A daemon that left the session and ignores hang-up and termination.
+    let c = spawn_session(
+        &s,
+        json!({"task": "setsid sh -c 'trap \"\" HUP TERM; sleep 1003' & trap '' HUP TERM; echo daemon-up; sleep 1004", "providerId": "exec"}),
+    );
+    wait_screen(&s, &c, "daemon-up");
+    assert!(wait_until(Duration::from_secs(5), || session_pids(&c).len() >= 3));
     wait_screen(&s, &a, "job-started");
     assert!(wait_until(Duration::from_secs(5), || !session_pids(&b).is_empty()));
     s.crash();
     let gone = wait_until(Duration::from_secs(5), || {
-        session_pids(&a).is_empty() && session_pids(&b).is_empty()
+        session_pids(&a).is_empty() && session_pids(&b).is_empty() && session_pids(&c).is_empty()
     });
     let left: Vec<u32> = session_pids(&a)
         .into_iter()
         .chain(session_pids(&b))
+        .chain(session_pids(&c))
         .collect();
     for p in &left {
         unsafe { libc::kill(*p as i32, libc::SIGKILL) };
@@ -402,7 +410,7 @@ fn kill_9_of_orchestra_takes_the_children_down() {
     // After a restart the sessions are listed as ended.
     let s = Server::start_in(dir.path(), &[]);
     let listed = s.get(SESSIONS).json()["sessions"].clone();
-    assert_eq!(listed.as_array().unwrap().len(), 2);
+    assert_eq!(listed.as_array().unwrap().len(), 3);
     assert!(
         listed
             .as_array()

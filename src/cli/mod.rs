@@ -1,6 +1,7 @@
 //! Command-line definitions. With no subcommand `orchestra` opens the TUI.
 
 pub mod client;
+pub mod guard;
 pub mod serve;
 
 use clap::{Args, Parser, Subcommand};
@@ -88,4 +89,7 @@ pub enum Command {
     Report(client::ReportArgs),
     /// Show a running orchestra's state: autopilot, task counts, sessions, uptime.
     Status(client::StatusArgs),
+    /// Internal: the guard process that ends sessions if orchestra is killed.
+    #[command(name = "__guard", hide = true)]
+    Guard { instance: String },
 }

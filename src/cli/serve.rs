@@ -16,6 +16,8 @@ pub struct Running {
     pub state: StateDir,
     pub listener: Option<tokio::net::TcpListener>,
     pub access: Access,
+    /// The guard process and the pipe end that keeps it waiting (see `guard`).
+    _guard: Option<(std::process::Child, std::os::fd::OwnedFd)>,
     _log_guard: Option<tracing_appender::non_blocking::WorkerGuard>,
 }
 
@@ -61,6 +63,10 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
     ec.transcript_cap = args.transcript_cap_mib.saturating_mul(1024 * 1024);
     ec.token = args.token.clone().filter(|t| !t.is_empty());
     let bound = api::bind(args.addr, ec.token.as_deref()).await?;
+    let guard = super::guard::spawn(&ec.instance);
+    if guard.is_none() {
+        tracing::warn!("could not start the guard: sessions may outlive a SIGKILLed orchestra");
+    }
     let engine = Engine::open(&state, ec).await?;
     engine.set_url(bound.url.clone());
     let mut allowed_hosts = args.allow_host.clone();
@@ -79,6 +85,7 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
         state,
         listener: Some(bound.listener),
         access,
+        _guard: guard,
         _log_guard: log_guard,
     })
 }

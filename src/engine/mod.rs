@@ -43,6 +43,9 @@ pub struct EngineConfig {
     pub settle: Duration,
     pub transcript_cap: u64,
     pub token: Option<String>,
+    /// Marks every process of this orchestra's sessions (`ORCHESTRA_INSTANCE`), so that
+    /// the guard can find them if orchestra dies without ending them.
+    pub instance: String,
 }
 
 impl EngineConfig {
@@ -56,6 +59,7 @@ impl EngineConfig {
             settle: Duration::from_millis(500),
             transcript_cap: 64 * 1024 * 1024,
             token: None,
+            instance: uuid::Uuid::new_v4().to_string(),
         }
     }
 }
@@ -139,6 +143,9 @@ impl Inner {
 pub struct Engine {
     inner: Arc<Inner>,
 }
+
+/// The environment variable that marks every process of one orchestra's sessions.
+pub const INSTANCE_VAR: &str = "ORCHESTRA_INSTANCE";
 
 pub const INTERRUPTED: &str = "interrupted: orchestra stopped while this task was running";
 

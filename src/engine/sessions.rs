@@ -241,6 +241,10 @@ impl Engine {
             env.insert("ORCHESTRA_URL".into(), url);
         }
         env.insert("ORCHESTRA_SESSION_ID".into(), session_id.into());
+        env.insert(
+            super::INSTANCE_VAR.into(),
+            self.config().instance.clone(),
+        );
         if let Some(t) = task_id {
             env.insert("ORCHESTRA_TASK_ID".into(), t.into());
         }
@@ -300,10 +304,8 @@ impl Engine {
         } else {
             ""
         };
-        let launch = provider.launch_with_approval(
-            instruction_arg,
-            req.approval.as_deref().unwrap_or("safe"),
-        );
+        let launch = provider
+            .launch_with_approval(instruction_arg, req.approval.as_deref().unwrap_or("safe"));
         let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
         spec.args = launch.args;
         spec.env = self.session_env(&provider, &id, req.task_id.as_deref());

@@ -66,8 +66,26 @@ impl LineSplitter {
 
     /// Feeds bytes; complete lines are appended to `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<String>) {
-        for &b in bytes {
-            self.byte(b, out);
+        let mut i = 0;
+        while i < bytes.len() {
+            // Fast path for the common case, plain text appended at the end of the line:
+            // take the whole run of printable ASCII at once instead of byte by byte.
+            if self.state == State::Ground && self.utf8_need == 0 && self.col == self.line.len() {
+                let run = bytes[i..]
+                    .iter()
+                    .take_while(|b| (0x20..=0x7e).contains(*b))
+                    .count();
+                let take = run.min(self.max_line.saturating_sub(self.col));
+                if take > 0 {
+                    self.line
+                        .extend(bytes[i..i + take].iter().map(|&b| char::from(b)));
+                    self.col += take;
+                    i += take;
+                    continue;
+                }
+            }
+            self.byte(bytes[i], out);
+            i += 1;
         }
     }
 

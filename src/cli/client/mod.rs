@@ -301,8 +301,7 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
         }
         Command::Report(a) => report::run(a, server),
         Command::Status(a) => Ctx::connect(&a.client, server).and_then(|ctx| status::run(&ctx)),
-        #[allow(unreachable_patterns)]
-        _ => return None,
+        Command::Serve | Command::Guard { .. } => return None,
     };
     Some(match result {
         Ok(()) => ExitCode::SUCCESS,
