@@ -391,7 +391,9 @@ fn kill_9_of_orchestra_takes_the_children_down() {
         json!({"task": "setsid sh -c 'trap \"\" HUP TERM; sleep 1003' & trap '' HUP TERM; echo daemon-up; sleep 1004", "providerId": "exec"}),
     );
     wait_screen(&s, &c, "daemon-up");
-    assert!(wait_until(Duration::from_secs(5), || session_pids(&c).len() >= 3));
+    assert!(wait_until(Duration::from_secs(5), || session_pids(&c)
+        .len()
+        >= 3));
     wait_screen(&s, &a, "job-started");
     assert!(wait_until(Duration::from_secs(5), || !session_pids(&b).is_empty()));
     s.crash();
@@ -423,34 +425,14 @@ fn kill_9_of_orchestra_takes_the_children_down() {
 #[test]
 fn session_events_reach_the_stream() {
     let s = Server::start();
-    use std::io::{BufRead, BufReader, Write};
-    let mut stream = std::net::TcpStream::connect(&s.addr).unwrap();
-    write!(
-        stream,
-        "GET /api/coding-agents/events HTTP/1.1\r\nHost: {}\r\n\r\n",
-        s.addr
-    )
-    .unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    let mut reader = BufReader::new(stream);
-    loop {
-        let mut l = String::new();
-        reader.read_line(&mut l).unwrap();
-        if l.trim().is_empty() {
-            break;
-        }
-    }
+    let mut events = Events::open(&s);
     let id = spawn_session(&s, json!({"task": "echo x", "providerId": "exec"}));
     let mut seen = Vec::new();
-    while !seen.contains(&"session:exited".to_string()) {
-        let mut l = String::new();
-        if reader.read_line(&mut l).unwrap_or(0) == 0 {
+    while let Some((name, data)) = events.next() {
+        assert_eq!(data["sessionId"], id.as_str(), "{data}");
+        seen.push(name.clone());
+        if name == "session:exited" {
             break;
-        }
-        if let Some(name) = l.trim().strip_prefix("event: ") {
-            seen.push(name.to_string());
         }
     }
     assert_eq!(
@@ -459,5 +441,4 @@ fn session_events_reach_the_stream() {
         "{seen:?}"
     );
     assert!(seen.contains(&"session:exited".to_string()), "{seen:?}");
-    let _ = id;
 }

@@ -679,29 +679,7 @@ fn orchestrator_status_and_switches() {
 #[test]
 fn events_stream_one_event_per_change() {
     let s = Server::start();
-    let mut stream = std::net::TcpStream::connect(&s.addr).unwrap();
-    use std::io::{BufRead, BufReader, Write};
-    write!(
-        stream,
-        "GET /api/coding-agents/events HTTP/1.1\r\nHost: {}\r\n\r\n",
-        s.addr
-    )
-    .unwrap();
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
-        .unwrap();
-    let mut reader = BufReader::new(stream);
-    let mut head = String::new();
-    reader.read_line(&mut head).unwrap();
-    assert!(head.contains("200"), "{head}");
-    // Wait for the headers so the subscription exists before the changes.
-    loop {
-        let mut l = String::new();
-        reader.read_line(&mut l).unwrap();
-        if l.trim().is_empty() {
-            break;
-        }
-    }
+    let mut events = support::Events::open(&s);
     let id = create_task(&s, "ev", json!({}))["id"]
         .as_str()
         .unwrap()
@@ -728,18 +706,11 @@ fn events_stream_one_event_per_change() {
     ];
     let mut seen = Vec::new();
     while seen.len() < want.len() {
-        let mut l = String::new();
-        if reader.read_line(&mut l).unwrap_or(0) == 0 {
+        let Some((name, data)) = events.next() else {
             break;
-        }
-        if let Some(name) = l.trim().strip_prefix("event: ") {
-            seen.push(name.to_string());
-        }
-        if let Some(data) = l.trim().strip_prefix("data: ")
-            && let Ok(v) = serde_json::from_str::<Value>(data)
-        {
-            assert_eq!(v["taskId"], id.as_str(), "{v}");
-        }
+        };
+        assert_eq!(data["taskId"], id.as_str(), "{data}");
+        seen.push(name);
     }
     assert_eq!(seen, want);
 }

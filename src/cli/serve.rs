@@ -118,12 +118,14 @@ impl Running {
     }
 }
 
-/// Resolves on SIGTERM or SIGINT.
+/// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away). In the TUI's raw mode
+/// Ctrl-C is a key, not SIGINT.
 pub async fn termination() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
     ) else {
         // Without signal handlers we can only wait forever; SIGKILL still works.
         std::future::pending::<()>().await;
@@ -132,6 +134,7 @@ pub async fn termination() {
     tokio::select! {
         _ = term.recv() => {}
         _ = int.recv() => {}
+        _ = hup.recv() => {}
     }
 }
 

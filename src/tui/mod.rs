@@ -116,24 +116,6 @@ fn spawn_input_thread() -> mpsc::Receiver<crossterm::event::Event> {
     rx
 }
 
-/// Resolves on SIGTERM or SIGHUP (the terminal went away). In raw mode Ctrl-C is a key.
-async fn termination() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
-        _ = int.recv() => {}
-    }
-}
-
 /// `orchestra` with no subcommand: engine + API + TUI until the user quits.
 pub async fn run(args: &ServerArgs) -> Result<()> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
@@ -200,7 +182,7 @@ where
     let mut app = App::new(cockpit);
     let mut results = app.take_results().context("results taken")?;
     let mut input = spawn_input_thread();
-    let term_signal = termination();
+    let term_signal = crate::cli::serve::termination();
     tokio::pin!(term_signal);
     let mut last_frame: Option<Instant> = None;
     loop {

@@ -385,3 +385,50 @@ pub fn wait_task_status(s: &Server, id: &str, status: &str) -> Value {
     assert!(ok, "task never became {status}: {last}");
     last
 }
+
+/// An open `GET /api/coding-agents/events` stream, past its headers (so subscribed).
+pub struct Events(BufReader<TcpStream>);
+
+impl Events {
+    pub fn open(s: &Server) -> Events {
+        let mut stream = TcpStream::connect(&s.addr).expect("connect");
+        write!(
+            stream,
+            "GET /api/coding-agents/events HTTP/1.1\r\nHost: {}\r\n\r\n",
+            s.addr
+        )
+        .expect("request");
+        stream.set_read_timeout(Some(Duration::from_secs(20))).ok();
+        let mut reader = BufReader::new(stream);
+        let mut head = String::new();
+        reader.read_line(&mut head).expect("status line");
+        assert!(head.contains("200"), "{head}");
+        loop {
+            let mut l = String::new();
+            reader.read_line(&mut l).expect("header");
+            if l.trim().is_empty() {
+                break;
+            }
+        }
+        Events(reader)
+    }
+
+    /// The next event's name and data; `None` when the stream ends or times out.
+    pub fn next(&mut self) -> Option<(String, Value)> {
+        let mut name = None;
+        loop {
+            let mut l = String::new();
+            if self.0.read_line(&mut l).ok()? == 0 {
+                return None;
+            }
+            let l = l.trim();
+            if let Some(n) = l.strip_prefix("event: ") {
+                name = Some(n.to_string());
+            } else if let Some(d) = l.strip_prefix("data: ")
+                && let Some(n) = name.take()
+            {
+                return Some((n, serde_json::from_str(d).unwrap_or(Value::Null)));
+            }
+        }
+    }
+}
