@@ -17,6 +17,9 @@ pub struct Access {
 
 /// The host part of a `Host` header, without port or IPv6 brackets.
 fn host_name(host: &str) -> &str {
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return host;
+    }
     if let Some(rest) = host.strip_prefix('[') {
         return rest.split(']').next().unwrap_or(rest);
     }

@@ -23,7 +23,8 @@ pub fn spawn(instance: &str) -> Option<(Child, OwnedFd)> {
         return None;
     }
     // SAFETY: both fds were just created and are owned here.
-    let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     let child = Command::new(exe)
         .args(["__guard", instance])
         .stdin(Stdio::from(read_end))

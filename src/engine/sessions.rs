@@ -241,10 +241,7 @@ impl Engine {
             env.insert("ORCHESTRA_URL".into(), url);
         }
         env.insert("ORCHESTRA_SESSION_ID".into(), session_id.into());
-        env.insert(
-            super::INSTANCE_VAR.into(),
-            self.config().instance.clone(),
-        );
+        env.insert(super::INSTANCE_VAR.into(), self.config().instance.clone());
         if let Some(t) = task_id {
             env.insert("ORCHESTRA_TASK_ID".into(), t.into());
         }
@@ -319,13 +316,13 @@ impl Engine {
 
         let inbox = Arc::new(Inbox::default());
         let sink = inbox.clone();
-        let pty = PtySession::spawn(spec, Box::new(move |ev| sink.push(ev)))
-        .map_err(|e| match e {
-            SessionError::Spawn { program, reason } => {
-                EngineError::Unavailable(format!("cannot start {program}: {reason}"))
-            }
-            other => session_error(other),
-        })?;
+        let pty =
+            PtySession::spawn(spec, Box::new(move |ev| sink.push(ev))).map_err(|e| match e {
+                SessionError::Spawn { program, reason } => {
+                    EngineError::Unavailable(format!("cannot start {program}: {reason}"))
+                }
+                other => session_error(other),
+            })?;
 
         let info = SessionInfo {
             id: id.clone(),
@@ -390,11 +387,7 @@ impl Engine {
     }
 
     /// Follows one session's events until it exits.
-    async fn follow(
-        self,
-        entry: Arc<SessionEntry>,
-        inbox: Arc<Inbox>,
-    ) {
+    async fn follow(self, entry: Arc<SessionEntry>, inbox: Arc<Inbox>) {
         loop {
             inbox.wake.notified().await;
             let InboxState {

@@ -364,7 +364,7 @@ mod tests {
         }
         let claude = Providers::built_in().get("claude").cloned().unwrap();
         let l = claude.launch_with_approval("fix it", "auto");
-        assert_eq!(l.args, ["--permission-mode", "bypassPermissions", "fix it"]);
+        assert_eq!(l.args, ["--permission-mode", "auto", "fix it"]);
         assert_eq!(
             claude.launch_with_approval("", "safe").args,
             ["--permission-mode", "manual"]
