@@ -270,3 +270,160 @@ async fn changes_from_the_api_side_show_up_and_filter_works() {
     assert!(format!("{:?}", term.backend()).contains("alpha"));
     engine.shutdown().await;
 }
+
+/// The fake coding agent (tests/fixtures/agents/fake/agent.py) as a provider in a user
+/// config: `perm` makes it ask a permission, which `manual` approval leaves to the user.
+fn fake_agent_providers(dir: &std::path::Path) -> Providers {
+    let agent = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents/fake/agent.py");
+    let cfg = format!(
+        r#"
+[[provider]]
+id = "fake"
+name = "Fake agent"
+command = "python3"
+args = ["{agent}"]
+deliver = "type"
+coding_agent = true
+
+[provider.screen]
+ready = ['^> ?\z']
+busy = ['esc to interrupt']
+chrome = ['^> ?$', 'esc to interrupt', '^Fake Agent']
+
+[[provider.prompts]]
+kind = "permission"
+name = "permission to run a command"
+pattern = 'Do you want to proceed\?'
+select = "digit-enter"
+"#,
+        agent = agent.display()
+    );
+    let path = dir.join("config.toml");
+    std::fs::write(&path, cfg).unwrap();
+    let config = orchestra::providers::Config::load(Some(&path)).unwrap();
+    Providers::from_config(&config, None).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_digit_answers_a_blocked_agent() {
+    use orchestra::session::SessionStatus;
+    use orchestra::tui::backend::Cockpit;
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let state = StateDir::lock(&dir.path().join("state")).unwrap();
+    let mut config = EngineConfig::new(fake_agent_providers(dir.path()), work.clone());
+    config.grace = Duration::from_millis(500);
+    let engine = Engine::open(&state, config).await.unwrap();
+    let mut events = engine.subscribe();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+
+    // The task's description is typed into the agent: "perm" asks a permission.
+    let task = engine
+        .create_task(orchestra::engine::CreateTask {
+            name: "needs a yes".into(),
+            description: "perm".into(),
+            provider_id: Some("fake".into()),
+            approval: Some("manual".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    app.select_task(&task.id);
+    // Before anything waits, a digit only says there is nothing to answer.
+    app.on_terminal_event(key(KeyCode::Char('1')));
+    assert!(app.notice().unwrap().text.contains("nothing to answer"));
+    app.on_terminal_event(key(KeyCode::Char('s')));
+    let session = |engine: &Engine| {
+        let sid = engine
+            .get_task(&task.id)
+            .unwrap()
+            .metadata
+            .session_id
+            .clone()?;
+        engine.get_session(&sid).ok()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        app.pump();
+        while let Ok(ev) = events.try_recv() {
+            app.on_engine(Ok(ev));
+        }
+        app.refresh_if_stale();
+        if app
+            .selected_session_info()
+            .is_some_and(|s| s.status == SessionStatus::Blocked && s.prompt.is_some())
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the agent never blocked on the permission: {:?}",
+            session(&engine).map(|s| (s.status, s.prompt))
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let sid = app.shown_session_id().unwrap();
+    let pty = engine.session_pty(&sid).unwrap();
+    assert!(pty.with_screen(|s| s.contents().contains("Do you want to proceed?")));
+
+    // The steps pane shows the prompt, its options and how to answer; the list marks it.
+    term.draw(|f| app.draw(f)).unwrap();
+    let shown = format!("{:?}", term.backend());
+    for want in [
+        "permission: Do you want to",
+        "[1] Yes",
+        "[2] No",
+        "press 1–2 to answer",
+    ] {
+        assert!(shown.contains(want), "{want:?} not shown:\n{shown}");
+    }
+
+    // A digit that is not an option says so; the agent still waits.
+    app.on_terminal_event(key(KeyCode::Char('7')));
+    assert!(
+        app.notice().unwrap().text.contains("no option 7"),
+        "{:?}",
+        app.notice()
+    );
+    assert_eq!(
+        engine.get_session(&sid).unwrap().status,
+        SessionStatus::Blocked
+    );
+
+    // 2 answers "No": the agent moves on and the prompt is gone.
+    app.on_terminal_event(key(KeyCode::Char('2')));
+    wait_for(
+        &mut app,
+        &mut events,
+        "the answer to reach the agent",
+        |_| pty.with_screen(|s| s.contents().contains("answered 2")),
+    )
+    .await;
+    wait_for(&mut app, &mut events, "the session to leave blocked", |a| {
+        a.selected_session_info()
+            .is_some_and(|s| s.status != SessionStatus::Blocked && s.prompt.is_none())
+            && a.notice().is_some_and(|n| n.text.starts_with("answered 2"))
+    })
+    .await;
+    term.draw(|f| app.draw(f)).unwrap();
+    let shown = format!("{:?}", term.backend());
+    assert!(!shown.contains("press 1–2 to answer"), "{shown}");
+
+    // Answering again: the engine's refusal (409) shows in the bottom bar.
+    app.on_result(orchestra::tui::app::AppMsg {
+        origin: orchestra::tui::app::Origin::Action,
+        result: EngineCockpit::new(engine.clone())
+            .execute(orchestra::tui::backend::Command::Answer {
+                session_id: sid.clone(),
+                option: "1".into(),
+            })
+            .await,
+    });
+    let n = app.notice().unwrap();
+    assert_eq!(n.level, orchestra::tui::app::Level::Error);
+    assert!(n.text.contains("not blocked on a prompt"), "{}", n.text);
+    engine.shutdown().await;
+}

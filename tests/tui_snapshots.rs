@@ -434,3 +434,146 @@ fn mouse_click_selects_and_focuses() {
     }));
     assert_eq!(a.focus, orchestra::tui::app::Focus::Steps);
 }
+
+fn permission_prompt() -> serde_json::Value {
+    serde_json::json!({
+        "kind": "permission",
+        "text": "Do you want to proceed?",
+        "options": [
+            {"key": "1", "label": "Yes", "keys": ["1", "enter"]},
+            {"key": "2", "label": "Yes, and don't ask again"},
+            {"key": "3", "label": "No"},
+        ],
+    })
+}
+
+/// The fake with the blocked task's session waiting on `prompt`, that task selected.
+fn blocked_on(prompt: serde_json::Value) -> (Arc<Fake>, App) {
+    let f = fake();
+    f.snap.lock().sessions[1].prompt = Some(prompt);
+    let mut a = app(&f);
+    a.on_terminal_event(key(crossterm::event::KeyCode::Down));
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t-blk"));
+    (f, a)
+}
+
+#[test]
+fn blocked_prompt_in_the_steps_pane() {
+    let (_f, mut a) = blocked_on(permission_prompt());
+    let t = render(&mut a, 100, 30);
+    insta::assert_snapshot!(t.backend());
+    // The answer keys stand out: black on yellow.
+    let buf = t.backend().buffer();
+    let areas = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 100, 30)).unwrap();
+    let row = (areas.steps.y..areas.steps.bottom())
+        .find(|&y| {
+            (areas.steps.x..areas.steps.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .contains("[2] Yes, and")
+        })
+        .expect("option 2 shown");
+    let x = (areas.steps.x..areas.steps.right())
+        .find(|&x| buf[(x, row)].symbol() == "[")
+        .unwrap();
+    assert_eq!(buf[(x, row)].bg, Color::Yellow);
+    assert!(buf[(x, row)].modifier.contains(Modifier::BOLD));
+    // The bottom bar leads with the answer keys.
+    let bottom: String = (0..100).map(|x| buf[(x, 29)].symbol()).collect();
+    assert!(bottom.starts_with(" 1–3 answer"), "{bottom}");
+}
+
+#[test]
+fn digits_answer_the_shown_prompt() {
+    use crossterm::event::KeyCode;
+    let (f, mut a) = blocked_on(permission_prompt());
+    render(&mut a, 100, 30);
+    f.commands.lock().clear();
+    a.on_terminal_event(key(KeyCode::Char('2')));
+    assert_eq!(
+        f.commands.lock().clone(),
+        vec![Command::Answer {
+            session_id: "s-blk".into(),
+            option: "2".into()
+        }]
+    );
+    // A digit with no option says so and asks nothing.
+    a.on_terminal_event(key(KeyCode::Char('7')));
+    assert_eq!(f.commands.lock().len(), 1);
+    let t = render(&mut a, 100, 30);
+    let shown = format!("{:?}", t.backend());
+    assert!(
+        shown.contains("the prompt has no option 7: press 1–3 to answer"),
+        "{shown}"
+    );
+    // From the steps and terminal panes too; never while typing (the agent gets the key).
+    a.on_terminal_event(key(KeyCode::Tab));
+    a.on_terminal_event(key(KeyCode::Char('1')));
+    a.on_terminal_event(key(KeyCode::Tab));
+    a.on_terminal_event(key(KeyCode::Char('3')));
+    assert_eq!(f.commands.lock().len(), 3);
+    a.on_terminal_event(key(KeyCode::Enter));
+    assert!(a.typing);
+    a.on_terminal_event(key(KeyCode::Char('1')));
+    assert_eq!(f.commands.lock().len(), 3);
+    assert_eq!(f.input.lock().last().unwrap().1, b"1".to_vec());
+}
+
+#[test]
+fn letter_options_answer_unless_they_are_commands() {
+    use crossterm::event::KeyCode;
+    let (f, mut a) = blocked_on(serde_json::json!({
+        "kind": "confirm",
+        "text": "Apply the patch?",
+        "options": [{"key": "y", "label": "yes"}, {"key": "n", "label": "no"}],
+    }));
+    let t = render(&mut a, 100, 30);
+    let shown = format!("{:?}", t.backend());
+    assert!(shown.contains("press y to answer; n in its"), "{shown}");
+    f.commands.lock().clear();
+    a.on_terminal_event(key(KeyCode::Char('y')));
+    assert_eq!(
+        f.commands.lock().clone(),
+        vec![Command::Answer {
+            session_id: "s-blk".into(),
+            option: "y".into()
+        }]
+    );
+    // n is "new task" here.
+    a.on_terminal_event(key(KeyCode::Char('n')));
+    assert!(matches!(a.modal, orchestra::tui::app::Modal::Form(_)));
+    assert_eq!(f.commands.lock().len(), 1);
+}
+
+#[test]
+fn digits_without_a_prompt_and_sessions_without_a_task() {
+    use crossterm::event::KeyCode;
+    let f = fake();
+    let mut a = app(&f);
+    render(&mut a, 100, 30);
+    f.commands.lock().clear();
+    // The running task's agent does not wait: a notice, nothing sent.
+    a.on_terminal_event(key(KeyCode::Char('1')));
+    assert!(f.commands.lock().is_empty());
+    assert!(a.notice().unwrap().text.contains("nothing to answer"));
+    // A blocked session without a task shows its prompt in the details pane and answers.
+    {
+        let mut snap = f.snap.lock();
+        snap.sessions[2].status = SessionStatus::Blocked;
+        snap.sessions[2].prompt = Some(permission_prompt());
+    }
+    a.refresh();
+    a.on_terminal_event(key(KeyCode::Char('G')));
+    let t = render(&mut a, 100, 30);
+    let shown = format!("{:?}", t.backend());
+    assert!(shown.contains("permission: Do you want to"), "{shown}");
+    assert!(shown.contains("[3] No"), "{shown}");
+    a.on_terminal_event(key(KeyCode::Char('3')));
+    assert_eq!(
+        f.commands.lock().clone(),
+        vec![Command::Answer {
+            session_id: "s-free".into(),
+            option: "3".into()
+        }]
+    );
+}

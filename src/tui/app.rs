@@ -115,6 +115,129 @@ pub struct Areas {
     pub term_inner: Rect,
 }
 
+/// Characters bound to a TUI command outside typing mode. A prompt option whose key is one
+/// of these is not answered by its key here (the command runs): answer it in the agent's
+/// terminal (Enter, then the key). Digits are never bound, so numbered options always work.
+pub const COMMAND_CHARS: &[char] = &[
+    'q', 'n', 's', 'p', 'r', 'R', 'c', 'a', 'm', 'i', 'j', 'k', 'g', 'G', '?', '/',
+];
+
+/// The character that answers an option with this key from the TUI, if any: a single
+/// visible character that is not a command.
+pub fn answer_char(key: &str) -> Option<char> {
+    let mut chars = key.chars();
+    let c = chars.next()?;
+    if chars.next().is_some() || c.is_whitespace() || c.is_control() || COMMAND_CHARS.contains(&c) {
+        return None;
+    }
+    Some(c)
+}
+
+/// One choice of a blocked agent's prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptChoice {
+    /// What answers it (`POST /answer {option}`).
+    pub key: String,
+    pub label: String,
+}
+
+impl PromptChoice {
+    /// Whether pressing the key in the TUI answers it (see [`answer_char`]).
+    pub fn answerable(&self) -> bool {
+        answer_char(&self.key).is_some()
+    }
+}
+
+/// What a blocked agent asks, read from its session's `prompt` (`{kind, text, options}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownPrompt {
+    pub session_id: String,
+    /// `permission`, `trust`…; empty when unknown.
+    pub kind: String,
+    /// The question; empty when unknown.
+    pub text: String,
+    pub options: Vec<PromptChoice>,
+}
+
+impl ShownPrompt {
+    pub fn new(session_id: &str, prompt: Option<&serde_json::Value>) -> ShownPrompt {
+        let field = |k: &str| {
+            prompt
+                .and_then(|p| p.get(k))
+                .and_then(|v| v.as_str())
+                .filter(|s| !s.trim().is_empty())
+        };
+        let text = field("question")
+            .or_else(|| field("text"))
+            .or_else(|| field("name"))
+            .unwrap_or_default()
+            .to_string();
+        let options = prompt
+            .and_then(|p| p.get("options"))
+            .and_then(|o| o.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|o| {
+                        let key = o.get("key")?.as_str()?.to_string();
+                        let label = o
+                            .get("label")
+                            .and_then(|l| l.as_str())
+                            .unwrap_or(&key)
+                            .to_string();
+                        Some(PromptChoice { key, label })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        ShownPrompt {
+            session_id: session_id.to_string(),
+            kind: field("kind").unwrap_or_default().to_string(),
+            text,
+            options,
+        }
+    }
+
+    /// The option a pressed character answers.
+    pub fn option_for(&self, c: char) -> Option<&PromptChoice> {
+        self.options
+            .iter()
+            .find(|o| o.answerable() && answer_char(&o.key) == Some(c))
+    }
+
+    /// The keys that answer it from the TUI, for hints: `1–3`, `y/1`; `None` when none does.
+    pub fn keys_hint(&self) -> Option<String> {
+        keys_text(self.options.iter().filter(|o| o.answerable()))
+    }
+
+    /// The keys that must be answered in the agent's terminal (bound to TUI commands, or
+    /// longer than one character).
+    pub fn terminal_keys_hint(&self) -> Option<String> {
+        keys_text(self.options.iter().filter(|o| !o.answerable()))
+    }
+}
+
+/// `1–3` for a run of consecutive digits (in order), else the keys joined by `/`.
+fn keys_text<'a>(options: impl Iterator<Item = &'a PromptChoice>) -> Option<String> {
+    let keys: Vec<&str> = options.map(|o| o.key.as_str()).collect();
+    let digits: Option<Vec<u32>> = keys
+        .iter()
+        .map(|k| {
+            let mut cs = k.chars();
+            match (cs.next(), cs.next()) {
+                (Some(c), None) => c.to_digit(10),
+                _ => None,
+            }
+        })
+        .collect();
+    match (keys.len(), digits) {
+        (0, _) => None,
+        (n, Some(d)) if n >= 2 && d.windows(2).all(|w| w[1] == w[0] + 1) => {
+            Some(format!("{}–{}", d[0], d[n - 1]))
+        }
+        _ => Some(keys.join("/")),
+    }
+}
+
 pub struct App {
     pub(crate) cockpit: Arc<dyn Cockpit>,
     pub(crate) snap: Snapshot,
@@ -370,6 +493,50 @@ impl App {
                 .iter()
                 .any(|s| &s.id == sid && !s.ended && s.status == SessionStatus::Blocked)
         })
+    }
+
+    /// The prompt the shown session is blocked on (the selected task's agent, or the
+    /// selected session), when it waits for an answer.
+    pub fn shown_prompt(&self) -> Option<ShownPrompt> {
+        let s = self.selected_session_info()?;
+        (!s.ended && s.status == SessionStatus::Blocked)
+            .then(|| ShownPrompt::new(&s.id, s.prompt.as_ref()))
+    }
+
+    /// A character pressed outside typing mode that may answer the shown prompt: a digit
+    /// always does (or says why not); another character only when it is an option's key and
+    /// not a command. `false`: not consumed, the key is a command.
+    fn try_answer(&mut self, c: char) -> bool {
+        let digit = c.is_ascii_digit();
+        let Some(p) = self.shown_prompt() else {
+            if digit {
+                self.notify(
+                    format!("nothing to answer with {c}: no agent shown here waits on a prompt"),
+                    Level::Error,
+                );
+            }
+            return digit;
+        };
+        match p.option_for(c) {
+            Some(o) => {
+                self.notify(format!("answering {} ({})…", o.key, o.label), Level::Info);
+                let cmd = Command::Answer {
+                    session_id: p.session_id.clone(),
+                    option: o.key.clone(),
+                };
+                self.run(cmd, Origin::Action);
+                true
+            }
+            None if digit => {
+                let how = match p.keys_hint() {
+                    Some(keys) => format!("press {keys} to answer"),
+                    None => "answer it in the agent's terminal (Enter)".to_string(),
+                };
+                self.notify(format!("the prompt has no option {c}: {how}"), Level::Error);
+                true
+            }
+            None => false,
+        }
     }
 
     pub fn is_unseen(&self, task_id: &str) -> bool {
@@ -716,6 +883,13 @@ impl App {
         }
         if ctrl(&key, 'l') {
             self.refresh();
+            return;
+        }
+        // Digits, and option keys that are not commands, answer a shown prompt.
+        if let KeyCode::Char(c) = key.code
+            && key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
+            && self.try_answer(c)
+        {
             return;
         }
         match key.code {

@@ -57,6 +57,11 @@ pub enum Command {
         session_id: String,
         text: String,
     },
+    /// Answer a blocked session's prompt with one of its options (by the option's `key`).
+    Answer {
+        session_id: String,
+        option: String,
+    },
     /// End a session (one without a task; tasks are cancelled instead).
     EndSession(String),
     Resize {
@@ -240,6 +245,16 @@ impl Cockpit for EngineCockpit {
                         .map_err(msg)?;
                     Ok(Outcome::Done(format!(
                         "message sent to {}",
+                        short(&session_id)
+                    )))
+                }
+                Command::Answer { session_id, option } => {
+                    engine
+                        .answer_prompt(&session_id, &option)
+                        .await
+                        .map_err(msg)?;
+                    Ok(Outcome::Done(format!(
+                        "answered {option} in {}",
                         short(&session_id)
                     )))
                 }

@@ -1,6 +1,6 @@
 //! Drawing: the three panes, the bars, and the overlays.
 
-use super::app::{App, Areas, Confirm, Focus, Level, Modal, Row};
+use super::app::{App, Areas, COMMAND_CHARS, Confirm, Focus, Level, Modal, Row, ShownPrompt};
 use super::form::{Field, Form};
 use super::term_view::TermView;
 use crate::task::{StepStatus, Task, TaskStatus};
@@ -37,6 +37,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("c", "cancel it (asks y/n); ends a session without a task"),
     ("R", "retry a failed or cancelled task"),
     ("m", "send a one-line message to the agent"),
+    (
+        "1–9  y…",
+        "answer the prompt of a waiting agent (see the steps pane)",
+    ),
     ("a", "autopilot on/off (runs pending tasks by itself)"),
     ("/", "filter tasks by name (Enter keep, Esc clear)"),
     ("PgUp/PgDn  wheel", "scroll the terminal back / forward"),
@@ -130,20 +134,59 @@ pub fn fit(s: &str, w: usize) -> String {
     out
 }
 
-/// What a blocked agent asks, from the session's prompt (its shape is the provider
-/// patterns'); Enter lets you answer it in the terminal.
-fn prompt_text(prompt: Option<&serde_json::Value>) -> String {
-    let Some(p) = prompt else {
-        return "for an answer: press Enter to reply in its terminal".into();
+/// What a blocked agent asks, for the steps pane: the kind and question, each option as
+/// `[key] label` (the keys that answer from here highlighted), and how to answer.
+fn prompt_lines(p: &ShownPrompt) -> Vec<Line<'static>> {
+    let warn = Style::default()
+        .fg(Color::Yellow)
+        .add_modifier(Modifier::BOLD);
+    let badge = Style::default()
+        .fg(Color::Black)
+        .bg(Color::Yellow)
+        .add_modifier(Modifier::BOLD);
+    let mut head = vec![
+        Span::styled(" ! ", badge),
+        Span::styled(
+            format!(
+                " {}",
+                if p.kind.is_empty() {
+                    "waiting for an answer"
+                } else {
+                    p.kind.as_str()
+                }
+            ),
+            warn,
+        ),
+    ];
+    if !p.text.is_empty() {
+        head.push(Span::styled(": ", warn));
+        head.push(Span::styled(
+            first_line(&p.text).to_string(),
+            Style::default().add_modifier(Modifier::BOLD),
+        ));
+    }
+    let mut lines = vec![Line::from(head)];
+    for o in &p.options {
+        let key_style = if o.answerable() { badge } else { warn };
+        lines.push(Line::from(vec![
+            Span::raw("  "),
+            Span::styled(format!("[{}]", o.key), key_style),
+            Span::raw(" "),
+            Span::styled(o.label.clone(), warn),
+        ]));
+    }
+    let hint = match (p.keys_hint(), p.terminal_keys_hint()) {
+        (Some(keys), None) => format!("press {keys} to answer"),
+        (Some(keys), Some(other)) => {
+            format!("press {keys} to answer; {other} in its terminal (Enter)")
+        }
+        (None, _) => "press Enter to answer in its terminal".to_string(),
     };
-    let field = |k: &str| p.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
-    let what = field("question")
-        .or_else(|| field("text"))
-        .or_else(|| field("name"))
-        .or_else(|| field("kind"))
-        .map(str::to_string)
-        .unwrap_or_else(|| p.to_string());
-    format!("{what} (Enter to answer)")
+    lines.push(Line::from(Span::styled(
+        format!("  {hint}"),
+        Style::default().fg(Color::Yellow),
+    )));
+    lines
 }
 
 fn first_line(s: &str) -> &str {
@@ -370,17 +413,27 @@ impl App {
                     Row::Session(si) => {
                         let s = &self.snapshot().sessions[si];
                         let status = if s.ended { "exited" } else { s.status.as_str() };
-                        let right = format!(" {:<8} {:>7}", fit(&s.provider_id, 8), status);
-                        let name_w = w.saturating_sub(2 + right.width());
+                        let provider = format!(" {:<8} ", fit(&s.provider_id, 8));
+                        let status = format!("{status:>7}");
+                        let name_w = w.saturating_sub(2 + provider.width() + status.width());
                         let style = if s.ended {
                             Style::default().fg(Color::DarkGray)
                         } else {
                             Style::default()
                         };
+                        let status_style =
+                            if !s.ended && s.status == crate::session::SessionStatus::Blocked {
+                                Style::default()
+                                    .fg(Color::Yellow)
+                                    .add_modifier(Modifier::BOLD)
+                            } else {
+                                Style::default().fg(Color::DarkGray)
+                            };
                         Line::from(vec![
                             Span::styled("$ ", Style::default().fg(Color::Blue)),
                             Span::styled(fit(first_line(&s.task), name_w), style),
-                            Span::styled(right, Style::default().fg(Color::DarkGray)),
+                            Span::styled(provider, Style::default().fg(Color::DarkGray)),
+                            Span::styled(status, status_style),
                         ])
                     }
                 };
@@ -453,6 +506,9 @@ impl App {
             let inner = block.inner(area);
             frame.render_widget(block, area);
             let mut lines = Vec::new();
+            if let Some(p) = self.shown_prompt() {
+                lines.extend(prompt_lines(&p));
+            }
             if let Some(s) = self.selected_session_info() {
                 lines.push(Line::from(vec![label("session"), Span::raw(s.id.clone())]));
                 lines.push(Line::from(vec![
@@ -520,6 +576,10 @@ impl App {
             ..inner
         };
         let mut lines: Vec<Line> = Vec::new();
+        // A waiting agent comes first: it is what needs you.
+        if let Some(p) = self.shown_prompt() {
+            lines.extend(prompt_lines(&p));
+        }
         lines.push(Line::from(Span::styled(
             t.description.clone(),
             Style::default().add_modifier(Modifier::ITALIC),
@@ -576,17 +636,6 @@ impl App {
                         _ => "ended".into(),
                     };
                     lines.push(Line::from(vec![label("exit"), Span::raw(how)]));
-                }
-                if !s.ended && s.status == crate::session::SessionStatus::Blocked {
-                    lines.push(Line::from(vec![
-                        label("waiting"),
-                        Span::styled(
-                            prompt_text(s.prompt.as_ref()),
-                            Style::default()
-                                .fg(Color::Yellow)
-                                .add_modifier(Modifier::BOLD),
-                        ),
-                    ]));
                 }
             }
             None => lines.push(Line::from(vec![
@@ -791,7 +840,7 @@ impl App {
             );
             return;
         }
-        let hints: &[(&str, &str)] = if self.typing {
+        let base: &[(&str, &str)] = if self.typing {
             &[
                 ("Ctrl-q", "leave"),
                 ("Shift-PgUp/PgDn", "scroll"),
@@ -832,11 +881,22 @@ impl App {
                 ],
             }
         };
+        // A shown prompt's answer keys come first: they are what is needed now.
+        let mut hints: Vec<(String, &str)> = Vec::new();
+        if !self.typing
+            && let Some(p) = self.shown_prompt()
+        {
+            match p.keys_hint() {
+                Some(keys) => hints.push((keys, "answer")),
+                None => hints.push(("Enter".into(), "answer in the terminal")),
+            }
+        }
+        hints.extend(base.iter().map(|(k, what)| (k.to_string(), *what)));
         // As many hints as fit, most important first; `?` always shows.
         let mut spans = vec![Span::raw(" ")];
         let budget = (area.width as usize).saturating_sub(10);
         let mut used = 1;
-        for (k, what) in hints {
+        for (k, what) in &hints {
             let w = k.width() + what.width() + 3;
             if used + w > budget && !self.typing {
                 spans.push(Span::styled("?", key));
@@ -845,7 +905,7 @@ impl App {
             }
             used += w;
             if !k.is_empty() {
-                spans.push(Span::styled(*k, key));
+                spans.push(Span::styled(k.clone(), key));
                 spans.push(Span::raw(" "));
             }
             spans.push(Span::styled(*what, dim));
@@ -896,6 +956,11 @@ fn draw_help(frame: &mut Frame, area: Rect) {
         .collect();
     lines.push(Line::from(Span::styled(
         " Marks: ! the agent waits for an answer   • finished while not selected",
+        Style::default().fg(Color::DarkGray),
+    )));
+    let bound: String = COMMAND_CHARS.iter().collect();
+    lines.push(Line::from(Span::styled(
+        format!(" Option keys {bound} are commands: answer those in the terminal"),
         Style::default().fg(Color::DarkGray),
     )));
     frame.render_widget(Paragraph::new(lines), inner);
