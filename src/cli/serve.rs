@@ -119,22 +119,27 @@ impl Running {
 }
 
 /// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away). In the TUI's raw mode
-/// Ctrl-C is a key, not SIGINT.
-pub async fn termination() {
+/// Ctrl-C is a key, not SIGINT. The handlers are installed when this is called, not when the
+/// future is first polled, so a signal that arrives right after start-up is not lost (and
+/// does not kill the process before it can clean up).
+pub fn termination() -> impl std::future::Future<Output = ()> + Send + 'static {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+    let handlers = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
         signal(SignalKind::hangup()),
-    ) else {
-        // Without signal handlers we can only wait forever; SIGKILL still works.
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-        _ = hup.recv() => {}
+    );
+    async move {
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = handlers else {
+            // Without signal handlers we can only wait forever; SIGKILL still works.
+            std::future::pending::<()>().await;
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+            _ = hup.recv() => {}
+        }
     }
 }
 
@@ -144,8 +149,9 @@ pub async fn run(args: &ServerArgs) -> Result<()> {
     let listener = running.listener.take().context("listener already taken")?;
     let app = api::router(running.engine.clone(), running.access.clone());
     let closing = running.engine.clone();
+    let signalled = termination();
     let server = tokio::spawn(api::serve(listener, app, async move {
-        termination().await;
+        signalled.await;
         closing.begin_shutdown();
     }));
     {
