@@ -248,6 +248,44 @@ fn tui_end_to_end_in_tmux() {
 
     assert!(Path::new(&state.join("server.json")).exists());
 
+    // The CLI finds the TUI's embedded server through server.json, and what it does shows
+    // on screen at once; so do steps and progress reported by a subagent over the API.
+    let cli = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_orchestra"))
+            .args(args)
+            .arg("--state-dir")
+            .arg(&state)
+            .env_remove("ORCHESTRA_URL")
+            .output()
+            .expect("run the CLI");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let added = cli(&[
+        "task",
+        "add",
+        "from the cli",
+        "--description",
+        "made by the CLI",
+        "--json",
+    ]);
+    let cli_task: serde_json::Value = serde_json::from_str(&added).expect("task JSON");
+    let cli_id = cli_task["task"]["id"]
+        .as_str()
+        .expect("task id")
+        .to_string();
+    tmux.wait("the CLI's task on screen", |s| s.contains("○ from the cli"));
+    let listed = cli(&["task", "list"]);
+    assert!(listed.contains("from the cli"), "{listed}");
+    cli(&["task", "cancel", &cli_id]);
+    tmux.wait("the CLI's cancel on screen", |s| {
+        s.contains("⊘ from the cli")
+    });
+
     // New task from the form.
     tmux.send(&["n"]);
     tmux.wait("the form", |s| s.contains("New task"));
