@@ -18,8 +18,13 @@
 //! `API_LOAD_CLIENT_THREADS` (client runtime threads, default 1 so the server keeps a core),
 //! `API_LOAD_SWEEP` (comma-separated connection counts for an extra create sweep, e.g.
 //! `1,8,32,64,128`), `API_LOAD_ONLY` (comma-separated phases to run: create1, sweep, create,
-//! get, list, patch, patch-one; default all), `API_LOAD_STATE_DIR` (parent of the temporary state directory; default
-//! the system temp directory, which must be on a real disk for the fsync cost to show).
+//! get, list, patch, patch-one; default all), `API_LOAD_STATE_DIR` (parent of the temporary
+//! state directory; default the system temp directory, which must be on a real disk for the
+//! fsync cost to show).
+//!
+//! Without `--bench` (as `cargo test --all-targets` runs it, unoptimised) it is a smoke run at
+//! 1 % of the counts: it checks that every route answers 2xx under concurrency and that the
+//! server stops cleanly, and judges no budget. Figures are recorded in BENCHMARKS.md.
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;

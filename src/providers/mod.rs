@@ -212,8 +212,33 @@ fn env_pattern_matches(pattern: &str, name: &str) -> bool {
     }
 }
 
-/// Finds an executable: a path with a slash as given, else on `PATH`.
+/// Finds an executable like [`which_uncached`], remembering the answer for a few seconds:
+/// choosing a default provider asks on every task created, and walking `PATH` for five
+/// CLIs each time cost more than the rest of a create. A CLI installed meanwhile is seen
+/// once the answer expires.
 pub fn which(program: &str) -> Option<PathBuf> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    use std::time::{Duration, Instant};
+    const FRESH: Duration = Duration::from_secs(5);
+    type Cache = Mutex<HashMap<String, (Instant, Option<PathBuf>)>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Cache::default);
+    if let Ok(c) = cache.lock()
+        && let Some((at, found)) = c.get(program)
+        && at.elapsed() < FRESH
+    {
+        return found.clone();
+    }
+    let found = which_uncached(program);
+    if let Ok(mut c) = cache.lock() {
+        c.insert(program.to_string(), (Instant::now(), found.clone()));
+    }
+    found
+}
+
+/// Finds an executable: a path with a slash as given, else on `PATH`.
+pub fn which_uncached(program: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let is_exec = |p: &Path| {
         p.metadata()

@@ -94,14 +94,25 @@ impl Store {
             sessions: load(&conn, Table::Sessions)?,
             messages: load(&conn, Table::Messages)?,
         };
+        // Checkpoints (copying the log into the database) run on their own connection and
+        // thread, so no write waits behind one: the writer only asks for one now and then.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let checkpoints = Connection::open(path)?;
+        checkpoints.busy_timeout(std::time::Duration::from_secs(5))?;
+        let (want_checkpoint, checkpoint_asked) = mpsc::sync_channel::<()>(1);
+        let io_err = |source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        std::thread::Builder::new()
+            .name("store-checkpoint".into())
+            .spawn(move || checkpoint_loop(checkpoints, checkpoint_asked))
+            .map_err(io_err)?;
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || writer_loop(conn, rx))
-            .map_err(|source| StoreError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
+            .spawn(move || writer_loop(conn, rx, want_checkpoint))
+            .map_err(io_err)?;
         Ok((Store { tx }, loaded))
     }
 
@@ -154,7 +165,24 @@ fn load(conn: &Connection, table: Table) -> Result<Vec<Record>, StoreError> {
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
-fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
+/// Commits between two checkpoint requests: keeps the log to a few megabytes.
+const COMMITS_PER_CHECKPOINT: u32 = 256;
+
+fn checkpoint_loop(conn: Connection, asked: mpsc::Receiver<()>) {
+    while asked.recv().is_ok() {
+        // PASSIVE never blocks the writer; what it cannot copy now is copied next time.
+        if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            tracing::warn!(error = %e, "checkpoint failed");
+        }
+    }
+}
+
+fn writer_loop(
+    mut conn: Connection,
+    rx: mpsc::Receiver<Job>,
+    want_checkpoint: mpsc::SyncSender<()>,
+) {
+    let mut since_checkpoint = 0u32;
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while let Ok(more) = rx.try_recv() {
@@ -164,6 +192,12 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
             }
         }
         let outcome = commit(&mut conn, &batch).map_err(|e| e.to_string());
+        since_checkpoint += 1;
+        if since_checkpoint >= COMMITS_PER_CHECKPOINT {
+            // Full means one is already asked for: that one will do.
+            let _ = want_checkpoint.try_send(());
+            since_checkpoint = 0;
+        }
         if let Err(e) = &outcome {
             tracing::error!(error = %e, "store commit failed");
         }
