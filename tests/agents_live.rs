@@ -495,8 +495,16 @@ fn aider_git_question_then_login() {
     let s = l.wait(&id, "blocked", Some("git repo"));
     l.record(&id, "git-repo");
     assert_eq!(s["prompt"]["kind"], "question", "{s}");
-    // Not housekeeping: left to the user even under safe.
-    assert!(l.messages(&id).is_empty());
+    // Not housekeeping: left to the user even under safe. (Aider asks some users about
+    // analytics first; that one is housekeeping and answered "no", and says so.)
+    for m in l.messages(&id).iter().filter(|m| m["role"] == "user") {
+        let auto = m["auto"].as_str().unwrap_or_default();
+        assert!(
+            auto.contains("telemetry"),
+            "only telemetry is answered: {m}"
+        );
+        assert!(!auto.contains("git"), "{m}");
+    }
     l.answer(&id, "y");
     l.wait_prompt(&id, "login");
     l.record(&id, "login");

@@ -141,11 +141,13 @@ fn compile_all(ps: &[String], errors: &mut Vec<String>) -> Vec<Regex> {
 
 /// Words of a prompt that asks to run a tool, run a command or change files: such a prompt is
 /// never answered automatically, even when a (mis)configured rule calls it housekeeping.
+/// ("Allow" alone is not among them: telemetry questions ask to allow analytics; the
+/// permission prompts that say "allow" also say what, e.g. "Allow execution of …".)
 fn permission_guard() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r"(?i)\b(allow|permission|permissions|run|execute|edit|edits|write|overwrite|delete|remove|modify|apply|patch|command|commands|bash|shell|tool|proceed|approve|sudo|install)\b",
+            r"(?i)\b(permission|permissions|run|running|execute|execution|executing|edit|edits|editing|write|writing|overwrite|delete|deleting|remove|modify|modifying|apply|patch|command|commands|bash|shell|tool|tools|proceed|approve|sudo|install|installing)\b",
         )
         .expect("static regex")
     })
