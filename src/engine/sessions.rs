@@ -290,7 +290,7 @@ impl Engine {
                 self.config().max_sessions
             )));
         }
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = uuid::Uuid::new_v4().to_string();
         let (cols, rows) = (req.cols.unwrap_or(120), req.rows.unwrap_or(40));
         let transcripts = self.state_dir().join("transcripts");
         let transcript = std::fs::create_dir_all(&transcripts)
@@ -470,7 +470,7 @@ impl Engine {
         auto: Option<String>,
     ) -> Message {
         let m = Message {
-            id: uuid::Uuid::now_v7().to_string(),
+            id: uuid::Uuid::new_v4().to_string(),
             role,
             text,
             at: now_ms(),

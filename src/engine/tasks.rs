@@ -111,7 +111,7 @@ impl Engine {
     }
 
     async fn insert_task(&self, spec: NewTask) -> EngineResult<Arc<Task>> {
-        let task = Task::new(uuid::Uuid::now_v7().to_string(), spec, now_ms());
+        let task = Task::new(uuid::Uuid::new_v4().to_string(), spec, now_ms());
         let seq = self.next_seq();
         self.store().put(vec![task_record(&task, seq)]).await?;
         let task = Arc::new(task);
@@ -297,7 +297,7 @@ impl Engine {
         self.mutate(id, |t| {
             t.ensure_open()?;
             let step = Step {
-                id: uuid::Uuid::now_v7().to_string(),
+                id: uuid::Uuid::new_v4().to_string(),
                 description: description.to_string(),
                 status: StepStatus::Pending,
                 output: None,
