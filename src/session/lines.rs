@@ -68,19 +68,14 @@ impl LineSplitter {
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<String>) {
         let mut i = 0;
         while i < bytes.len() {
-            // Fast path for the common case, plain text appended at the end of the line:
-            // take the whole run of printable ASCII at once instead of byte by byte.
-            if self.state == State::Ground && self.utf8_need == 0 && self.col == self.line.len() {
-                let run = bytes[i..]
-                    .iter()
-                    .take_while(|b| (0x20..=0x7e).contains(*b))
-                    .count();
-                let take = run.min(self.max_line.saturating_sub(self.col));
-                if take > 0 {
-                    self.line
-                        .extend(bytes[i..i + take].iter().map(|&b| char::from(b)));
-                    self.col += take;
-                    i += take;
+            if self.state == State::Ground && self.utf8_need == 0 {
+                // Fast paths for the common cases, taken whole instead of byte by byte.
+                if let Some(used) = self.text_run(&bytes[i..]) {
+                    i += used;
+                    continue;
+                }
+                if let Some(used) = skip_sgr(&bytes[i..]) {
+                    i += used;
                     continue;
                 }
             }
@@ -89,6 +84,35 @@ impl LineSplitter {
         }
     }
 
+    /// Plain text (printable ASCII and complete UTF-8 characters) appended at the end of the
+    /// line: returns how many bytes it took, or `None` to go byte by byte.
+    fn text_run(&mut self, bytes: &[u8]) -> Option<usize> {
+        if self.col != self.line.len() {
+            return None;
+        }
+        let run = bytes
+            .iter()
+            .take_while(|&&b| b >= 0x20 && b != 0x7f)
+            .count();
+        let text = match std::str::from_utf8(&bytes[..run]) {
+            Ok(t) => t,
+            // A character split across reads (or a bad byte): take what is whole.
+            Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).ok()?,
+        };
+        let room = self.max_line.saturating_sub(self.col);
+        let mut used = 0;
+        let mut taken = 0;
+        for c in text.chars() {
+            if taken == room {
+                break;
+            }
+            self.line.push(c);
+            taken += 1;
+            used += c.len_utf8();
+        }
+        self.col += taken;
+        (used > 0).then_some(used)
+    }
     /// Convenience: feeds bytes and returns the lines completed by them.
     pub fn push(&mut self, bytes: &[u8]) -> Vec<String> {
         let mut out = Vec::new();
@@ -109,10 +133,15 @@ impl LineSplitter {
     }
 
     fn take_line(&mut self) -> String {
-        let s: String = self.line.iter().collect();
+        let end = self
+            .line
+            .iter()
+            .rposition(|c| !c.is_whitespace())
+            .map_or(0, |p| p + 1);
+        let s: String = self.line[..end].iter().collect();
         self.line.clear();
         self.col = 0;
-        s.trim_end().to_string()
+        s
     }
 
     fn emit(&mut self, out: &mut Vec<String>) {
@@ -295,6 +324,19 @@ impl LineSplitter {
             _ => {}
         }
     }
+}
+
+/// An SGR sequence (`ESC [ params m`: colours and attributes) whole within `bytes`: it never
+/// changes the text, so it is skipped at once. Returns its length.
+fn skip_sgr(bytes: &[u8]) -> Option<usize> {
+    if bytes.len() < 3 || bytes[0] != 0x1b || bytes[1] != b'[' {
+        return None;
+    }
+    let params = bytes[2..]
+        .iter()
+        .take_while(|b| matches!(b, b'0'..=b'9' | b';' | b':'))
+        .count();
+    (bytes.get(2 + params) == Some(&b'm')).then_some(3 + params)
 }
 
 #[cfg(test)]
