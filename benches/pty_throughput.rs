@@ -270,10 +270,22 @@ fn tmux_idle_and_spawn(n: usize, idle: Duration) {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; ignore arguments.
-    let mb = env_num("BENCH_MB", 100);
-    let idle = Duration::from_secs(env_num("BENCH_IDLE_SECS", 10));
-    let n = env_num("BENCH_SESSIONS", 50) as usize;
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it,
+    // unoptimised: then a small smoke run keeps the bench from rotting without taking minutes.
+    let bench = std::env::args().any(|a| a == "--bench");
+    if !bench {
+        println!(
+            "pty_throughput: smoke run (no --bench); for figures run `cargo bench --bench pty_throughput`"
+        );
+    }
+    let (mb_default, idle_default, sessions_default, rounds_default) = if bench {
+        (100, 10, 50, 3)
+    } else {
+        (2, 1, 4, 1)
+    };
+    let mb = env_num("BENCH_MB", mb_default);
+    let idle = Duration::from_secs(env_num("BENCH_IDLE_SECS", idle_default));
+    let n = env_num("BENCH_SESSIONS", sessions_default) as usize;
     let dir = match tempfile::tempdir() {
         Ok(d) => d,
         Err(e) => {
@@ -294,7 +306,7 @@ fn main() {
         bytes as f64 / 1_048_576.0
     );
     // Best of three rounds, interleaved, so a busy moment does not favour one side.
-    let rounds = env_num("BENCH_ROUNDS", 3);
+    let rounds = env_num("BENCH_ROUNDS", rounds_default);
     let methods: [(&str, Measure); 4] = [
         ("raw pty (script)", raw_pty),
         ("tmux 200x50", tmux_throughput),
