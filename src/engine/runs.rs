@@ -62,10 +62,8 @@ impl Engine {
         let sid = info.id.clone();
         let moved = self
             .mutate(id, |t| {
-                let from = t.status();
                 t.move_to(TaskStatus::Running, now_ms())?;
                 t.metadata.session_id = Some(sid.clone());
-                let _ = from;
                 Ok((vec![(TaskEventKind::Started, vec![])], ()))
             })
             .await;
