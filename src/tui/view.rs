@@ -1,7 +1,7 @@
 //! Drawing: the three panes, the bars, and the overlays.
 
 use super::app::{App, Areas, COMMAND_CHARS, Confirm, Focus, Level, Modal, Row, ShownPrompt};
-use super::form::{Field, Form};
+use super::form::{Field, Form, LineEdit};
 use super::term_view::TermView;
 use crate::task::{StepStatus, Task, TaskStatus};
 use ratatui::Frame;
@@ -791,18 +791,7 @@ impl App {
                     Span::styled("   Enter keep · Esc clear", dim),
                 ]);
                 frame.render_widget(Paragraph::new(line), area);
-                let x = area.x
-                    + 8
-                    + edit
-                        .text()
-                        .chars()
-                        .take(edit.cursor())
-                        .collect::<String>()
-                        .width() as u16;
-                frame.set_cursor_position(Position::new(
-                    x.min(area.right().saturating_sub(1)),
-                    area.y,
-                ));
+                place_edit_cursor(frame, area, 8, edit);
                 return;
             }
             Modal::Message { name, edit, .. } => {
@@ -813,18 +802,7 @@ impl App {
                     Span::raw(edit.text().to_string()),
                 ]);
                 frame.render_widget(Paragraph::new(line), area);
-                let x = area.x
-                    + pw
-                    + edit
-                        .text()
-                        .chars()
-                        .take(edit.cursor())
-                        .collect::<String>()
-                        .width() as u16;
-                frame.set_cursor_position(Position::new(
-                    x.min(area.right().saturating_sub(1)),
-                    area.y,
-                ));
+                place_edit_cursor(frame, area, pw, edit);
                 return;
             }
             _ => {}
@@ -913,6 +891,13 @@ impl App {
         }
         frame.render_widget(Paragraph::new(Line::from(spans)), area);
     }
+}
+
+/// Puts the terminal cursor where a one-line editor drawn after a `prefix`-wide label has it.
+fn place_edit_cursor(frame: &mut Frame, area: Rect, prefix: u16, edit: &LineEdit) {
+    let before: String = edit.text().chars().take(edit.cursor()).collect();
+    let x = area.x + prefix + before.width() as u16;
+    frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
 }
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
