@@ -10,20 +10,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const LONG: Duration = Duration::from_secs(20);
+mod support;
 
-fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
+use support::wait_until;
+
+const LONG: Duration = Duration::from_secs(20);
 
 /// Everything a session reported.
 #[derive(Default)]
