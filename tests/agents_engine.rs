@@ -11,44 +11,7 @@ const API: &str = "/api/coding-agents";
 
 fn config() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    let agent = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/agents/fake/agent.py");
-    let cfg = format!(
-        r#"
-[[provider]]
-id = "fake"
-name = "Fake agent"
-command = "python3"
-args = ["{agent}", "--trust"]
-deliver = "type"
-coding_agent = true
-
-[provider.screen]
-ready = ['^> ?\z']
-busy = ['esc to interrupt']
-chrome = ['^> ?$', 'esc to interrupt', '^Fake Agent']
-strip = ['^⏺ ']
-
-[[provider.prompts]]
-kind = "permission"
-name = "permission to run a command"
-pattern = 'Do you want to proceed\?'
-select = "digit-enter"
-# Misconfigured on purpose: a permission is never answered automatically.
-housekeeping = true
-answer = "1"
-
-[[provider.prompts]]
-kind = "trust"
-name = "trust this folder"
-pattern = 'Do you trust the files in this folder\?'
-housekeeping = true
-answer = "1"
-"#,
-        agent = agent.display()
-    );
-    let path = dir.path().join("config.toml");
-    std::fs::write(&path, cfg).unwrap();
+    let path = fake_agent_config(dir.path(), &["--trust"]);
     let p = path.to_string_lossy().into_owned();
     (dir, p)
 }

@@ -1,5 +1,7 @@
 //! The TUI's update function on a real engine: keys in, engine state out.
 
+mod support;
+
 use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
 use orchestra::engine::{Engine, EngineConfig};
 use orchestra::providers::Providers;
@@ -274,33 +276,7 @@ async fn changes_from_the_api_side_show_up_and_filter_works() {
 /// The fake coding agent (tests/fixtures/agents/fake/agent.py) as a provider in a user
 /// config: `perm` makes it ask a permission, which `manual` approval leaves to the user.
 fn fake_agent_providers(dir: &std::path::Path) -> Providers {
-    let agent = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/agents/fake/agent.py");
-    let cfg = format!(
-        r#"
-[[provider]]
-id = "fake"
-name = "Fake agent"
-command = "python3"
-args = ["{agent}"]
-deliver = "type"
-coding_agent = true
-
-[provider.screen]
-ready = ['^> ?\z']
-busy = ['esc to interrupt']
-chrome = ['^> ?$', 'esc to interrupt', '^Fake Agent']
-
-[[provider.prompts]]
-kind = "permission"
-name = "permission to run a command"
-pattern = 'Do you want to proceed\?'
-select = "digit-enter"
-"#,
-        agent = agent.display()
-    );
-    let path = dir.join("config.toml");
-    std::fs::write(&path, cfg).unwrap();
+    let path = support::fake_agent_config(dir, &[]);
     let config = orchestra::providers::Config::load(Some(&path)).unwrap();
     Providers::from_config(&config, None).unwrap()
 }

@@ -53,10 +53,7 @@ pub fn router(engine: Engine, access: Access) -> Router {
         .route(&format!("{S}/{{id}}/pause"), post(sessions::pause))
         .route(&format!("{S}/{{id}}/resume"), post(sessions::resume))
         .route(&format!("{S}/{{id}}/answer"), post(sessions::answer))
-        .route(
-            "/api/coding-agents/status",
-            get(orchestrator::coding_agents_status),
-        )
+        .route("/api/coding-agents/status", get(orchestrator::status))
         .route("/api/coding-agents/providers", get(orchestrator::providers))
         .route("/api/coding-agents/events", get(events::stream))
         .route("/api/status", get(orchestrator::status))

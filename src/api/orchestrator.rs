@@ -26,10 +26,7 @@ fn summary(engine: &Engine) -> Value {
     })
 }
 
-pub async fn coding_agents_status(State(engine): State<Engine>) -> Json<Value> {
-    Json(summary(&engine))
-}
-
+/// `GET /api/status` and `GET /api/coding-agents/status`: the same summary.
 pub async fn status(State(engine): State<Engine>) -> Json<Value> {
     Json(summary(&engine))
 }

@@ -98,11 +98,7 @@ impl Engine {
             return Err(conflict(&task, "only a running task can be paused"));
         }
         if let Some(entry) = self.task_session(&task) {
-            if let Some(pty) = &entry.pty {
-                pty.pause()
-                    .map_err(|e| EngineError::Conflict(e.to_string()))?;
-            }
-            self.settle_status(&entry, SessionStatus::Paused).await;
+            self.stop_group(&entry).await?;
         }
         self.move_task(id, TaskStatus::Paused, None).await
     }
@@ -112,12 +108,8 @@ impl Engine {
         if task.status() != TaskStatus::Paused {
             return Err(conflict(&task, "only a paused task can be resumed"));
         }
-        if let Some(entry) = self.task_session(&task)
-            && let Some(pty) = &entry.pty
-        {
-            pty.resume()
-                .map_err(|e| EngineError::Conflict(e.to_string()))?;
-            self.settle_status(&entry, pty.status()).await;
+        if let Some(entry) = self.task_session(&task) {
+            self.continue_group(&entry).await?;
         }
         self.move_task(id, TaskStatus::Running, None).await
     }

@@ -631,8 +631,7 @@ impl Engine {
             self.pause_task(&task_id).await?;
             return self.get_session(id);
         }
-        entry.live_pty()?.pause().map_err(session_error)?;
-        self.settle_status(&entry, SessionStatus::Paused).await;
+        self.stop_group(&entry).await?;
         self.get_session(id)
     }
 
@@ -647,16 +646,24 @@ impl Engine {
             self.resume_task(&task_id).await?;
             return self.get_session(id);
         }
-        let pty = entry.live_pty()?.clone();
-        pty.resume().map_err(session_error)?;
-        self.settle_status(&entry, pty.status()).await;
+        self.continue_group(&entry).await?;
         self.get_session(id)
     }
 
-    /// Applies a status the caller already knows (pause/resume) without waiting for the
-    /// follower, so the response shows it.
-    pub(crate) async fn settle_status(&self, entry: &Arc<SessionEntry>, status: SessionStatus) {
-        self.on_session_status(entry, status).await;
+    /// SIGSTOP to the session's whole process group; the status is recorded at once (not
+    /// when the follower gets to it), so the response already shows it.
+    pub(crate) async fn stop_group(&self, entry: &Arc<SessionEntry>) -> EngineResult<()> {
+        entry.live_pty()?.pause().map_err(session_error)?;
+        self.on_session_status(entry, SessionStatus::Paused).await;
+        Ok(())
+    }
+
+    /// SIGCONT to the session's whole process group, recording the status it returns to.
+    pub(crate) async fn continue_group(&self, entry: &Arc<SessionEntry>) -> EngineResult<()> {
+        let pty = entry.live_pty()?.clone();
+        pty.resume().map_err(session_error)?;
+        self.on_session_status(entry, pty.status()).await;
+        Ok(())
     }
 
     /// Ends a session (SIGTERM, then SIGKILL after the grace period) and reaps it.

@@ -121,7 +121,12 @@ pub async fn run(args: &ServerArgs) -> Result<()> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!("the TUI needs a terminal; run `orchestra serve` for the API without it");
     }
-    let mut running = serve::start(args).await?;
+    // The TUI owns the screen: logs go to the file only, even with -v.
+    let args = ServerArgs {
+        verbose: false,
+        ..args.clone()
+    };
+    let mut running = serve::start(&args).await?;
     let listener = running.listener.take().context("listener already taken")?;
     let router = crate::api::router(running.engine.clone(), running.access.clone());
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

@@ -432,3 +432,18 @@ impl Events {
         }
     }
 }
+
+/// Writes a config file with the fake coding agent (tests/fixtures/agents/fake) as provider
+/// `fake`, started with `extra_args`; returns its path.
+pub fn fake_agent_config(dir: &Path, extra_args: &[&str]) -> PathBuf {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/fake");
+    let template =
+        std::fs::read_to_string(fixtures.join("provider.toml")).expect("fake provider template");
+    let extra: String = extra_args.iter().map(|a| format!(", {a:?}")).collect();
+    let config = template
+        .replace("{agent}", &fixtures.join("agent.py").display().to_string())
+        .replace("{extra_args}", &extra);
+    let path = dir.join("config.toml");
+    std::fs::write(&path, config).expect("write config");
+    path
+}
