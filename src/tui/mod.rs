@@ -11,6 +11,7 @@
 pub mod app;
 pub mod backend;
 pub mod form;
+pub mod keymap;
 pub mod keys;
 pub mod term_view;
 pub mod view;
