@@ -171,6 +171,12 @@ async fn keys_create_start_pause_resume_cancel_retry() {
         pty.with_screen(|s| s.contents().contains("msg-25"))
     })
     .await;
+    // The notice names the task, not the session's id.
+    wait_for(&mut app, &mut events, "the message notice", |a| {
+        a.notice()
+            .is_some_and(|n| n.text == "message sent to \"from the form\"")
+    })
+    .await;
 
     // c asks first: n keeps it running, y cancels.
     app.on_terminal_event(key(KeyCode::Char('c')));
@@ -381,7 +387,8 @@ async fn a_digit_answers_a_blocked_agent() {
     wait_for(&mut app, &mut events, "the session to leave blocked", |a| {
         a.selected_session_info()
             .is_some_and(|s| s.status != SessionStatus::Blocked && s.prompt.is_none())
-            && a.notice().is_some_and(|n| n.text.starts_with("answered 2"))
+            && a.notice()
+                .is_some_and(|n| n.text == "answered 2 in \"needs a yes\"")
     })
     .await;
     term.draw(|f| app.draw(f)).unwrap();

@@ -15,7 +15,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 pub enum Context {
     /// The task list has focus.
     Tasks,
-    /// The steps (details) pane has focus.
+    /// The details pane (a task's steps, or a session's facts) has focus.
     Steps,
     /// The terminal pane has focus, not typing.
     Terminal,
@@ -40,7 +40,7 @@ impl Context {
     pub fn title(self) -> &'static str {
         match self {
             Context::Tasks => "Tasks pane",
-            Context::Steps => "Steps pane",
+            Context::Steps => "Details pane",
             Context::Terminal => "Terminal pane",
             Context::Panes => "Any pane",
             Context::Typing => "Typing into an agent",
@@ -123,7 +123,8 @@ pub enum Action {
     // Form.
     FormNextField,
     FormPrevField,
-    FormChoose,
+    FormPrevChoice,
+    FormNextChoice,
     FormSubmit,
     FormCancel,
     // Confirmation.
@@ -164,7 +165,7 @@ impl Action {
             Autopilot => "autopilot",
             Type => "type",
             NextPane | PrevPane => "pane",
-            PageBack | PageForward => "page",
+            PageBack | PageForward => "scroll",
             SelectPrev | SelectNext => "select",
             SelectFirst | SelectLast => "first/last",
             StepsUp | StepsDown => "scroll",
@@ -174,7 +175,7 @@ impl Action {
             Live => "live",
             LeaveTyping => "leave",
             FormNextField | FormPrevField => "field",
-            FormChoose => "provider",
+            FormPrevChoice | FormNextChoice => "choose",
             FormSubmit => "create",
             FormCancel => "cancel",
             Yes => "yes",
@@ -217,7 +218,7 @@ impl Action {
             Live => "back to the live view",
             LeaveTyping => "stop typing into the agent",
             FormNextField | FormPrevField => "next / previous field",
-            FormChoose => "choose the provider; y/n: start now",
+            FormPrevChoice | FormNextChoice => "choose the provider, or start now (y/n too)",
             FormSubmit => "create the task",
             FormCancel => "close the form",
             Yes => "yes",
@@ -394,8 +395,8 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Form, Key::plain(K::BackTab), A::FormPrevField),
     bind(C::Form, Key::plain(K::Down), A::FormNextField),
     bind(C::Form, Key::plain(K::Up), A::FormPrevField),
-    bind(C::Form, Key::plain(K::Left), A::FormChoose),
-    bind(C::Form, Key::plain(K::Right), A::FormChoose),
+    bind(C::Form, Key::plain(K::Left), A::FormPrevChoice),
+    bind(C::Form, Key::plain(K::Right), A::FormNextChoice),
     bind(C::Form, Key::plain(K::Enter), A::FormSubmit),
     bind(C::Form, Key::plain(K::Esc), A::FormCancel),
     // A confirmation: nothing else answers it.
@@ -529,17 +530,31 @@ fn merged(
             };
             let keys = (0..ranks)
                 .map(|r| {
-                    ks.iter()
-                        .filter_map(|k| k.get(r))
-                        .map(|k| k.name())
-                        .collect::<Vec<_>>()
-                        .join("/")
+                    let row: Vec<Key> = ks.iter().filter_map(|k| k.get(r)).copied().collect();
+                    join_keys(&row)
                 })
                 .collect::<Vec<_>>()
                 .join("  ");
             (keys, t)
         })
         .collect()
+}
+
+/// Keys joined by `/`, a modifier shared with the first written once: `Shift-PgUp/PgDn`.
+fn join_keys(keys: &[Key]) -> String {
+    let Some(first) = keys.first() else {
+        return String::new();
+    };
+    let mut out = first.name();
+    for k in &keys[1..] {
+        out.push('/');
+        if k.mods == first.mods {
+            out.push_str(&Key::plain(k.code).name());
+        } else {
+            out.push_str(&k.name());
+        }
+    }
+    out
 }
 
 /// The bottom bar's hints where `context` has the keyboard: `(keys, label)`, most specific
