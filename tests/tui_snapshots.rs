@@ -873,3 +873,36 @@ fn autopilot_off_says_what_still_runs() {
         .collect();
     assert!(top.contains("autopilot off · 2 running"), "{top}");
 }
+
+/// Issue 9 item 17: the terminal pane's title keeps the key that leaves typing mode whole, and
+/// the scrolled-back mark beside it, at 80×24 and 50×12.
+#[test]
+fn the_typing_title_keeps_its_key() {
+    use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
+    let f = fake();
+    {
+        let mut screens = f.screens.lock();
+        let p = screens.get_mut("s-run").unwrap();
+        for i in 0..40 {
+            p.process(format!("line {i}\r\n").as_bytes());
+        }
+    }
+    for (w, h) in [(80, 24), (50, 12)] {
+        let mut a = app(&f);
+        render(&mut a, w, h);
+        keys(&mut a, &[KeyCode::Enter]);
+        a.on_terminal_event(E::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::SHIFT)));
+        assert!(a.scrolled_back().is_some());
+        let t = render(&mut a, w, h);
+        let title: String = (0..w)
+            .map(|x| t.backend().buffer()[(x, 1)].symbol().to_string())
+            .collect();
+        assert!(title.contains("Ctrl-q"), "{w}x{h}: {title}");
+        assert!(title.contains("↑"), "{w}x{h}: {title}");
+        if w == 80 {
+            assert!(title.contains("TYPING · Ctrl-q"), "{w}x{h}: {title}");
+            assert!(title.contains("typing returns"), "{w}x{h}: {title}");
+        }
+        insta::assert_snapshot!(format!("typing_scrolled_back_{w}x{h}"), t.backend());
+    }
+}

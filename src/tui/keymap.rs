@@ -107,7 +107,7 @@ pub enum Action {
     SelectNext,
     SelectFirst,
     SelectLast,
-    // Steps pane.
+    // Details pane.
     StepsUp,
     StepsDown,
     StepsTop,
@@ -347,7 +347,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Tasks, Key::plain(K::End), A::SelectLast),
     bind(C::Tasks, Key::ch('g'), A::SelectFirst),
     bind(C::Tasks, Key::ch('G'), A::SelectLast),
-    // The steps pane.
+    // The details pane.
     bind(C::Steps, Key::plain(K::Up), A::StepsUp),
     bind(C::Steps, Key::plain(K::Down), A::StepsDown),
     bind(C::Steps, Key::ch('k'), A::StepsUp),
@@ -707,5 +707,23 @@ mod tests {
             assert!(chars.contains(&c), "{c}");
         }
         assert!(!chars.iter().any(|c| c.is_ascii_digit()));
+    }
+
+    /// The README's key table is for people: every key bound here is written there.
+    #[test]
+    fn the_readme_names_every_bound_key() {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("## The TUI").expect("README has a TUI section");
+        let section = &readme[start..];
+        let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+        for b in BINDINGS {
+            let name = format!("`{}`", b.key.name());
+            assert!(
+                section.contains(&name),
+                "README's TUI section does not mention {name} ({:?} in {:?})",
+                b.action,
+                b.context
+            );
+        }
     }
 }

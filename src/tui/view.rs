@@ -98,7 +98,7 @@ pub fn fit(s: &str, w: usize) -> String {
     out
 }
 
-/// What a blocked agent asks, for the steps pane: the kind and question, each option as
+/// What a blocked agent asks, for the details pane: the kind and question, each option as
 /// `[key] label` (the keys that answer from here highlighted), and how to answer.
 fn prompt_lines(p: &ShownPrompt) -> Vec<Line<'static>> {
     let warn = Style::default()
@@ -758,33 +758,62 @@ impl App {
     /// leaves, never cut), the scrolled-back mark (with the key that returns from where the
     /// keyboard is), then as much of `Terminal name · provider · status` as fits.
     fn terminal_titles(&self, width: usize) -> (Vec<Span<'static>>, Option<Span<'static>>) {
-        let mark = self.scroll.as_ref().map(|v| {
-            let back = if self.typing {
-                "typing returns".to_string()
-            } else {
-                let ctx = self.pane_context();
-                let key = keymap::key_for(ctx, Action::Live)
-                    .or_else(|| keymap::key_for(ctx, Action::Back))
-                    .unwrap_or_default();
-                format!("{key} returns")
-            };
-            let n = v.offset;
-            let more = if v.new_output {
-                " · new output below"
-            } else {
-                ""
-            };
-            let text = first_fitting(
+        // The mark's texts, longest first; the last is the least that is still useful.
+        let marks: Vec<String> = self
+            .scroll
+            .as_ref()
+            .map(|v| {
+                // Only a key that returns from where the keyboard is now (an overlay has none).
+                let ctx = self.key_context();
+                let back = match ctx {
+                    Context::Typing => " · typing returns".to_string(),
+                    _ => keymap::key_for(ctx, Action::Live)
+                        .or_else(|| keymap::key_for(ctx, Action::Back))
+                        .map(|k| format!(" · {k} returns"))
+                        .unwrap_or_default(),
+                };
+                let n = v.offset;
+                let (more, new) = if v.new_output {
+                    (" · new output below", " · new")
+                } else {
+                    ("", "")
+                };
+                vec![
+                    format!(" ↑ scrolled back {n} lines{more}{back} "),
+                    format!(" ↑ {n} lines back{new}{back} "),
+                    format!(" ↑{n}{back} "),
+                    format!(" ↑{n} back "),
+                ]
+            })
+            .unwrap_or_default();
+        let least_mark = marks.last().map_or(0, |m| m.width() + 1);
+        // The typing badge first: the key that leaves is never cut.
+        let badge = self.typing.then(|| {
+            let leave = self.key(Action::LeaveTyping);
+            first_fitting(
                 &[
-                    format!(" ↑ scrolled back {n} lines{more} · {back} "),
-                    format!(
-                        " ↑ {n} lines back{} · {back} ",
-                        if v.new_output { " · new" } else { "" }
-                    ),
-                    format!(" ↑{n} · {back} "),
+                    format!(" TYPING · {leave} leaves "),
+                    format!(" TYPING · {leave} "),
+                    format!(" {leave} leaves "),
+                    format!(" {leave} "),
                 ],
-                width.saturating_sub(12),
-            );
+                width.saturating_sub(least_mark),
+            )
+        });
+        let mut budget = width.saturating_sub(badge.as_ref().map_or(0, |b| b.width()));
+        let mark = (!marks.is_empty()).then(|| {
+            // A mark naming its key, with room for the pane's name if possible; the bare
+            // mark only when no mark with the key fits.
+            let keyed = &marks[..marks.len() - 1];
+            let text = keyed
+                .iter()
+                .find(|m| m.width() + 11 <= budget)
+                .or_else(|| keyed.iter().find(|m| m.width() + 1 <= budget))
+                .cloned()
+                .unwrap_or_else(|| {
+                    first_fitting(&marks[marks.len() - 1..], budget.saturating_sub(1))
+                });
+            budget = budget.saturating_sub(text.width() + 1);
             Span::styled(
                 text,
                 Style::default()
@@ -793,18 +822,7 @@ impl App {
                     .add_modifier(Modifier::BOLD),
             )
         });
-        let mut budget = width.saturating_sub(mark.as_ref().map_or(0, |m| m.width() + 1));
-        let badge = self.typing.then(|| {
-            let leave = self.key(Action::LeaveTyping);
-            let text = first_fitting(
-                &[
-                    format!(" TYPING · {leave} leaves "),
-                    format!(" TYPING · {leave} "),
-                    format!(" {leave} leaves "),
-                ],
-                budget,
-            );
-            budget = budget.saturating_sub(text.width());
+        let badge = badge.map(|text| {
             Span::styled(
                 text,
                 Style::default()
