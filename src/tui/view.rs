@@ -808,7 +808,7 @@ impl App {
             let text = keyed
                 .iter()
                 .find(|m| m.width() + 11 <= budget)
-                .or_else(|| keyed.iter().find(|m| m.width() + 1 <= budget))
+                .or_else(|| keyed.iter().find(|m| m.width() < budget))
                 .cloned()
                 .unwrap_or_else(|| {
                     first_fitting(&marks[marks.len() - 1..], budget.saturating_sub(1))
