@@ -906,3 +906,17 @@ fn the_typing_title_keeps_its_key() {
         insta::assert_snapshot!(format!("typing_scrolled_back_{w}x{h}"), t.backend());
     }
 }
+
+/// Issue 9 item 3 in the one-line editors: Alt with a letter types nothing into the filter.
+#[test]
+fn alt_letters_type_nothing_into_the_filter() {
+    use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
+    let f = fake();
+    let mut a = app(&f);
+    keys(&mut a, &[KeyCode::Char('/'), KeyCode::Char('f')]);
+    a.on_terminal_event(E::Key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT)));
+    keys(&mut a, &[KeyCode::Char('i')]);
+    let t = render(&mut a, 100, 30);
+    let shown = format!("{:?}", t.backend());
+    assert!(shown.contains("filter: fi "), "{shown}");
+}

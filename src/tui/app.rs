@@ -272,6 +272,14 @@ pub struct App {
     rx: Option<mpsc::UnboundedReceiver<AppMsg>>,
 }
 
+/// A key for a one-line editor (filter, message). Alt combinations are not text and are
+/// bound to nothing here: they do nothing (the editor would type the letter).
+fn edit_line(edit: &mut LineEdit, key: &KeyEvent) {
+    if !key.modifiers.contains(crossterm::event::KeyModifiers::ALT) {
+        edit.handle(key);
+    }
+}
+
 /// What a session without a task is called: the first line of what it runs, else its
 /// provider's id.
 pub fn session_name(s: &crate::engine::SessionInfo) -> String {
@@ -878,7 +886,7 @@ impl App {
                     Modal::None
                 }
                 _ => {
-                    edit.handle(&key);
+                    edit_line(&mut edit, &key);
                     Modal::Message {
                         session_id,
                         name,
@@ -902,7 +910,7 @@ impl App {
                     Modal::Filter(edit)
                 }
                 _ => {
-                    edit.handle(&key);
+                    edit_line(&mut edit, &key);
                     self.filter = edit.text().to_string();
                     self.rebuild_rows();
                     Modal::Filter(edit)
