@@ -1,9 +1,9 @@
-//! Who may talk to the API: a loopback `Host` (against DNS rebinding) and, when configured,
-//! the bearer token.
+//! Who may talk to the API: a loopback `Host` (against DNS rebinding), no browser page of
+//! another site (against cross-site requests), and, when configured, the bearer token.
 
 use super::error::error_response;
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use std::sync::Arc;
@@ -13,6 +13,8 @@ pub struct Access {
     pub token: Option<String>,
     /// Extra `Host` names allowed besides loopback ones; `*` allows any.
     pub allowed_hosts: Vec<String>,
+    /// Browser origins (`scheme://host[:port]`) allowed besides the API's own.
+    pub allowed_origins: Vec<String>,
 }
 
 /// The host part of a `Host` header, without port or IPv6 brackets.
@@ -48,6 +50,64 @@ fn token_matches(given: &[u8], want: &[u8]) -> bool {
             == 0
 }
 
+/// An origin as browsers send it, for comparing: lower case, no trailing `/`.
+fn normal_origin(origin: &str) -> String {
+    origin.trim().trim_end_matches('/').to_ascii_lowercase()
+}
+
+/// Why a request that a browser sent on behalf of another site's page must be refused, or
+/// `None` when it may go on.
+///
+/// A page can make the user's browser send "simple" requests (a `text/plain` POST, a GET,
+/// an `EventSource`) to the loopback API without any CORS preflight, and the `Host` is then
+/// the genuine `127.0.0.1:PORT`, so the Host check does not stop it. Browsers mark such
+/// requests: `Origin` names the page's site (`null` for sandboxed or file pages), and
+/// `Sec-Fetch-Site` says `cross-site` or `same-site` (another localhost port is same-site).
+/// Refused: an `Origin` that is neither the API's own (`http://` + the `Host` the request was
+/// sent to, already checked to be allowed) nor one the user allowed with `--allow-origin`;
+/// and a `Sec-Fetch-Site` of `cross-site`/`same-site` unless the `Origin` is an allowed one.
+/// Requests without these headers (the CLI, curl, scripts, agents) are not from a browser
+/// page and go on.
+///
+/// One function so that every entry point uses the same rule: the middleware runs it for
+/// every route, and a WebSocket upgrade must run it too, as browsers apply no CORS to
+/// WebSockets (cross-site WebSocket hijacking).
+pub fn cross_site_refusal(headers: &HeaderMap, access: &Access) -> Option<String> {
+    let origin = headers
+        .get(header::ORIGIN)
+        .map(|v| normal_origin(v.to_str().unwrap_or("null")));
+    let allowed_origin = origin.as_deref().is_some_and(|o| {
+        access
+            .allowed_origins
+            .iter()
+            .any(|a| normal_origin(a) == o)
+    });
+    if allowed_origin {
+        return None;
+    }
+    if let Some(origin) = &origin {
+        let own = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(|h| format!("http://{}", h.to_ascii_lowercase()));
+        if own.as_deref() != Some(origin.as_str()) {
+            return Some(format!(
+                "requests from the web page origin {origin:?} are refused: a page of another site must not drive orchestra; start orchestra with --allow-origin {origin} to allow it"
+            ));
+        }
+    }
+    let site = headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_ascii_lowercase());
+    if let Some(site @ ("cross-site" | "same-site")) = site.as_deref() {
+        return Some(format!(
+            "requests a browser marks Sec-Fetch-Site: {site} are refused: a page of another site must not drive orchestra; allow its origin with --allow-origin"
+        ));
+    }
+    None
+}
+
 pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) -> Response {
     if let Some(host) = req.headers().get(header::HOST) {
         let host = host.to_str().unwrap_or("");
@@ -64,6 +124,9 @@ pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) 
                 ),
             );
         }
+    }
+    if let Some(why) = cross_site_refusal(req.headers(), &access) {
+        return error_response(StatusCode::FORBIDDEN, &why);
     }
     if let Some(token) = &access.token {
         let given = req

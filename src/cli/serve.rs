@@ -76,6 +76,7 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
     let access = Access {
         token: engine.config().token.clone(),
         allowed_hosts,
+        allowed_origins: args.allow_origin.clone(),
     };
     write_server_file(&state, &bound.url, access.token.as_deref())?;
     tracing::info!(url = %bound.url, state_dir = %state.path.display(), "orchestra started");
