@@ -173,6 +173,60 @@ mod tests {
         }
     }
 
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, axum::http::HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn cross_site_requests_are_refused() {
+        let access = Access {
+            allowed_origins: vec!["http://localhost:3000/".into()],
+            ..Access::default()
+        };
+        let host = ("host", "127.0.0.1:4000");
+        let refused = [
+            vec![host, ("origin", "http://evil.example")],
+            vec![host, ("origin", "null")],
+            vec![host, ("origin", "http://127.0.0.1:4001")],
+            vec![host, ("origin", "https://127.0.0.1:4000")],
+            vec![("origin", "http://127.0.0.1:4000")],
+            vec![host, ("sec-fetch-site", "cross-site")],
+            vec![host, ("sec-fetch-site", "same-site")],
+            vec![
+                host,
+                ("origin", "http://127.0.0.1:4000"),
+                ("sec-fetch-site", "same-site"),
+            ],
+        ];
+        for h in refused {
+            assert!(cross_site_refusal(&headers(&h), &access).is_some(), "{h:?}");
+        }
+        let allowed = [
+            vec![host],
+            vec![],
+            vec![host, ("origin", "http://127.0.0.1:4000")],
+            vec![host, ("origin", "HTTP://127.0.0.1:4000/")],
+            vec![
+                host,
+                ("origin", "http://127.0.0.1:4000"),
+                ("sec-fetch-site", "same-origin"),
+            ],
+            vec![host, ("sec-fetch-site", "none")],
+            vec![
+                host,
+                ("origin", "http://localhost:3000"),
+                ("sec-fetch-site", "same-site"),
+            ],
+        ];
+        for h in allowed {
+            assert_eq!(cross_site_refusal(&headers(&h), &access), None, "{h:?}");
+        }
+    }
+
     #[test]
     fn tokens() {
         assert!(token_matches(b"abc", b"abc"));
