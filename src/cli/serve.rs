@@ -28,7 +28,13 @@ fn init_logging(
 ) -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use tracing_subscriber::prelude::*;
     let dir = state.log_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    state_dir::create_private_dir(&dir).ok()?;
+    // The appender creates its file with the usual mode; made private first, it stays so.
+    state_dir::private_file()
+        .create(true)
+        .append(true)
+        .open(dir.join("orchestra.log"))
+        .ok()?;
     let appender = tracing_appender::rolling::never(&dir, "orchestra.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("ORCHESTRA_LOG")
@@ -50,6 +56,9 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
     let dir = state_dir::resolve(args.state_dir.as_deref())?;
     let state = StateDir::lock(&dir)?;
     let log_guard = init_logging(&state, args.verbose);
+    if let Some(notice) = state.tightened_notice() {
+        tracing::warn!("{notice}");
+    }
     let config = Config::load(args.config.as_deref())?;
     let providers = Providers::from_config(&config, args.default_provider.clone())?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
@@ -93,15 +102,13 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
 
 /// `server.json`: how the CLI finds this orchestra. Mode 0600: it may hold the token.
 fn write_server_file(state: &StateDir, url: &str, token: Option<&str>) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
     let path = state.server_file();
     let tmp = path.with_extension("json.tmp");
     let body = serde_json::json!({ "url": url, "token": token, "pid": std::process::id() });
-    let mut f = std::fs::OpenOptions::new()
+    let mut f = state_dir::private_file()
         .write(true)
         .create(true)
         .truncate(true)
-        .mode(0o600)
         .open(&tmp)
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     f.write_all(body.to_string().as_bytes())?;
@@ -147,6 +154,9 @@ pub fn termination() -> impl std::future::Future<Output = ()> + Send + 'static {
 /// `orchestra serve`.
 pub async fn run(args: &ServerArgs) -> Result<()> {
     let mut running = start(args).await?;
+    if let Some(notice) = running.state.tightened_notice() {
+        eprintln!("orchestra: {notice}");
+    }
     let listener = running.listener.take().context("listener already taken")?;
     let app = api::router(running.engine.clone(), running.access.clone());
     let closing = running.engine.clone();
