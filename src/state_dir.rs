@@ -70,7 +70,9 @@ fn tighten_tree(path: &Path, changed: &mut Vec<PathBuf>) {
     if mode & 0o077 != 0 {
         match std::fs::set_permissions(path, std::fs::Permissions::from_mode(want)) {
             Ok(()) => changed.push(path.to_path_buf()),
-            Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot tighten permissions"),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot tighten permissions")
+            }
         }
     }
     if meta.is_dir()
@@ -91,7 +93,9 @@ pub fn tighten(root: &Path) -> Vec<PathBuf> {
     {
         match std::fs::set_permissions(root, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE)) {
             Ok(()) => changed.push(root.to_path_buf()),
-            Err(e) => tracing::warn!(path = %root.display(), error = %e, "cannot tighten permissions"),
+            Err(e) => {
+                tracing::warn!(path = %root.display(), error = %e, "cannot tighten permissions")
+            }
         }
     }
     for name in OWN_ENTRIES {
@@ -255,7 +259,11 @@ mod tests {
         assert_eq!(mode(&root.join("transcripts/x.log")), 0o600);
         assert_eq!(mode(&root.join("notes.txt")), 0o644, "not orchestra's file");
         assert_eq!(state.tightened.len(), 4, "{:?}", state.tightened);
-        assert!(state.tightened_notice().is_some_and(|n| n.contains("4 path")));
+        assert!(
+            state
+                .tightened_notice()
+                .is_some_and(|n| n.contains("4 path"))
+        );
     }
 
     #[test]

@@ -131,10 +131,7 @@ fn the_cli_curl_and_same_origin_pages_keep_working() {
         "POST",
         &format!("{TASKS}/{id}/start"),
         Some(b""),
-        &[
-            ("Origin", own.as_str()),
-            ("Sec-Fetch-Site", "same-origin"),
-        ],
+        &[("Origin", own.as_str()), ("Sec-Fetch-Site", "same-origin")],
     );
     assert!(r.status == 200 || r.status == 201, "{}", r.body);
     assert!(
@@ -159,8 +156,15 @@ fn origins_the_user_allows_work() {
         &s.addr,
         "POST",
         TASKS,
-        Some(json!({"name": "from the dev page", "description": "true", "providerId": "exec"}).to_string().as_bytes()),
-        &[("Origin", "http://localhost:3000"), ("Sec-Fetch-Site", "same-site")],
+        Some(
+            json!({"name": "from the dev page", "description": "true", "providerId": "exec"})
+                .to_string()
+                .as_bytes(),
+        ),
+        &[
+            ("Origin", "http://localhost:3000"),
+            ("Sec-Fetch-Site", "same-site"),
+        ],
     );
     assert_eq!(r.status, 201, "{}", r.body);
     // Others are still refused.

@@ -161,7 +161,10 @@ fn a_405_message_lists_the_allowed_methods() {
             .unwrap_or_else(|| panic!("{method} {path}: {error:?}"));
         let listed: Vec<&str> = listed.split(", ").collect();
         let header: Vec<&str> = allow.split(',').map(str::trim).collect();
-        assert_eq!(listed, header, "{method} {path}: {error:?} vs Allow {allow:?}");
+        assert_eq!(
+            listed, header,
+            "{method} {path}: {error:?} vs Allow {allow:?}"
+        );
     }
 }
 

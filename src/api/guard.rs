@@ -76,12 +76,9 @@ pub fn cross_site_refusal(headers: &HeaderMap, access: &Access) -> Option<String
     let origin = headers
         .get(header::ORIGIN)
         .map(|v| normal_origin(v.to_str().unwrap_or("null")));
-    let allowed_origin = origin.as_deref().is_some_and(|o| {
-        access
-            .allowed_origins
-            .iter()
-            .any(|a| normal_origin(a) == o)
-    });
+    let allowed_origin = origin
+        .as_deref()
+        .is_some_and(|o| access.allowed_origins.iter().any(|a| normal_origin(a) == o));
     if allowed_origin {
         return None;
     }

@@ -130,6 +130,8 @@ pub(crate) struct Inner {
     dispatch: Arc<tokio::sync::Notify>,
     shutting_down: std::sync::atomic::AtomicBool,
     git: parking_lot::Mutex<HashMap<String, gitfiles::GitSnapshot>>,
+    /// Tasks a starter has claimed and is starting (see `runs::StartClaim`).
+    starting: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Inner {
@@ -216,6 +218,7 @@ impl Engine {
             dispatch: Arc::new(tokio::sync::Notify::new()),
             shutting_down: std::sync::atomic::AtomicBool::new(false),
             git: parking_lot::Mutex::new(HashMap::new()),
+            starting: parking_lot::Mutex::new(Default::default()),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);

@@ -24,7 +24,48 @@ fn conflict(task: &Task, wanted: &str) -> EngineError {
     EngineError::Conflict(format!("task is {}; {wanted}", task.status()))
 }
 
+/// One starter's exclusive right to start a pending task, taken before anything is spawned
+/// and given back when dropped: by then the task is running, or the start failed and another
+/// may try. Autopilot, the TUI, the API and the CLI all start through it, so each run gets
+/// exactly one session.
+struct StartClaim {
+    engine: Engine,
+    id: String,
+}
+
+impl Drop for StartClaim {
+    fn drop(&mut self) {
+        self.engine.inner.starting.lock().remove(&self.id);
+    }
+}
+
 impl Engine {
+    /// Claims a pending task for this starter, or says why it cannot be started. Whoever
+    /// asks first wins; the others learn that it was started elsewhere.
+    fn claim_start(&self, id: &str) -> EngineResult<(Arc<Task>, StartClaim)> {
+        let mut starting = self.inner.starting.lock();
+        // Read under the claim lock: a claim is released only after its task left pending.
+        let task = self.get_task(id)?;
+        match task.status() {
+            TaskStatus::Pending if starting.contains(&task.id) => Err(EngineError::Conflict(
+                "task is being started (it was started elsewhere)".into(),
+            )),
+            TaskStatus::Pending => {
+                starting.insert(task.id.clone());
+                let claim = StartClaim {
+                    engine: self.clone(),
+                    id: task.id.clone(),
+                };
+                Ok((task, claim))
+            }
+            TaskStatus::Running | TaskStatus::Paused => Err(EngineError::Conflict(format!(
+                "task is already {} (it was started elsewhere)",
+                task.status()
+            ))),
+            _ => Err(conflict(&task, "only a pending task can be started")),
+        }
+    }
+
     /// The live session running a task, if it has one.
     fn task_session(&self, task: &Task) -> Option<Arc<SessionEntry>> {
         let sid = task.metadata.session_id.as_deref()?;
@@ -34,10 +75,7 @@ impl Engine {
 
     /// Runs a pending task on a session of its provider, in its directory.
     pub async fn start_task(&self, id: &str) -> EngineResult<Arc<Task>> {
-        let task = self.get_task(id)?;
-        if task.status() != TaskStatus::Pending {
-            return Err(conflict(&task, "only a pending task can be started"));
-        }
+        let (task, _claim) = self.claim_start(id)?;
         let dir = task.metadata.working_directory.clone();
         let snapshot = {
             let dir = dir.clone();
@@ -61,7 +99,7 @@ impl Engine {
         }
         let sid = info.id.clone();
         let moved = self
-            .mutate(id, |t| {
+            .mutate(&task.id, |t| {
                 t.move_to(TaskStatus::Running, now_ms())?;
                 t.metadata.session_id = Some(sid.clone());
                 Ok((vec![(TaskEventKind::Started, vec![])], ()))
