@@ -1,6 +1,8 @@
 //! The real binary's TUI inside a detached tmux session: create a task from the form, start
 //! it, type into its shell, see the output, pause, resume, cancel, quit, and leave nothing.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -420,4 +422,42 @@ fn sigterm_ends_agents_and_restores_the_terminal() {
             .iter()
             .all(|(_, d)| d.contains("tmux"))
     });
+}
+
+#[test]
+fn quitting_with_agents_running_cancels_their_tasks_saying_so() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tmux, root) = start(tmp.path());
+    let marker = root.to_string_lossy().into_owned();
+    tmux.send(&["n"]);
+    tmux.wait("the form", |s| s.contains("New task"));
+    tmux.send_literal("long");
+    tmux.send(&["Tab"]);
+    tmux.send_literal("sleep 300");
+    tmux.send(&["Enter"]);
+    tmux.wait("the task to run", |s| s.contains("▶ long"));
+    // q asks first while agents run; y ends them and quits.
+    tmux.send(&["q"]);
+    tmux.wait("the confirmation", |s| s.contains("Quit and end"));
+    tmux.send(&["y"]);
+    let status = tmux.wait_exit(|_, _| {});
+    assert!(status.is_empty() || status == "0", "exit status {status}");
+    wait_until("no process left", 10, || {
+        processes_with(&marker)
+            .iter()
+            .all(|(_, d)| d.contains("tmux"))
+    });
+    // Ended on purpose: cancelled, saying by whom; not failed, interrupted or killed.
+    let s = support::Server::start_in(&root.join("state"), &[]);
+    let tasks = s.get("/api/coding-agents/tasks").json()["tasks"].clone();
+    let m = &tasks[0]["metadata"];
+    assert_eq!(m["status"], "cancelled", "{tasks}");
+    assert_eq!(
+        m["error"], "cancelled: orchestra was stopped by the user",
+        "{tasks}"
+    );
 }

@@ -118,19 +118,25 @@ fn write_server_file(state: &StateDir, url: &str, token: Option<&str>) -> Result
 }
 
 impl Running {
-    /// Ends every session, flushes the store and removes server.json.
+    /// Ends every session, flushes the store and removes server.json. The tasks those
+    /// sessions ran are cancelled: the user stopped orchestra.
     pub async fn shutdown(&self) {
-        self.engine.shutdown().await;
+        self.shutdown_because(crate::engine::STOPPED_BY_USER).await;
+    }
+
+    /// `shutdown`, with the reason the cancelled tasks give.
+    pub async fn shutdown_because(&self, reason: &str) {
+        self.engine.shutdown_because(reason).await;
         let _ = std::fs::remove_file(self.state.server_file());
         tracing::info!("orchestra stopped");
     }
 }
 
-/// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away). In the TUI's raw mode
-/// Ctrl-C is a key, not SIGINT. The handlers are installed when this is called, not when the
-/// future is first polled, so a signal that arrives right after start-up is not lost (and
-/// does not kill the process before it can clean up).
-pub fn termination() -> impl std::future::Future<Output = ()> + Send + 'static {
+/// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away) with the signal's name.
+/// In the TUI's raw mode Ctrl-C is a key, not SIGINT. The handlers are installed when this is
+/// called, not when the future is first polled, so a signal that arrives right after start-up
+/// is not lost (and does not kill the process before it can clean up).
+pub fn termination() -> impl std::future::Future<Output = &'static str> + Send + 'static {
     use tokio::signal::unix::{SignalKind, signal};
     let handlers = (
         signal(SignalKind::terminate()),
@@ -140,13 +146,12 @@ pub fn termination() -> impl std::future::Future<Output = ()> + Send + 'static {
     async move {
         let (Ok(mut term), Ok(mut int), Ok(mut hup)) = handlers else {
             // Without signal handlers we can only wait forever; SIGKILL still works.
-            std::future::pending::<()>().await;
-            return;
+            return std::future::pending::<&'static str>().await;
         };
         tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-            _ = hup.recv() => {}
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+            _ = hup.recv() => "SIGHUP",
         }
     }
 }
@@ -161,8 +166,9 @@ pub async fn run(args: &ServerArgs) -> Result<()> {
     let app = api::router(running.engine.clone(), running.access.clone());
     let closing = running.engine.clone();
     let signalled = termination();
+    let (which_tx, mut which_rx) = tokio::sync::oneshot::channel::<&'static str>();
     let server = tokio::spawn(api::serve(listener, app, async move {
-        signalled.await;
+        let _ = which_tx.send(signalled.await);
         closing.begin_shutdown();
     }));
     {
@@ -176,6 +182,13 @@ pub async fn run(args: &ServerArgs) -> Result<()> {
         Ok(Err(e)) => tracing::error!(error = %e, "server failed"),
         Err(e) => tracing::error!(error = %e, "server task failed"),
     }
-    running.shutdown().await;
+    // Stopped on purpose: the tasks still running are cancelled, saying by what.
+    match which_rx.try_recv() {
+        Ok(signal) => {
+            let reason = format!("cancelled: orchestra was stopped by {signal}");
+            running.shutdown_because(&reason).await;
+        }
+        Err(_) => running.shutdown().await,
+    }
     Ok(())
 }

@@ -4,7 +4,7 @@
 use super::gitfiles::GitSnapshot;
 use super::session_info::SessionInfo;
 use super::sessions::{SessionEntry, SpawnSession};
-use super::{Engine, EngineError, EngineResult, INTERRUPTED, RunState, TaskEventKind, now_ms};
+use super::{Engine, EngineError, EngineResult, RunState, STOPPED_BY_API, TaskEventKind, now_ms};
 use crate::session::{ExitInfo, SessionStatus};
 use crate::task::{OUTPUT_LINES_KEPT, Task, TaskResult, TaskStatus};
 use std::path::Path;
@@ -218,6 +218,7 @@ impl Engine {
         let (modified, created) = self.git_changes(&task_id).await;
         let shutting_down = self.inner.shutting_down.load(Ordering::SeqCst);
         let on_purpose = entry.ending_on_purpose.load(Ordering::SeqCst);
+        let stop_reason = self.inner.stop_reason.lock().clone();
         let outcome = self
             .mutate(&task_id, |t| {
                 if t.status().is_final() {
@@ -225,7 +226,7 @@ impl Engine {
                 }
                 let now = now_ms();
                 let (to, error) = if shutting_down {
-                    (TaskStatus::Failed, Some(INTERRUPTED.to_string()))
+                    (TaskStatus::Cancelled, stop_reason.clone())
                 } else if on_purpose {
                     (TaskStatus::Cancelled, None)
                 } else if exit.success() {
@@ -234,7 +235,11 @@ impl Engine {
                     (TaskStatus::Failed, Some(exit_sentence(exit)))
                 };
                 t.move_to(to, now)?;
-                if to != TaskStatus::Cancelled {
+                if to == TaskStatus::Cancelled {
+                    if error.is_some() {
+                        t.metadata.error = error.clone();
+                    }
+                } else {
                     t.metadata.error = error.clone();
                     t.metadata.result = Some(TaskResult {
                         success: to == TaskStatus::Completed,
@@ -287,14 +292,33 @@ impl Engine {
     /// Ends every running task's session and all other sessions; autopilot off.
     pub async fn stop_all(&self) {
         self.set_run_state(RunState::Stopped);
+        self.cancel_runs(STOPPED_BY_API).await;
+        self.end_all_sessions().await;
+    }
+
+    /// Cancels, saying `reason`, every task running or paused in a session, before those
+    /// sessions are ended: ended on purpose, they must not read as failed or killed.
+    pub(crate) async fn cancel_runs(&self, reason: &str) {
         for t in self.list_tasks(None, None) {
-            if matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
-                && t.metadata.session_id.is_some()
+            if !(matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
+                && t.metadata.session_id.is_some())
             {
-                let _ = self.cancel_task(&t.id).await;
+                continue;
+            }
+            let cancelled = self
+                .mutate(&t.id, |task| {
+                    if task.status().is_final() {
+                        return Ok((vec![], ()));
+                    }
+                    task.move_to(TaskStatus::Cancelled, now_ms())?;
+                    task.metadata.error = Some(reason.to_string());
+                    Ok((vec![(TaskEventKind::Cancelled, vec![])], ()))
+                })
+                .await;
+            if let Err(e) = cancelled {
+                tracing::warn!(task = %t.id, error = %e, "could not cancel a task");
             }
         }
-        self.end_all_sessions().await;
     }
 
     /// Every provider with whether it is installed here and which is the default.
