@@ -201,6 +201,46 @@ fn stop_cancels_running_tasks_and_turns_autopilot_off() {
     assert!(session_pids(&sid).is_empty());
 }
 
+#[test]
+fn commands_are_busy_while_they_live_never_ready() {
+    // `ready` means waiting for input; a command that prints now and then, or nothing at
+    // all, is working. The session's settle time is 500 ms: between the ticks (1 s apart)
+    // an interactive session would turn ready, so watching a few ticks is the check.
+    let s = Server::start();
+    let session_of = |id: &str| {
+        start(&s, id)["metadata"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let ticking = session_of(&exec_task(
+        &s,
+        "ticks",
+        "while :; do echo tick; sleep 1; done",
+        None,
+    ));
+    let quiet = session_of(&exec_task(&s, "quiet", "sleep 300", None));
+    let status = |sid: &str| {
+        s.get(&format!("/api/coding-agents/sessions/{sid}")).json()["session"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let three_ticks = wait_until(Duration::from_secs(20), || {
+        seen.insert(format!("ticks {}", status(&ticking)));
+        seen.insert(format!("quiet {}", status(&quiet)));
+        screen(&s, &ticking).matches("tick").count() >= 3
+    });
+    assert!(
+        three_ticks,
+        "the ticks never came:\n{}",
+        screen(&s, &ticking)
+    );
+    let seen: Vec<String> = seen.into_iter().collect();
+    assert_eq!(seen, ["quiet busy", "ticks busy"], "statuses seen");
+}
+
 /// Adds a step to a task and sets its status; returns the step's id.
 fn step(s: &Server, task: &str, status: &str) -> String {
     let r = s.post(

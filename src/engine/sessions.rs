@@ -312,6 +312,7 @@ impl Engine {
         spec.transcript = transcript.clone();
         spec.transcript_cap = self.config().transcript_cap;
         spec.settle = self.config().settle;
+        spec.interactive = provider.is_interactive();
         spec.marker = id.clone();
 
         let inbox = Arc::new(Inbox::default());
