@@ -167,8 +167,39 @@ fn origins_the_user_allows_work() {
         ],
     );
     assert_eq!(r.status, 201, "{}", r.body);
-    // Others are still refused.
+    // Its browser may let it read the answer, and send JSON after asking (a preflight).
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("http://localhost:3000")
+    );
+    let preflight = [
+        ("Origin", "http://localhost:3000"),
+        ("Access-Control-Request-Method", "POST"),
+        ("Access-Control-Request-Headers", "content-type"),
+    ];
+    let r = raw_request(&s.addr, "OPTIONS", TASKS, None, &preflight);
+    assert_eq!(r.status, 204, "{}", r.body);
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("http://localhost:3000")
+    );
+    assert!(
+        r.header("access-control-allow-headers")
+            .is_some_and(|h| h.contains("content-type")),
+        "{:?}",
+        r.headers
+    );
+    // Others are still refused, their preflights too, and are told nothing about CORS.
     let r = raw_request(&s.addr, "GET", TASKS, None, &[EVIL]);
+    assert_refused(&r);
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    let r = raw_request(
+        &s.addr,
+        "OPTIONS",
+        TASKS,
+        None,
+        &[EVIL, ("Access-Control-Request-Method", "POST")],
+    );
     assert_refused(&r);
 
     // The environment variable takes a comma-separated list.

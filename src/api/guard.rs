@@ -3,9 +3,9 @@
 
 use super::error::error_response;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Default)]
@@ -76,10 +76,7 @@ pub fn cross_site_refusal(headers: &HeaderMap, access: &Access) -> Option<String
     let origin = headers
         .get(header::ORIGIN)
         .map(|v| normal_origin(v.to_str().unwrap_or("null")));
-    let allowed_origin = origin
-        .as_deref()
-        .is_some_and(|o| access.allowed_origins.iter().any(|a| normal_origin(a) == o));
-    if allowed_origin {
+    if allowed_foreign_origin(headers, access).is_some() {
         return None;
     }
     if let Some(origin) = &origin {
@@ -105,6 +102,39 @@ pub fn cross_site_refusal(headers: &HeaderMap, access: &Access) -> Option<String
     None
 }
 
+/// The request's `Origin` when it is one the user allowed with `--allow-origin`.
+fn allowed_foreign_origin(headers: &HeaderMap, access: &Access) -> Option<HeaderValue> {
+    let value = headers.get(header::ORIGIN)?;
+    let origin = normal_origin(value.to_str().ok()?);
+    access
+        .allowed_origins
+        .iter()
+        .any(|a| normal_origin(a) == origin)
+        .then(|| value.clone())
+}
+
+/// The CORS answer an allowed page's browser needs before it lets the page send a JSON body
+/// or a token (a preflight); the page may then read the responses.
+fn cors_preflight(origin: HeaderValue) -> Response {
+    let mut r = StatusCode::NO_CONTENT.into_response();
+    let h = r.headers_mut();
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, PATCH, DELETE"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("authorization, content-type"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+    h.insert(header::VARY, HeaderValue::from_static("origin"));
+    r
+}
+
 pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) -> Response {
     if let Some(host) = req.headers().get(header::HOST) {
         let host = host.to_str().unwrap_or("");
@@ -125,6 +155,16 @@ pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) 
     if let Some(why) = cross_site_refusal(req.headers(), &access) {
         return error_response(StatusCode::FORBIDDEN, &why);
     }
+    let cors_origin = allowed_foreign_origin(req.headers(), &access);
+    if let Some(origin) = &cors_origin
+        && req.method() == Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+    {
+        // Preflights carry no token: they ask, and the real request is checked.
+        return cors_preflight(origin.clone());
+    }
     if let Some(token) = &access.token {
         let given = req
             .headers()
@@ -139,7 +179,13 @@ pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) 
             );
         }
     }
-    next.run(req).await
+    let mut response = next.run(req).await;
+    if let Some(origin) = cors_origin {
+        let h = response.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(header::VARY, HeaderValue::from_static("origin"));
+    }
+    response
 }
 
 #[cfg(test)]
