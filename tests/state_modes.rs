@@ -32,8 +32,18 @@ fn walk(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Runs an exec task that writes `made` in `work`, to its end, so the state directory holds a
-/// database with its log, a transcript and the server's files.
+/// Serves on `<root>/state` and runs an exec task that writes `made` in `<root>/work`, to its
+/// end, so the state directory holds a database with its log, a transcript and the server's
+/// files. Returns the server, the state directory and the work directory.
+fn serve_a_task(root: &Path) -> (Server, PathBuf, PathBuf) {
+    let state = root.join("state");
+    let work = root.join("work");
+    std::fs::create_dir(&work).expect("work dir");
+    let s = Server::start_in(&state, &[]);
+    run_a_task(&s, &work);
+    (s, state, work)
+}
+
 fn run_a_task(s: &Server, work: &Path) {
     let task = create_task(
         s,
@@ -71,11 +81,7 @@ fn assert_private(state: &Path) {
 #[test]
 fn the_state_directory_is_private_and_the_users_files_are_not_affected() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let state = tmp.path().join("state");
-    let work = tmp.path().join("work");
-    std::fs::create_dir(&work).expect("work dir");
-    let mut s = Server::start_in(&state, &[]);
-    run_a_task(&s, &work);
+    let (mut s, state, work) = serve_a_task(tmp.path());
     assert!(
         std::fs::read_dir(state.join("transcripts"))
             .expect("transcripts")
@@ -94,11 +100,7 @@ fn the_state_directory_is_private_and_the_users_files_are_not_affected() {
 #[test]
 fn a_wide_open_state_directory_is_tightened_with_a_notice() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let state = tmp.path().join("state");
-    let work = tmp.path().join("work");
-    std::fs::create_dir(&work).expect("work dir");
-    let mut s = Server::start_in(&state, &[]);
-    run_a_task(&s, &work);
+    let (mut s, state, _) = serve_a_task(tmp.path());
     s.stop();
     // As an older orchestra (or a careless copy) left it.
     for p in walk(&state) {

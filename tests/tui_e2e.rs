@@ -384,6 +384,17 @@ fn tui_end_to_end_in_tmux() {
     );
 }
 
+/// A task `long` (`sleep 300`) started from the form (start now: yes, the default).
+fn start_a_long_task(tmux: &Tmux) {
+    tmux.send(&["n"]);
+    tmux.wait("the form", |s| s.contains("New task"));
+    tmux.send_literal("long");
+    tmux.send(&["Tab"]);
+    tmux.send_literal("sleep 300");
+    tmux.send(&["Enter"]);
+    tmux.wait("the task to run", |s| s.contains("▶ long"));
+}
+
 #[test]
 fn sigterm_ends_agents_and_restores_the_terminal() {
     if Command::new("tmux").arg("-V").output().is_err() {
@@ -393,14 +404,7 @@ fn sigterm_ends_agents_and_restores_the_terminal() {
     let tmp = tempfile::tempdir().unwrap();
     let (tmux, root) = start(tmp.path());
     let marker = root.to_string_lossy().into_owned();
-    // A task started from the form (start now: yes, the default).
-    tmux.send(&["n"]);
-    tmux.wait("the form", |s| s.contains("New task"));
-    tmux.send_literal("long");
-    tmux.send(&["Tab"]);
-    tmux.send_literal("sleep 300");
-    tmux.send(&["Enter"]);
-    tmux.wait("the task to run", |s| s.contains("▶ long"));
+    start_a_long_task(&tmux);
     wait_until("the sleep", 10, || {
         session_processes(&marker)
             .iter()
@@ -433,13 +437,7 @@ fn quitting_with_agents_running_cancels_their_tasks_saying_so() {
     let tmp = tempfile::tempdir().unwrap();
     let (tmux, root) = start(tmp.path());
     let marker = root.to_string_lossy().into_owned();
-    tmux.send(&["n"]);
-    tmux.wait("the form", |s| s.contains("New task"));
-    tmux.send_literal("long");
-    tmux.send(&["Tab"]);
-    tmux.send_literal("sleep 300");
-    tmux.send(&["Enter"]);
-    tmux.wait("the task to run", |s| s.contains("▶ long"));
+    start_a_long_task(&tmux);
     // q asks first while agents run; y ends them and quits.
     tmux.send(&["q"]);
     tmux.wait("the confirmation", |s| s.contains("Quit and end"));
