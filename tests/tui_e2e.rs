@@ -395,6 +395,17 @@ fn start_a_long_task(tmux: &Tmux) {
     tmux.wait("the task to run", |s| s.contains("▶ long"));
 }
 
+/// Waits for orchestra to exit with status 0, leaving no process of ours behind.
+fn exits_cleanly(tmux: &Tmux, marker: &str) {
+    let status = tmux.wait_exit(|_, _| {});
+    assert!(status.is_empty() || status == "0", "exit status {status}");
+    wait_until("no process left", 10, || {
+        processes_with(marker)
+            .iter()
+            .all(|(_, d)| d.contains("tmux"))
+    });
+}
+
 #[test]
 fn sigterm_ends_agents_and_restores_the_terminal() {
     if Command::new("tmux").arg("-V").output().is_err() {
@@ -416,16 +427,10 @@ fn sigterm_ends_agents_and_restores_the_terminal() {
             .unwrap();
     let pid = server["pid"].as_i64().unwrap() as i32;
     unsafe { libc::kill(pid, libc::SIGTERM) };
-    let status = tmux.wait_exit(|_, _| {});
-    assert!(status.is_empty() || status == "0", "exit status {status}");
+    exits_cleanly(&tmux, &marker);
     // The terminal is back: main screen, no mouse reporting.
     assert_eq!(tmux.pane_var("alternate_on"), "0");
     assert_eq!(tmux.pane_var("mouse_any_flag"), "0");
-    wait_until("no process left", 10, || {
-        processes_with(&marker)
-            .iter()
-            .all(|(_, d)| d.contains("tmux"))
-    });
 }
 
 #[test]
@@ -442,13 +447,7 @@ fn quitting_with_agents_running_cancels_their_tasks_saying_so() {
     tmux.send(&["q"]);
     tmux.wait("the confirmation", |s| s.contains("Quit and end"));
     tmux.send(&["y"]);
-    let status = tmux.wait_exit(|_, _| {});
-    assert!(status.is_empty() || status == "0", "exit status {status}");
-    wait_until("no process left", 10, || {
-        processes_with(&marker)
-            .iter()
-            .all(|(_, d)| d.contains("tmux"))
-    });
+    exits_cleanly(&tmux, &marker);
     // Ended on purpose: cancelled, saying by whom; not failed, interrupted or killed.
     let s = support::Server::start_in(&root.join("state"), &[]);
     let tasks = s.get("/api/coding-agents/tasks").json()["tasks"].clone();
