@@ -73,12 +73,13 @@ fn normal_origin(origin: &str) -> String {
 /// every route, and a WebSocket upgrade must run it too, as browsers apply no CORS to
 /// WebSockets (cross-site WebSocket hijacking).
 pub fn cross_site_refusal(headers: &HeaderMap, access: &Access) -> Option<String> {
-    let origin = headers
-        .get(header::ORIGIN)
-        .map(|v| normal_origin(v.to_str().unwrap_or("null")));
     if allowed_foreign_origin(headers, access).is_some() {
         return None;
     }
+    // An origin that is not text is no site's: it is refused like `null`.
+    let origin = headers
+        .get(header::ORIGIN)
+        .map(|v| normal_origin(v.to_str().unwrap_or("null")));
     if let Some(origin) = &origin {
         let own = headers
             .get(header::HOST)
