@@ -1,8 +1,108 @@
 //! The state directory: where the database, transcripts, logs, the lock and `server.json` live.
+//!
+//! It holds task descriptions and every byte the agents printed (often keys and code), so only
+//! its owner may read it: the directory is `0700` and its files `0600`, as tmux does for its
+//! socket directory. This is done per file, not with the process umask, which the agents'
+//! children inherit: files they create in the user's repository keep their normal modes.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{Read, Seek, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+/// Mode of the state directory and every directory orchestra makes in it.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+/// Mode of every file orchestra writes in the state directory.
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
+
+/// What orchestra keeps in its state directory; these (and, for directories, everything in
+/// them) are tightened at start-up. Anything new written there belongs in this list.
+const OWN_ENTRIES: &[&str] = &[
+    "orchestra.db",
+    "orchestra.db-wal",
+    "orchestra.db-shm",
+    "orchestra.db-journal",
+    "orchestra.lock",
+    "server.json",
+    "server.json.tmp",
+    "logs",
+    "transcripts",
+    "trash",
+];
+
+/// Creates `path` as a directory only its owner can use (`0700`); missing parents are created
+/// with the usual modes, since they are not orchestra's. An existing directory is left as is.
+pub fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    match DirBuilder::new().mode(PRIVATE_DIR_MODE).create(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
+        other => other,
+    }
+}
+
+/// Open options whose `create` makes a file only its owner can read or write (`0600`).
+pub fn private_file() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.mode(PRIVATE_FILE_MODE);
+    options
+}
+
+/// Takes group and other permissions away from `path` (not following symlinks) and, for a
+/// directory, from everything in it; pushes each path it changed onto `changed`.
+fn tighten_tree(path: &Path, changed: &mut Vec<PathBuf>) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if meta.file_type().is_symlink() {
+        return;
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    let want = if meta.is_dir() {
+        PRIVATE_DIR_MODE
+    } else {
+        mode & PRIVATE_FILE_MODE
+    };
+    if mode & 0o077 != 0 {
+        match std::fs::set_permissions(path, std::fs::Permissions::from_mode(want)) {
+            Ok(()) => changed.push(path.to_path_buf()),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot tighten permissions")
+            }
+        }
+    }
+    if meta.is_dir()
+        && let Ok(entries) = std::fs::read_dir(path)
+    {
+        for entry in entries.flatten() {
+            tighten_tree(&entry.path(), changed);
+        }
+    }
+}
+
+/// Tightens the state directory and what orchestra keeps in it; returns what was wider.
+pub fn tighten(root: &Path) -> Vec<PathBuf> {
+    let mut changed = Vec::new();
+    if let Ok(meta) = std::fs::symlink_metadata(root)
+        && meta.is_dir()
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        match std::fs::set_permissions(root, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE)) {
+            Ok(()) => changed.push(root.to_path_buf()),
+            Err(e) => {
+                tracing::warn!(path = %root.display(), error = %e, "cannot tighten permissions")
+            }
+        }
+    }
+    for name in OWN_ENTRIES {
+        tighten_tree(&root.join(name), &mut changed);
+    }
+    changed
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateDirError {
@@ -43,15 +143,17 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StateDirError + '_ {
 /// An exclusive hold on a state directory, released when dropped (or when the process dies).
 pub struct StateDir {
     pub path: PathBuf,
+    /// Paths that were readable by others and were made private when the directory was taken.
+    pub tightened: Vec<PathBuf>,
     _lock: nix::fcntl::Flock<File>,
 }
 
 impl StateDir {
     pub fn lock(path: &Path) -> Result<StateDir, StateDirError> {
-        std::fs::create_dir_all(path).map_err(io_err(path))?;
+        create_private_dir(path).map_err(io_err(path))?;
         let path = path.canonicalize().map_err(io_err(path))?;
         let lock_path = path.join("orchestra.lock");
-        let mut file = OpenOptions::new()
+        let mut file = private_file()
             .read(true)
             .write(true)
             .create(true)
@@ -80,7 +182,23 @@ impl StateDir {
         file.rewind().map_err(io_err(&lock_path))?;
         writeln!(file, "{}", std::process::id()).map_err(io_err(&lock_path))?;
         let _ = lock.flush();
-        Ok(StateDir { path, _lock: lock })
+        let tightened = tighten(&path);
+        Ok(StateDir {
+            path,
+            tightened,
+            _lock: lock,
+        })
+    }
+
+    /// The notice for `tightened`, if anything was.
+    pub fn tightened_notice(&self) -> Option<String> {
+        (!self.tightened.is_empty()).then(|| {
+            format!(
+                "made {} path(s) in the state directory {} private (they were readable by other users): directory 0700, files 0600",
+                self.tightened.len(),
+                self.path.display()
+            )
+        })
     }
 
     pub fn database(&self) -> PathBuf {
@@ -100,6 +218,53 @@ impl StateDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_new_state_directory_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("a/b/state");
+        let state = StateDir::lock(&root).unwrap();
+        assert_eq!(mode(&root), 0o700);
+        assert_eq!(mode(&root.join("orchestra.lock")), 0o600);
+        assert!(state.tightened.is_empty(), "{:?}", state.tightened);
+        assert!(state.tightened_notice().is_none());
+        // Parents are not orchestra's: they keep the usual modes.
+        assert_ne!(mode(&dir.path().join("a")), 0o700);
+    }
+
+    #[test]
+    fn a_wide_open_state_directory_is_tightened_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let set = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        std::fs::create_dir_all(root.join("transcripts")).unwrap();
+        std::fs::write(root.join("orchestra.db"), b"").unwrap();
+        std::fs::write(root.join("transcripts/x.log"), b"secret").unwrap();
+        std::fs::write(root.join("notes.txt"), b"the user's").unwrap();
+        set(root, 0o755);
+        set(&root.join("transcripts"), 0o775);
+        set(&root.join("orchestra.db"), 0o644);
+        set(&root.join("transcripts/x.log"), 0o666);
+        set(&root.join("notes.txt"), 0o644);
+        let state = StateDir::lock(root).unwrap();
+        assert_eq!(mode(root), 0o700);
+        assert_eq!(mode(&root.join("transcripts")), 0o700);
+        assert_eq!(mode(&root.join("orchestra.db")), 0o600);
+        assert_eq!(mode(&root.join("transcripts/x.log")), 0o600);
+        assert_eq!(mode(&root.join("notes.txt")), 0o644, "not orchestra's file");
+        assert_eq!(state.tightened.len(), 4, "{:?}", state.tightened);
+        assert!(
+            state
+                .tightened_notice()
+                .is_some_and(|n| n.contains("4 path"))
+        );
+    }
 
     #[test]
     fn second_lock_names_the_first_pid() {

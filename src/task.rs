@@ -89,6 +89,26 @@ pub enum StepStatus {
     Skipped,
 }
 
+impl StepStatus {
+    /// Not yet done: the step is still to run or running.
+    pub fn is_open(self) -> bool {
+        matches!(
+            self,
+            StepStatus::Pending | StepStatus::Running | StepStatus::Paused
+        )
+    }
+
+    /// What a step still open becomes when its task ends as `task`: the work it stood for
+    /// was done if the task completed, and was not otherwise.
+    pub fn closed_by(task: TaskStatus) -> StepStatus {
+        if task == TaskStatus::Completed {
+            StepStatus::Completed
+        } else {
+            StepStatus::Failed
+        }
+    }
+}
+
 impl FromStr for StepStatus {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -268,6 +288,15 @@ impl Task {
         }
         if to.is_final() {
             self.metadata.completed_at = Some(now);
+            // A finished task has no step left running (a `▶` forever).
+            for step in self
+                .metadata
+                .steps
+                .iter_mut()
+                .filter(|s| s.status.is_open())
+            {
+                step.status = StepStatus::closed_by(to);
+            }
         }
         if to == TaskStatus::Completed {
             self.metadata.progress = Progress::DONE;
@@ -384,6 +413,78 @@ mod tests {
             t.move_to(Running, 50),
             Err(TransitionError::Finished { from: Completed })
         );
+    }
+
+    fn with_steps(statuses: &[StepStatus]) -> Task {
+        let mut t = task();
+        t.metadata.steps = statuses
+            .iter()
+            .enumerate()
+            .map(|(i, st)| Step {
+                id: i.to_string(),
+                description: format!("step {i}"),
+                status: *st,
+                output: None,
+            })
+            .collect();
+        t
+    }
+
+    #[test]
+    fn finishing_closes_the_steps_still_open() {
+        use StepStatus as S;
+        let steps = [
+            S::Completed,
+            S::Running,
+            S::Pending,
+            S::Paused,
+            S::Skipped,
+            S::Failed,
+            S::Cancelled,
+        ];
+        for (end, open_become) in [
+            (Completed, S::Completed),
+            (Failed, S::Failed),
+            (Cancelled, S::Failed),
+        ] {
+            let mut t = with_steps(&steps);
+            t.move_to(Running, 1).unwrap();
+            t.move_to(end, 2).unwrap();
+            let got: Vec<S> = t.metadata.steps.iter().map(|s| s.status).collect();
+            assert_eq!(
+                got,
+                vec![
+                    S::Completed,
+                    open_become,
+                    open_become,
+                    open_become,
+                    S::Skipped,
+                    S::Failed,
+                    S::Cancelled
+                ],
+                "task {end}"
+            );
+        }
+        // Pausing or running on leaves steps as the agent set them.
+        let mut t = with_steps(&[S::Running]);
+        t.move_to(Running, 1).unwrap();
+        t.move_to(Paused, 2).unwrap();
+        assert_eq!(t.metadata.steps[0].status, S::Running);
+        // A result finishes the task too.
+        let mut t = with_steps(&[S::Running]);
+        t.move_to(Running, 1).unwrap();
+        t.finish_with(
+            TaskResult {
+                success: true,
+                summary: "done".into(),
+                files_modified: vec![],
+                files_created: vec![],
+                error: None,
+            },
+            3,
+        )
+        .unwrap();
+        assert_eq!(t.metadata.steps[0].status, S::Completed);
     }
 
     #[test]

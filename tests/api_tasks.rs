@@ -136,6 +136,39 @@ fn body_over_one_mib_is_413_and_loses_nothing() {
 }
 
 #[test]
+fn a_405_message_lists_the_allowed_methods() {
+    let s = Server::start();
+    let t = create_task(&s, "m", json!({}));
+    let task = format!("{TASKS}/{}", t["id"].as_str().expect("id"));
+    let session = "/api/coding-agents/sessions/any-id";
+    for (method, path, want) in [
+        ("PUT", TASKS.to_string(), vec!["GET", "POST"]),
+        ("DELETE", task.clone(), vec!["GET", "PATCH"]),
+        ("GET", format!("{task}/start"), vec!["POST"]),
+        ("PUT", session.to_string(), vec!["GET", "DELETE"]),
+        ("GET", "/api/agent/stop".to_string(), vec!["POST"]),
+    ] {
+        let r = s.request(method, &path, None);
+        assert_eq!(r.status, 405, "{method} {path}: {}", r.body);
+        let allow = r.header("allow").expect("Allow header").to_string();
+        let error = r.json()["error"].as_str().expect("error").to_string();
+        for m in want {
+            assert!(allow.contains(m), "{method} {path}: Allow {allow:?}");
+        }
+        // Every method of the header, and nothing else, is named in the sentence.
+        let (_, listed) = error
+            .split_once("allowed: ")
+            .unwrap_or_else(|| panic!("{method} {path}: {error:?}"));
+        let listed: Vec<&str> = listed.split(", ").collect();
+        let header: Vec<&str> = allow.split(',').map(str::trim).collect();
+        assert_eq!(
+            listed, header,
+            "{method} {path}: {error:?} vs Allow {allow:?}"
+        );
+    }
+}
+
+#[test]
 fn unknown_routes_404_and_wrong_methods_405_with_allow() {
     let s = Server::start();
     let r = s.get("/api/nothing-here");

@@ -192,11 +192,157 @@ fn stop_cancels_running_tasks_and_turns_autopilot_off() {
     s.post_empty("/api/agent/resume");
     let r = s.post_empty("/api/agent/stop");
     assert_eq!(r.json()["status"], "stopped");
+    let m = s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"].clone();
+    assert_eq!(m["status"], "cancelled");
     assert_eq!(
-        s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"]["status"],
-        "cancelled"
+        m["error"], "cancelled: every agent was stopped (/api/agent/stop)",
+        "{m}"
     );
     assert!(session_pids(&sid).is_empty());
+}
+
+#[test]
+fn commands_are_busy_while_they_live_never_ready() {
+    // `ready` means waiting for input; a command that prints now and then, or nothing at
+    // all, is working. The session's settle time is 500 ms: between the ticks (1 s apart)
+    // an interactive session would turn ready, so watching a few ticks is the check.
+    let s = Server::start();
+    let session_of = |id: &str| {
+        start(&s, id)["metadata"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let ticking = session_of(&exec_task(
+        &s,
+        "ticks",
+        "while :; do echo tick; sleep 1; done",
+        None,
+    ));
+    let quiet = session_of(&exec_task(&s, "quiet", "sleep 300", None));
+    let status = |sid: &str| {
+        s.get(&format!("/api/coding-agents/sessions/{sid}")).json()["session"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let three_ticks = wait_until(Duration::from_secs(20), || {
+        seen.insert(format!("ticks {}", status(&ticking)));
+        seen.insert(format!("quiet {}", status(&quiet)));
+        screen(&s, &ticking).matches("tick").count() >= 3
+    });
+    assert!(
+        three_ticks,
+        "the ticks never came:\n{}",
+        screen(&s, &ticking)
+    );
+    let seen: Vec<String> = seen.into_iter().collect();
+    assert_eq!(seen, ["quiet busy", "ticks busy"], "statuses seen");
+}
+
+/// Adds a step to a task and sets its status; returns the step's id.
+fn step(s: &Server, task: &str, status: &str) -> String {
+    let r = s.post(
+        &format!("{TASKS}/{task}/steps"),
+        json!({"description": format!("a {status} step")}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let step = r.json()["stepId"].as_str().expect("stepId").to_string();
+    let r = s.patch(
+        &format!("{TASKS}/{task}/steps/{step}"),
+        json!({"status": status}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    step
+}
+
+#[test]
+fn sigterm_cancels_running_tasks_saying_so_and_closes_their_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(dir.path(), &["--grace", "1"]);
+    let run = exec_task(&s, "run", "sleep 600", None);
+    let sid = start(&s, &run)["metadata"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    step(&s, &run, "running");
+    assert!(wait_until(Duration::from_secs(5), || !session_pids(&sid).is_empty()));
+    assert_eq!(s.stop(), Some(0));
+    assert!(session_pids(&sid).is_empty());
+
+    let s = Server::start_in(dir.path(), &[]);
+    let m = s.get(&format!("{TASKS}/{run}")).json()["task"]["metadata"].clone();
+    assert_eq!(m["status"], "cancelled", "{m}");
+    assert_eq!(
+        m["error"], "cancelled: orchestra was stopped by SIGTERM",
+        "{m}"
+    );
+    assert!(
+        m.get("result").is_none(),
+        "no 'killed by signal' result: {m}"
+    );
+    assert_eq!(m["steps"][0]["status"], "failed", "{m}");
+}
+
+#[test]
+fn a_finished_task_closes_the_steps_still_open() {
+    let s = Server::start();
+    let driven = |name: &str| {
+        let id = create_task(&s, name, json!({}))["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let r = s.patch(&format!("{TASKS}/{id}"), json!({"status": "running"}));
+        assert_eq!(r.status, 200, "{}", r.body);
+        step(&s, &id, "completed");
+        step(&s, &id, "running");
+        step(&s, &id, "pending");
+        id
+    };
+    let statuses = |id: &str| -> Vec<String> {
+        let t = s.get(&format!("{TASKS}/{id}")).json()["task"].clone();
+        t["metadata"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|st| st["status"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    let ok = driven("ok");
+    let r = s.post(
+        &format!("{TASKS}/{ok}/result"),
+        json!({"success": true, "summary": "done"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(statuses(&ok), ["completed", "completed", "completed"]);
+
+    let bad = driven("bad");
+    let r = s.post(
+        &format!("{TASKS}/{bad}/result"),
+        json!({"success": false, "summary": "tests fail"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(statuses(&bad), ["completed", "failed", "failed"]);
+
+    let gone = driven("gone");
+    let r = s.post_empty(&format!("{TASKS}/{gone}/cancel"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(statuses(&gone), ["completed", "failed", "failed"]);
+
+    // A task whose session exits on its own closes them too.
+    let id = exec_task(&s, "exits", "sleep 600", None);
+    start(&s, &id);
+    step(&s, &id, "running");
+    let t = s.get(&format!("{TASKS}/{id}")).json()["task"].clone();
+    let sid = t["metadata"]["sessionId"].as_str().unwrap().to_string();
+    assert!(wait_until(Duration::from_secs(5), || !session_pids(&sid).is_empty()));
+    for pid in session_pids(&sid) {
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    wait_task_status(&s, &id, "failed");
+    assert_eq!(statuses(&id), ["failed"]);
 }
 
 #[test]

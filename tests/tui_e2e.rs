@@ -1,6 +1,8 @@
 //! The real binary's TUI inside a detached tmux session: create a task from the form, start
 //! it, type into its shell, see the output, pause, resume, cancel, quit, and leave nothing.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -382,6 +384,28 @@ fn tui_end_to_end_in_tmux() {
     );
 }
 
+/// A task `long` (`sleep 300`) started from the form (start now: yes, the default).
+fn start_a_long_task(tmux: &Tmux) {
+    tmux.send(&["n"]);
+    tmux.wait("the form", |s| s.contains("New task"));
+    tmux.send_literal("long");
+    tmux.send(&["Tab"]);
+    tmux.send_literal("sleep 300");
+    tmux.send(&["Enter"]);
+    tmux.wait("the task to run", |s| s.contains("▶ long"));
+}
+
+/// Waits for orchestra to exit with status 0, leaving no process of ours behind.
+fn exits_cleanly(tmux: &Tmux, marker: &str) {
+    let status = tmux.wait_exit(|_, _| {});
+    assert!(status.is_empty() || status == "0", "exit status {status}");
+    wait_until("no process left", 10, || {
+        processes_with(marker)
+            .iter()
+            .all(|(_, d)| d.contains("tmux"))
+    });
+}
+
 #[test]
 fn sigterm_ends_agents_and_restores_the_terminal() {
     if Command::new("tmux").arg("-V").output().is_err() {
@@ -391,14 +415,7 @@ fn sigterm_ends_agents_and_restores_the_terminal() {
     let tmp = tempfile::tempdir().unwrap();
     let (tmux, root) = start(tmp.path());
     let marker = root.to_string_lossy().into_owned();
-    // A task started from the form (start now: yes, the default).
-    tmux.send(&["n"]);
-    tmux.wait("the form", |s| s.contains("New task"));
-    tmux.send_literal("long");
-    tmux.send(&["Tab"]);
-    tmux.send_literal("sleep 300");
-    tmux.send(&["Enter"]);
-    tmux.wait("the task to run", |s| s.contains("▶ long"));
+    start_a_long_task(&tmux);
     wait_until("the sleep", 10, || {
         session_processes(&marker)
             .iter()
@@ -410,16 +427,36 @@ fn sigterm_ends_agents_and_restores_the_terminal() {
             .unwrap();
     let pid = server["pid"].as_i64().unwrap() as i32;
     unsafe { libc::kill(pid, libc::SIGTERM) };
-    let status = tmux.wait_exit(|_, _| {});
-    assert!(status.is_empty() || status == "0", "exit status {status}");
+    exits_cleanly(&tmux, &marker);
     // The terminal is back: main screen, no mouse reporting.
     assert_eq!(tmux.pane_var("alternate_on"), "0");
     assert_eq!(tmux.pane_var("mouse_any_flag"), "0");
-    wait_until("no process left", 10, || {
-        processes_with(&marker)
-            .iter()
-            .all(|(_, d)| d.contains("tmux"))
-    });
+}
+
+#[test]
+fn quitting_with_agents_running_cancels_their_tasks_saying_so() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tmux, root) = start(tmp.path());
+    let marker = root.to_string_lossy().into_owned();
+    start_a_long_task(&tmux);
+    // q asks first while agents run; y ends them and quits.
+    tmux.send(&["q"]);
+    tmux.wait("the confirmation", |s| s.contains("Quit and end"));
+    tmux.send(&["y"]);
+    exits_cleanly(&tmux, &marker);
+    // Ended on purpose: cancelled, saying by whom; not failed, interrupted or killed.
+    let s = support::Server::start_in(&root.join("state"), &[]);
+    let tasks = s.get("/api/coding-agents/tasks").json()["tasks"].clone();
+    let m = &tasks[0]["metadata"];
+    assert_eq!(m["status"], "cancelled", "{tasks}");
+    assert_eq!(
+        m["error"], "cancelled: orchestra was stopped by the user",
+        "{tasks}"
+    );
 }
 
 /// Issue 9 item 3 in the real binary: `Ctrl-a` is not `a` (it would turn autopilot on and

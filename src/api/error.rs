@@ -80,7 +80,11 @@ pub async fn json_errors(resp: Response) -> Response {
                 .headers
                 .get(header::ALLOW)
                 .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
+                .unwrap_or("")
+                .split(',')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(", ");
             format!("method not allowed on this route; allowed: {allow}")
         }
         StatusCode::PAYLOAD_TOO_LARGE => "request body is larger than 1 MiB".to_string(),

@@ -1,11 +1,11 @@
-//! Who may talk to the API: a loopback `Host` (against DNS rebinding) and, when configured,
-//! the bearer token.
+//! Who may talk to the API: a loopback `Host` (against DNS rebinding), no browser page of
+//! another site (against cross-site requests), and, when configured, the bearer token.
 
 use super::error::error_response;
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Default)]
@@ -13,6 +13,8 @@ pub struct Access {
     pub token: Option<String>,
     /// Extra `Host` names allowed besides loopback ones; `*` allows any.
     pub allowed_hosts: Vec<String>,
+    /// Browser origins (`scheme://host[:port]`) allowed besides the API's own.
+    pub allowed_origins: Vec<String>,
 }
 
 /// The host part of a `Host` header, without port or IPv6 brackets.
@@ -48,6 +50,92 @@ fn token_matches(given: &[u8], want: &[u8]) -> bool {
             == 0
 }
 
+/// An origin as browsers send it, for comparing: lower case, no trailing `/`.
+fn normal_origin(origin: &str) -> String {
+    origin.trim().trim_end_matches('/').to_ascii_lowercase()
+}
+
+/// Why a request that a browser sent on behalf of another site's page must be refused, or
+/// `None` when it may go on.
+///
+/// A page can make the user's browser send "simple" requests (a `text/plain` POST, a GET,
+/// an `EventSource`) to the loopback API without any CORS preflight, and the `Host` is then
+/// the genuine `127.0.0.1:PORT`, so the Host check does not stop it. Browsers mark such
+/// requests: `Origin` names the page's site (`null` for sandboxed or file pages), and
+/// `Sec-Fetch-Site` says `cross-site` or `same-site` (another localhost port is same-site).
+/// Refused: an `Origin` that is neither the API's own (`http://` + the `Host` the request was
+/// sent to, already checked to be allowed) nor one the user allowed with `--allow-origin`;
+/// and a `Sec-Fetch-Site` of `cross-site`/`same-site` unless the `Origin` is an allowed one.
+/// Requests without these headers (the CLI, curl, scripts, agents) are not from a browser
+/// page and go on.
+///
+/// One function so that every entry point uses the same rule: the middleware runs it for
+/// every route, and a WebSocket upgrade must run it too, as browsers apply no CORS to
+/// WebSockets (cross-site WebSocket hijacking).
+pub fn cross_site_refusal(headers: &HeaderMap, access: &Access) -> Option<String> {
+    if allowed_foreign_origin(headers, access).is_some() {
+        return None;
+    }
+    // An origin that is not text is no site's: it is refused like `null`.
+    let origin = headers
+        .get(header::ORIGIN)
+        .map(|v| normal_origin(v.to_str().unwrap_or("null")));
+    if let Some(origin) = &origin {
+        let own = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(|h| format!("http://{}", h.to_ascii_lowercase()));
+        if own.as_deref() != Some(origin.as_str()) {
+            return Some(format!(
+                "requests from the web page origin {origin:?} are refused: a page of another site must not drive orchestra; start orchestra with --allow-origin {origin} to allow it"
+            ));
+        }
+    }
+    let site = headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_ascii_lowercase());
+    if let Some(site @ ("cross-site" | "same-site")) = site.as_deref() {
+        return Some(format!(
+            "requests a browser marks Sec-Fetch-Site: {site} are refused: a page of another site must not drive orchestra; allow its origin with --allow-origin"
+        ));
+    }
+    None
+}
+
+/// The request's `Origin` when it is one the user allowed with `--allow-origin`.
+fn allowed_foreign_origin(headers: &HeaderMap, access: &Access) -> Option<HeaderValue> {
+    let value = headers.get(header::ORIGIN)?;
+    let origin = normal_origin(value.to_str().ok()?);
+    access
+        .allowed_origins
+        .iter()
+        .any(|a| normal_origin(a) == origin)
+        .then(|| value.clone())
+}
+
+/// The CORS answer an allowed page's browser needs before it lets the page send a JSON body
+/// or a token (a preflight); the page may then read the responses.
+fn cors_preflight(origin: HeaderValue) -> Response {
+    let mut r = StatusCode::NO_CONTENT.into_response();
+    let h = r.headers_mut();
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, PATCH, DELETE"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("authorization, content-type"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+    h.insert(header::VARY, HeaderValue::from_static("origin"));
+    r
+}
+
 pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) -> Response {
     if let Some(host) = req.headers().get(header::HOST) {
         let host = host.to_str().unwrap_or("");
@@ -65,6 +153,19 @@ pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) 
             );
         }
     }
+    if let Some(why) = cross_site_refusal(req.headers(), &access) {
+        return error_response(StatusCode::FORBIDDEN, &why);
+    }
+    let cors_origin = allowed_foreign_origin(req.headers(), &access);
+    if let Some(origin) = &cors_origin
+        && req.method() == Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+    {
+        // Preflights carry no token: they ask, and the real request is checked.
+        return cors_preflight(origin.clone());
+    }
     if let Some(token) = &access.token {
         let given = req
             .headers()
@@ -79,7 +180,13 @@ pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) 
             );
         }
     }
-    next.run(req).await
+    let mut response = next.run(req).await;
+    if let Some(origin) = cors_origin {
+        let h = response.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(header::VARY, HeaderValue::from_static("origin"));
+    }
+    response
 }
 
 #[cfg(test)]
@@ -107,6 +214,60 @@ mod tests {
             "[::2]:1",
         ] {
             assert!(!is_loopback_host(bad), "{bad}");
+        }
+    }
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, axum::http::HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn cross_site_requests_are_refused() {
+        let access = Access {
+            allowed_origins: vec!["http://localhost:3000/".into()],
+            ..Access::default()
+        };
+        let host = ("host", "127.0.0.1:4000");
+        let refused = [
+            vec![host, ("origin", "http://evil.example")],
+            vec![host, ("origin", "null")],
+            vec![host, ("origin", "http://127.0.0.1:4001")],
+            vec![host, ("origin", "https://127.0.0.1:4000")],
+            vec![("origin", "http://127.0.0.1:4000")],
+            vec![host, ("sec-fetch-site", "cross-site")],
+            vec![host, ("sec-fetch-site", "same-site")],
+            vec![
+                host,
+                ("origin", "http://127.0.0.1:4000"),
+                ("sec-fetch-site", "same-site"),
+            ],
+        ];
+        for h in refused {
+            assert!(cross_site_refusal(&headers(&h), &access).is_some(), "{h:?}");
+        }
+        let allowed = [
+            vec![host],
+            vec![],
+            vec![host, ("origin", "http://127.0.0.1:4000")],
+            vec![host, ("origin", "HTTP://127.0.0.1:4000/")],
+            vec![
+                host,
+                ("origin", "http://127.0.0.1:4000"),
+                ("sec-fetch-site", "same-origin"),
+            ],
+            vec![host, ("sec-fetch-site", "none")],
+            vec![
+                host,
+                ("origin", "http://localhost:3000"),
+                ("sec-fetch-site", "same-site"),
+            ],
+        ];
+        for h in allowed {
+            assert_eq!(cross_site_refusal(&headers(&h), &access), None, "{h:?}");
         }
     }
 

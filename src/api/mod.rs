@@ -22,6 +22,20 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 pub fn router(engine: Engine, access: Access) -> Router {
+    // The routes are one service under an outer router's fallback so that the layers below
+    // see each response as it leaves: a route's own layers run before axum adds the `Allow`
+    // header of a 405, which the JSON error must name.
+    Router::new()
+        .fallback_service(routes(engine))
+        .layer(DefaultBodyLimit::max(body::MAX_BODY))
+        .layer(axum::middleware::map_response(error::json_errors))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(access),
+            guard::check,
+        ))
+}
+
+fn routes(engine: Engine) -> Router {
     const T: &str = "/api/coding-agents/tasks";
     const S: &str = "/api/coding-agents/sessions";
     Router::new()
@@ -63,12 +77,6 @@ pub fn router(engine: Engine, access: Access) -> Router {
         .route("/api/agent/resume", post(orchestrator::agent_resume))
         .fallback(unknown_route)
         .with_state(engine)
-        .layer(DefaultBodyLimit::max(body::MAX_BODY))
-        .layer(axum::middleware::map_response(error::json_errors))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(access),
-            guard::check,
-        ))
 }
 
 async fn unknown_route(method: Method, uri: Uri) -> ApiError {

@@ -72,6 +72,16 @@ pub struct ServerArgs {
     /// Also answer requests whose Host is NAME (repeatable; `*` allows any). Loopback names always work.
     #[arg(long, value_name = "NAME", global = true)]
     pub allow_host: Vec<String>,
+    /// Also answer browser pages of ORIGIN, e.g. http://localhost:3000 (repeatable). Pages of any
+    /// other site are refused: they must not be able to run commands.
+    #[arg(
+        long,
+        value_name = "ORIGIN",
+        env = "ORCHESTRA_ALLOW_ORIGINS",
+        value_delimiter = ',',
+        global = true
+    )]
+    pub allow_origin: Vec<String>,
     /// Log to stderr too (the log file in the state directory is always written).
     #[arg(short, long, global = true)]
     pub verbose: bool,

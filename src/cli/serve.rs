@@ -28,7 +28,13 @@ fn init_logging(
 ) -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use tracing_subscriber::prelude::*;
     let dir = state.log_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    state_dir::create_private_dir(&dir).ok()?;
+    // The appender creates its file with the usual mode; made private first, it stays so.
+    state_dir::private_file()
+        .create(true)
+        .append(true)
+        .open(dir.join("orchestra.log"))
+        .ok()?;
     let appender = tracing_appender::rolling::never(&dir, "orchestra.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("ORCHESTRA_LOG")
@@ -50,6 +56,9 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
     let dir = state_dir::resolve(args.state_dir.as_deref())?;
     let state = StateDir::lock(&dir)?;
     let log_guard = init_logging(&state, args.verbose);
+    if let Some(notice) = state.tightened_notice() {
+        tracing::warn!("{notice}");
+    }
     let config = Config::load(args.config.as_deref())?;
     let providers = Providers::from_config(&config, args.default_provider.clone())?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
@@ -76,6 +85,7 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
     let access = Access {
         token: engine.config().token.clone(),
         allowed_hosts,
+        allowed_origins: args.allow_origin.clone(),
     };
     write_server_file(&state, &bound.url, access.token.as_deref())?;
     tracing::info!(url = %bound.url, state_dir = %state.path.display(), "orchestra started");
@@ -92,15 +102,13 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
 
 /// `server.json`: how the CLI finds this orchestra. Mode 0600: it may hold the token.
 fn write_server_file(state: &StateDir, url: &str, token: Option<&str>) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
     let path = state.server_file();
     let tmp = path.with_extension("json.tmp");
     let body = serde_json::json!({ "url": url, "token": token, "pid": std::process::id() });
-    let mut f = std::fs::OpenOptions::new()
+    let mut f = state_dir::private_file()
         .write(true)
         .create(true)
         .truncate(true)
-        .mode(0o600)
         .open(&tmp)
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     f.write_all(body.to_string().as_bytes())?;
@@ -110,19 +118,25 @@ fn write_server_file(state: &StateDir, url: &str, token: Option<&str>) -> Result
 }
 
 impl Running {
-    /// Ends every session, flushes the store and removes server.json.
+    /// Ends every session, flushes the store and removes server.json. The tasks those
+    /// sessions ran are cancelled: the user stopped orchestra.
     pub async fn shutdown(&self) {
-        self.engine.shutdown().await;
+        self.shutdown_because(crate::engine::STOPPED_BY_USER).await;
+    }
+
+    /// `shutdown`, with the reason the cancelled tasks give.
+    pub async fn shutdown_because(&self, reason: &str) {
+        self.engine.shutdown_because(reason).await;
         let _ = std::fs::remove_file(self.state.server_file());
         tracing::info!("orchestra stopped");
     }
 }
 
-/// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away). In the TUI's raw mode
-/// Ctrl-C is a key, not SIGINT. The handlers are installed when this is called, not when the
-/// future is first polled, so a signal that arrives right after start-up is not lost (and
-/// does not kill the process before it can clean up).
-pub fn termination() -> impl std::future::Future<Output = ()> + Send + 'static {
+/// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away) with the signal's name.
+/// In the TUI's raw mode Ctrl-C is a key, not SIGINT. The handlers are installed when this is
+/// called, not when the future is first polled, so a signal that arrives right after start-up
+/// is not lost (and does not kill the process before it can clean up).
+pub fn termination() -> impl std::future::Future<Output = &'static str> + Send + 'static {
     use tokio::signal::unix::{SignalKind, signal};
     let handlers = (
         signal(SignalKind::terminate()),
@@ -132,13 +146,12 @@ pub fn termination() -> impl std::future::Future<Output = ()> + Send + 'static {
     async move {
         let (Ok(mut term), Ok(mut int), Ok(mut hup)) = handlers else {
             // Without signal handlers we can only wait forever; SIGKILL still works.
-            std::future::pending::<()>().await;
-            return;
+            return std::future::pending::<&'static str>().await;
         };
         tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-            _ = hup.recv() => {}
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+            _ = hup.recv() => "SIGHUP",
         }
     }
 }
@@ -146,12 +159,16 @@ pub fn termination() -> impl std::future::Future<Output = ()> + Send + 'static {
 /// `orchestra serve`.
 pub async fn run(args: &ServerArgs) -> Result<()> {
     let mut running = start(args).await?;
+    if let Some(notice) = running.state.tightened_notice() {
+        eprintln!("orchestra: {notice}");
+    }
     let listener = running.listener.take().context("listener already taken")?;
     let app = api::router(running.engine.clone(), running.access.clone());
     let closing = running.engine.clone();
     let signalled = termination();
+    let (which_tx, mut which_rx) = tokio::sync::oneshot::channel::<&'static str>();
     let server = tokio::spawn(api::serve(listener, app, async move {
-        signalled.await;
+        let _ = which_tx.send(signalled.await);
         closing.begin_shutdown();
     }));
     {
@@ -165,6 +182,13 @@ pub async fn run(args: &ServerArgs) -> Result<()> {
         Ok(Err(e)) => tracing::error!(error = %e, "server failed"),
         Err(e) => tracing::error!(error = %e, "server task failed"),
     }
-    running.shutdown().await;
+    // Stopped on purpose: the tasks still running are cancelled, saying by what.
+    match which_rx.try_recv() {
+        Ok(signal) => {
+            let reason = format!("cancelled: orchestra was stopped by {signal}");
+            running.shutdown_because(&reason).await;
+        }
+        Err(_) => running.shutdown().await,
+    }
     Ok(())
 }

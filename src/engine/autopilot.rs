@@ -58,6 +58,10 @@ impl Engine {
             }
             match self.start_task(&t.id).await {
                 Ok(_) => busy += 1,
+                // Someone else started it first (the API, a key, the CLI): theirs to run.
+                Err(super::EngineError::Conflict(why)) => {
+                    tracing::debug!(task = %t.id, %why, "autopilot left a task to its starter");
+                }
                 Err(e) => {
                     tracing::warn!(task = %t.id, error = %e, "autopilot could not start a task");
                     let _ = self

@@ -130,6 +130,10 @@ pub(crate) struct Inner {
     dispatch: Arc<tokio::sync::Notify>,
     shutting_down: std::sync::atomic::AtomicBool,
     git: parking_lot::Mutex<HashMap<String, gitfiles::GitSnapshot>>,
+    /// Tasks a starter has claimed and is starting (see `runs::StartClaim`).
+    starting: parking_lot::Mutex<std::collections::HashSet<String>>,
+    /// Why orchestra is stopping, once it is: the error of tasks it ends.
+    stop_reason: parking_lot::Mutex<Option<String>>,
 }
 
 impl Inner {
@@ -147,7 +151,14 @@ pub struct Engine {
 /// The environment variable that marks every process of one orchestra's sessions.
 pub const INSTANCE_VAR: &str = "ORCHESTRA_INSTANCE";
 
+/// Why a task failed: orchestra died (a crash, SIGKILL) while running it; found at start-up.
 pub const INTERRUPTED: &str = "interrupted: orchestra stopped while this task was running";
+
+/// Why a task was cancelled: the user quit orchestra (or stopped `serve`) while it ran.
+pub const STOPPED_BY_USER: &str = "cancelled: orchestra was stopped by the user";
+
+/// Why a task was cancelled: `/api/agent/stop` ended every agent.
+pub const STOPPED_BY_API: &str = "cancelled: every agent was stopped (/api/agent/stop)";
 
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -179,10 +190,9 @@ impl Engine {
             // session died with the previous process.
             if task.metadata.session_id.is_some()
                 && matches!(task.status(), TaskStatus::Running | TaskStatus::Paused)
+                && task.move_to(TaskStatus::Failed, now).is_ok()
             {
-                task.metadata.status = TaskStatus::Failed;
                 task.metadata.error = Some(INTERRUPTED.into());
-                task.metadata.completed_at = Some(now);
                 repairs.push(task_record(&task, rec.seq));
             }
             max_seq = max_seq.max(rec.seq);
@@ -216,6 +226,8 @@ impl Engine {
             dispatch: Arc::new(tokio::sync::Notify::new()),
             shutting_down: std::sync::atomic::AtomicBool::new(false),
             git: parking_lot::Mutex::new(HashMap::new()),
+            starting: parking_lot::Mutex::new(Default::default()),
+            stop_reason: parking_lot::Mutex::new(None),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);
@@ -306,13 +318,21 @@ impl Engine {
         }
     }
 
-    /// Ends every session and makes every write durable.
+    /// Ends every session and makes every write durable; the tasks they ran are cancelled
+    /// because the user stopped orchestra.
     pub async fn shutdown(&self) {
+        self.shutdown_because(STOPPED_BY_USER).await;
+    }
+
+    /// `shutdown`, with the reason the cancelled tasks give (e.g. which signal stopped it).
+    pub async fn shutdown_because(&self, reason: &str) {
+        *self.inner.stop_reason.lock() = Some(reason.to_string());
         self.inner
             .shutting_down
             .store(true, std::sync::atomic::Ordering::SeqCst);
         self.set_run_state(RunState::Stopped);
         self.begin_shutdown();
+        self.cancel_runs(reason).await;
         self.end_all_sessions().await;
         if let Err(e) = self.flush().await {
             tracing::error!(error = %e, "final flush failed");

@@ -4,7 +4,7 @@
 use super::gitfiles::GitSnapshot;
 use super::session_info::SessionInfo;
 use super::sessions::{SessionEntry, SpawnSession};
-use super::{Engine, EngineError, EngineResult, INTERRUPTED, RunState, TaskEventKind, now_ms};
+use super::{Engine, EngineError, EngineResult, RunState, STOPPED_BY_API, TaskEventKind, now_ms};
 use crate::session::{ExitInfo, SessionStatus};
 use crate::task::{OUTPUT_LINES_KEPT, Task, TaskResult, TaskStatus};
 use std::path::Path;
@@ -24,7 +24,48 @@ fn conflict(task: &Task, wanted: &str) -> EngineError {
     EngineError::Conflict(format!("task is {}; {wanted}", task.status()))
 }
 
+/// One starter's exclusive right to start a pending task, taken before anything is spawned
+/// and given back when dropped: by then the task is running, or the start failed and another
+/// may try. Autopilot, the TUI, the API and the CLI all start through it, so each run gets
+/// exactly one session.
+struct StartClaim {
+    engine: Engine,
+    id: String,
+}
+
+impl Drop for StartClaim {
+    fn drop(&mut self) {
+        self.engine.inner.starting.lock().remove(&self.id);
+    }
+}
+
 impl Engine {
+    /// Claims a pending task for this starter, or says why it cannot be started. Whoever
+    /// asks first wins; the others learn that it was started elsewhere.
+    fn claim_start(&self, id: &str) -> EngineResult<(Arc<Task>, StartClaim)> {
+        let mut starting = self.inner.starting.lock();
+        // Read under the claim lock: a claim is released only after its task left pending.
+        let task = self.get_task(id)?;
+        match task.status() {
+            TaskStatus::Pending if starting.contains(&task.id) => Err(EngineError::Conflict(
+                "task is being started (it was started elsewhere)".into(),
+            )),
+            TaskStatus::Pending => {
+                starting.insert(task.id.clone());
+                let claim = StartClaim {
+                    engine: self.clone(),
+                    id: task.id.clone(),
+                };
+                Ok((task, claim))
+            }
+            TaskStatus::Running | TaskStatus::Paused => Err(EngineError::Conflict(format!(
+                "task is already {} (it was started elsewhere)",
+                task.status()
+            ))),
+            _ => Err(conflict(&task, "only a pending task can be started")),
+        }
+    }
+
     /// The live session running a task, if it has one.
     fn task_session(&self, task: &Task) -> Option<Arc<SessionEntry>> {
         let sid = task.metadata.session_id.as_deref()?;
@@ -34,10 +75,7 @@ impl Engine {
 
     /// Runs a pending task on a session of its provider, in its directory.
     pub async fn start_task(&self, id: &str) -> EngineResult<Arc<Task>> {
-        let task = self.get_task(id)?;
-        if task.status() != TaskStatus::Pending {
-            return Err(conflict(&task, "only a pending task can be started"));
-        }
+        let (task, _claim) = self.claim_start(id)?;
         let dir = task.metadata.working_directory.clone();
         let snapshot = {
             let dir = dir.clone();
@@ -61,7 +99,7 @@ impl Engine {
         }
         let sid = info.id.clone();
         let moved = self
-            .mutate(id, |t| {
+            .mutate(&task.id, |t| {
                 t.move_to(TaskStatus::Running, now_ms())?;
                 t.metadata.session_id = Some(sid.clone());
                 Ok((vec![(TaskEventKind::Started, vec![])], ()))
@@ -180,6 +218,7 @@ impl Engine {
         let (modified, created) = self.git_changes(&task_id).await;
         let shutting_down = self.inner.shutting_down.load(Ordering::SeqCst);
         let on_purpose = entry.ending_on_purpose.load(Ordering::SeqCst);
+        let stop_reason = self.inner.stop_reason.lock().clone();
         let outcome = self
             .mutate(&task_id, |t| {
                 if t.status().is_final() {
@@ -187,7 +226,7 @@ impl Engine {
                 }
                 let now = now_ms();
                 let (to, error) = if shutting_down {
-                    (TaskStatus::Failed, Some(INTERRUPTED.to_string()))
+                    (TaskStatus::Cancelled, stop_reason.clone())
                 } else if on_purpose {
                     (TaskStatus::Cancelled, None)
                 } else if exit.success() {
@@ -196,7 +235,11 @@ impl Engine {
                     (TaskStatus::Failed, Some(exit_sentence(exit)))
                 };
                 t.move_to(to, now)?;
-                if to != TaskStatus::Cancelled {
+                if to == TaskStatus::Cancelled {
+                    if error.is_some() {
+                        t.metadata.error = error.clone();
+                    }
+                } else {
                     t.metadata.error = error.clone();
                     t.metadata.result = Some(TaskResult {
                         success: to == TaskStatus::Completed,
@@ -249,14 +292,33 @@ impl Engine {
     /// Ends every running task's session and all other sessions; autopilot off.
     pub async fn stop_all(&self) {
         self.set_run_state(RunState::Stopped);
+        self.cancel_runs(STOPPED_BY_API).await;
+        self.end_all_sessions().await;
+    }
+
+    /// Cancels, saying `reason`, every task running or paused in a session, before those
+    /// sessions are ended: ended on purpose, they must not read as failed or killed.
+    pub(crate) async fn cancel_runs(&self, reason: &str) {
         for t in self.list_tasks(None, None) {
-            if matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
-                && t.metadata.session_id.is_some()
+            if !(matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
+                && t.metadata.session_id.is_some())
             {
-                let _ = self.cancel_task(&t.id).await;
+                continue;
+            }
+            let cancelled = self
+                .mutate(&t.id, |task| {
+                    if task.status().is_final() {
+                        return Ok((vec![], ()));
+                    }
+                    task.move_to(TaskStatus::Cancelled, now_ms())?;
+                    task.metadata.error = Some(reason.to_string());
+                    Ok((vec![(TaskEventKind::Cancelled, vec![])], ()))
+                })
+                .await;
+            if let Err(e) = cancelled {
+                tracing::warn!(task = %t.id, error = %e, "could not cancel a task");
             }
         }
-        self.end_all_sessions().await;
     }
 
     /// Every provider with whether it is installed here and which is the default.

@@ -293,7 +293,7 @@ impl Engine {
         let id = uuid::Uuid::new_v4().to_string();
         let (cols, rows) = (req.cols.unwrap_or(120), req.rows.unwrap_or(40));
         let transcripts = self.state_dir().join("transcripts");
-        let transcript = std::fs::create_dir_all(&transcripts)
+        let transcript = crate::state_dir::create_private_dir(&transcripts)
             .ok()
             .map(|_| transcripts.join(format!("{id}.log")));
         let instruction_arg = if provider.deliver == Delivery::Arg {
@@ -312,6 +312,7 @@ impl Engine {
         spec.transcript = transcript.clone();
         spec.transcript_cap = self.config().transcript_cap;
         spec.settle = self.config().settle;
+        spec.interactive = provider.is_interactive();
         spec.marker = id.clone();
 
         let inbox = Arc::new(Inbox::default());

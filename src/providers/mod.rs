@@ -41,6 +41,10 @@ pub struct Provider {
     pub submit: String,
     #[serde(default)]
     pub coding_agent: bool,
+    /// Whether it waits for input when quiet; unset: coding agents and programs that take
+    /// typed input (`deliver = "type"`) do. See `is_interactive`.
+    #[serde(default)]
+    pub interactive: Option<bool>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     #[serde(default)]
@@ -78,6 +82,7 @@ pub struct ProviderOverride {
     pub deliver: Option<Delivery>,
     pub submit: Option<String>,
     pub coding_agent: Option<bool>,
+    pub interactive: Option<bool>,
     pub env: Option<BTreeMap<String, String>>,
     pub pass_env: Option<Vec<String>>,
     pub approval_args: Option<BTreeMap<String, Vec<String>>>,
@@ -139,6 +144,13 @@ impl Provider {
         l
     }
 
+    /// Whether its sessions wait for input when quiet: then a quiet screen is `ready`;
+    /// otherwise (a command that just runs) the session is `busy` while it lives.
+    pub fn is_interactive(&self) -> bool {
+        self.interactive
+            .unwrap_or(self.coding_agent || self.deliver == Delivery::Type)
+    }
+
     /// The screen classifier built from this entry's patterns (invalid patterns are skipped
     /// and logged; `Classifier::new` reports them).
     pub fn classifier(&self) -> Classifier {
@@ -183,6 +195,9 @@ impl Provider {
         }
         if let Some(v) = o.coding_agent {
             self.coding_agent = v;
+        }
+        if o.interactive.is_some() {
+            self.interactive = o.interactive;
         }
         if let Some(v) = o.env {
             self.env = v;
@@ -298,6 +313,7 @@ impl Providers {
                         deliver: Delivery::Type,
                         submit: default_submit(),
                         coding_agent: false,
+                        interactive: None,
                         env: BTreeMap::new(),
                         pass_env: vec![],
                         approval_args: BTreeMap::new(),
@@ -407,6 +423,25 @@ mod tests {
         assert_eq!(p.default_for_session().unwrap().id, "mine");
         let bad: Config = toml::from_str("[[provider]]\nid = \"x\"\n").unwrap();
         assert!(Providers::from_config(&bad, None).is_err());
+    }
+
+    #[test]
+    fn only_programs_that_wait_for_input_are_interactive() {
+        let p = Providers::built_in();
+        for id in ["shell", "claude", "codex", "gemini", "aider", "opencode"] {
+            assert!(p.get(id).unwrap().is_interactive(), "{id}");
+        }
+        assert!(!p.get("exec").unwrap().is_interactive());
+        // Unset in a config: an added command that takes its task as an argument is not,
+        // one that is typed into is; `interactive` says otherwise.
+        let cfg: Config = toml::from_str(
+            "[[provider]]\nid = \"run\"\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"{task}\"]\ndeliver = \"arg\"\n[[provider]]\nid = \"repl\"\ncommand = \"/usr/bin/python3\"\n[[provider]]\nid = \"exec\"\ninteractive = true\n",
+        )
+        .unwrap();
+        let p = Providers::from_config(&cfg, None).unwrap();
+        assert!(!p.get("run").unwrap().is_interactive());
+        assert!(p.get("repl").unwrap().is_interactive());
+        assert!(p.get("exec").unwrap().is_interactive());
     }
 
     #[test]

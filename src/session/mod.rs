@@ -87,6 +87,9 @@ pub struct SpawnSpec {
     pub transcript_cap: u64,
     /// Quiet time after which a session with no output counts as ready.
     pub settle: Duration,
+    /// Whether the program waits for input when quiet (a shell, an agent): only then does
+    /// quiet mean `ready`; otherwise it is `busy` while it lives.
+    pub interactive: bool,
     /// Unique marker (the session id) put into the child's environment as
     /// `ORCHESTRA_SESSION_MARKER`; empty: a random one is generated.
     pub marker: String,
@@ -94,7 +97,7 @@ pub struct SpawnSpec {
 
 impl SpawnSpec {
     /// A spec with defaults: 80×24, 10 000 lines of scrollback, no transcript (cap 64 MiB if
-    /// one is set), 500 ms settle time, a random marker, and an empty environment.
+    /// one is set), 500 ms settle time, interactive, a random marker, and an empty environment.
     pub fn new(program: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
         Self {
             program: program.into(),
@@ -107,6 +110,7 @@ impl SpawnSpec {
             transcript: None,
             transcript_cap: 64 * 1024 * 1024,
             settle: Duration::from_millis(500),
+            interactive: true,
             marker: String::new(),
         }
     }

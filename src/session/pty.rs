@@ -196,7 +196,7 @@ impl PtySession {
             writer: Mutex::new(writer),
             master: Mutex::new(pair.master),
             state: Mutex::new(State {
-                machine: StatusMachine::default(),
+                machine: StatusMachine::new(spec.interactive),
                 exit: None,
                 reaped: false,
                 finished: false,

@@ -3,6 +3,10 @@
 //! `Starting` → `Busy` on output → `Ready` once nothing arrived for the settle time (or
 //! `Blocked` when a provider flagged a prompt) → `Busy` again when output changes the screen.
 //! `Paused` while stopped (output drained meanwhile does not change it); `Exited` is final.
+//!
+//! `Ready` means waiting for input, which only an interactive program (a shell, a coding
+//! agent) does. A program that is not (a command run by `exec`, `sleep 300`) is `Busy` from
+//! its start for as long as it lives, quiet or not; only a flagged prompt makes it `Blocked`.
 
 use serde::{Deserialize, Serialize};
 
@@ -44,26 +48,40 @@ pub struct StatusMachine {
     status: SessionStatus,
     blocked: bool,
     before_pause: SessionStatus,
+    /// Whether the program waits for input when quiet (see the module's note).
+    interactive: bool,
 }
 
 impl Default for StatusMachine {
     fn default() -> Self {
-        Self {
-            status: SessionStatus::Starting,
-            blocked: false,
-            before_pause: SessionStatus::Starting,
-        }
+        Self::new(true)
     }
 }
 
 impl StatusMachine {
+    /// The machine of a program that is `interactive` (waits for input) or not.
+    pub fn new(interactive: bool) -> Self {
+        let first = if interactive {
+            SessionStatus::Starting
+        } else {
+            SessionStatus::Busy
+        };
+        Self {
+            status: first,
+            blocked: false,
+            before_pause: first,
+            interactive,
+        }
+    }
+
     pub fn status(&self) -> SessionStatus {
         self.status
     }
 
-    /// Whether the caller should run the settle timer (a quiet period turns this into Ready).
+    /// Whether the caller should run the settle timer (a quiet period would change the status).
     pub fn needs_settle_timer(&self) -> bool {
         matches!(self.status, SessionStatus::Starting | SessionStatus::Busy)
+            && self.idle_status() != self.status
     }
 
     fn set(&mut self, to: SessionStatus) -> Option<SessionStatus> {
@@ -75,11 +93,14 @@ impl StatusMachine {
         }
     }
 
+    /// What a quiet period shows: a prompt, else waiting for input, else still working.
     fn idle_status(&self) -> SessionStatus {
         if self.blocked {
             SessionStatus::Blocked
-        } else {
+        } else if self.interactive {
             SessionStatus::Ready
+        } else {
+            SessionStatus::Busy
         }
     }
 
@@ -195,6 +216,37 @@ mod tests {
         assert_eq!(m.pause(), None);
         assert_eq!(m.resume(), Some(Ready));
         assert_eq!(m.resume(), None);
+    }
+
+    #[test]
+    fn a_program_that_is_not_interactive_is_busy_while_it_lives() {
+        let mut m = StatusMachine::new(false);
+        assert_eq!(m.status(), Busy, "busy from the start, even silent");
+        assert!(!m.needs_settle_timer(), "no quiet period can make it ready");
+        assert_eq!(m.on_settled(), None);
+        assert_eq!(m.on_output(true), None);
+        assert_eq!(m.on_settled(), None);
+        assert_eq!(m.status(), Busy);
+        // Paused and resumed, it is working again.
+        assert_eq!(m.pause(), Some(Paused));
+        assert_eq!(m.resume(), Some(Busy));
+        // A prompt it shows still blocks it, once the screen is quiet.
+        assert_eq!(m.set_blocked(true), None);
+        assert!(m.needs_settle_timer());
+        assert_eq!(m.on_settled(), Some(Blocked));
+        assert_eq!(m.set_blocked(false), Some(Busy));
+        assert!(!m.needs_settle_timer());
+        assert_eq!(m.exit(), Some(Exited));
+    }
+
+    #[test]
+    fn an_interactive_program_still_becomes_ready() {
+        let mut m = StatusMachine::new(true);
+        assert_eq!(m.status(), Starting);
+        assert!(m.needs_settle_timer());
+        assert_eq!(m.on_output(true), Some(Busy));
+        assert!(m.needs_settle_timer());
+        assert_eq!(m.on_settled(), Some(Ready));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! the file knows it was cut. Write errors disable the transcript (logged once) instead of
 //! disturbing the session.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -21,10 +21,14 @@ pub struct Transcript {
 impl Transcript {
     /// Opens (creating if needed, appending) the transcript file.
     pub fn open(path: &Path, cap: u64) -> std::io::Result<Self> {
+        // What a session prints often holds keys and code: only the owner may read it.
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
+            crate::state_dir::create_private_dir(dir)?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = crate::state_dir::private_file()
+            .create(true)
+            .append(true)
+            .open(path)?;
         let written = file.metadata().map(|m| m.len()).unwrap_or(0);
         Ok(Self {
             path: path.to_path_buf(),

@@ -83,6 +83,16 @@ pub struct Store {
 impl Store {
     /// Opens (creating and migrating) the database and loads every record.
     pub fn open(path: &Path) -> Result<(Store, Loaded), StoreError> {
+        // Made private before SQLite opens it: SQLite gives the -wal and -shm files the mode of
+        // the database file.
+        crate::state_dir::private_file()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;

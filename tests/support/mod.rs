@@ -62,10 +62,14 @@ pub fn raw_request(
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     if let Some(b) = body {
-        req.push_str(&format!(
-            "Content-Type: application/json\r\nContent-Length: {}\r\n",
-            b.len()
-        ));
+        // A Content-Type among `extra` replaces the JSON one.
+        if !extra
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            req.push_str("Content-Type: application/json\r\n");
+        }
+        req.push_str(&format!("Content-Length: {}\r\n", b.len()));
     }
     req.push_str("\r\n");
     s.write_all(req.as_bytes()).expect("write head");
