@@ -12,3 +12,4 @@ pub mod state_dir;
 pub mod store;
 pub mod task;
 pub mod tui;
+pub mod wire;

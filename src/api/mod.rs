@@ -7,6 +7,7 @@ pub mod guard;
 mod orchestrator;
 mod sessions;
 mod sessions_common;
+mod stream;
 mod tasks;
 
 pub use error::ApiError;
@@ -63,6 +64,10 @@ fn routes(engine: Engine) -> Router {
             get(sessions::messages).post(sessions::send),
         )
         .route(&format!("{S}/{{id}}/peek"), get(sessions::peek))
+        .route(
+            &format!("{S}/{{id}}/stream"),
+            get(stream::connect).layer(axum::Extension(Arc::new(stream::Streams::default()))),
+        )
         .route(&format!("{S}/{{id}}/resize"), post(sessions::resize))
         .route(&format!("{S}/{{id}}/pause"), post(sessions::pause))
         .route(&format!("{S}/{{id}}/resume"), post(sessions::resume))

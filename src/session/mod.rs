@@ -23,6 +23,7 @@
 //!   [`terminate`](PtySession::terminate) (blocking, idempotent), [`set_blocked`](PtySession::set_blocked)
 //! - reading: [`status`](PtySession::status), [`exit_info`](PtySession::exit_info),
 //!   [`snapshot`](PtySession::snapshot), [`with_screen`](PtySession::with_screen),
+//!   [`watch_screen`](PtySession::watch_screen) (wakes on each change),
 //!   [`wait_exit`](PtySession::wait_exit), [`pid`](PtySession::pid)
 //! - pure helpers: [`encode_key`], [`encode_keys`], [`encode_text`], [`LineSplitter`],
 //!   [`StatusMachine`], [`Transcript`], [`become_subreaper`], [`reap_orphans`].

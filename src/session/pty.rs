@@ -82,6 +82,9 @@ struct Shared {
     /// Held while the reader delivers output lines; `true` once `Exited` is being delivered,
     /// so no line can follow it.
     output_gate: Mutex<bool>,
+    /// Bumped after each change to the terminal (a batch parsed, a resize, the end), so
+    /// watchers wake on a change instead of polling; nothing queues however many bumps.
+    screen_generation: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -99,6 +102,10 @@ impl Shared {
     fn wake(&self) {
         self.inbox.lock().wake = true;
         self.inbox_ready.notify_one();
+    }
+
+    fn screen_changed(&self) {
+        self.screen_generation.send_modify(|g| *g = g.wrapping_add(1));
     }
 }
 
@@ -209,6 +216,7 @@ impl PtySession {
             inbox_ready: Condvar::new(),
             inbox_space: Condvar::new(),
             output_gate: Mutex::new(false),
+            screen_generation: tokio::sync::watch::Sender::new(0),
         });
         let session = Arc::new(Self {
             shared: shared.clone(),
@@ -303,6 +311,7 @@ impl PtySession {
             pixel_height: 0,
         });
         drop(term);
+        self.shared.screen_changed();
         match result {
             Ok(()) => Ok(()),
             Err(_) if self.ensure_running().is_err() => Ok(()),
@@ -396,6 +405,13 @@ impl PtySession {
     /// the screen with its formatting.
     pub fn snapshot(&self, scrollback_lines: usize, ansi: bool) -> ScreenSnapshot {
         self.shared.term.lock().snapshot(scrollback_lines, ansi)
+    }
+
+    /// A receiver that wakes after every change to the terminal: output parsed, a resize,
+    /// and last the session's end (once [`is_finished`](Self::is_finished) holds). It carries
+    /// only a counter: a watcher that falls behind sees the newest state, never a queue.
+    pub fn watch_screen(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.screen_generation.subscribe()
     }
 
     /// Runs `f` on the current screen (for drawing). Output processing waits meanwhile.
@@ -686,6 +702,7 @@ fn process_loop(sh: Arc<Shared>) {
             );
             let screen_changed = !idle || Some(sh.term.lock().fingerprint()) != idle_print;
             let changed = sh.state.lock().machine.on_output(screen_changed);
+            sh.screen_changed();
             sh.emit(SessionEvent::Screen);
             if let Some(s) = changed {
                 sh.emit(SessionEvent::Status(s));
@@ -730,4 +747,6 @@ fn process_loop(sh: Arc<Shared>) {
     let mut st = sh.state.lock();
     st.finished = true;
     sh.cond.notify_all();
+    drop(st);
+    sh.screen_changed();
 }
