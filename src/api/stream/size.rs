@@ -86,7 +86,7 @@ mod tests {
     }
 
     #[test]
-    fn a_client_without_a_size_changes_nothing() {
+    fn a_client_without_a_size_keeps_the_size_it_found() {
         let mut s = LatestSize::default();
         s.join(1);
         s.join(2);
