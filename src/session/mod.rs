@@ -25,7 +25,8 @@
 //!   [`snapshot`](PtySession::snapshot), [`with_screen`](PtySession::with_screen),
 //!   [`watch_screen`](PtySession::watch_screen) (wakes on each change),
 //!   [`wait_exit`](PtySession::wait_exit), [`pid`](PtySession::pid)
-//! - pure helpers: [`encode_key`], [`encode_keys`], [`encode_text`], [`LineSplitter`],
+//! - pure helpers: the one key encoder ([`Key`], [`encode_key`], [`encode_keys`],
+//!   [`encode_text`], [`encode_paste`]), [`LineSplitter`],
 //!   [`StatusMachine`], [`Transcript`], [`become_subreaper`], [`reap_orphans`].
 //!
 //! # Guarantees
@@ -54,7 +55,7 @@ mod status;
 mod transcript;
 pub mod tree;
 
-pub use keys::{encode_key, encode_keys, encode_text};
+pub use keys::{Key, KeyCode, encode_key, encode_keys, encode_paste, encode_text, parse_keys};
 pub use lines::{DEFAULT_MAX_LINE, LineSplitter};
 pub use pty::PtySession;
 pub use reaper::{become_subreaper, reap_orphans};
