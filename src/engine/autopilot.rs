@@ -2,6 +2,7 @@
 
 use super::{Engine, EngineError, RunState, now_ms};
 use crate::store::{Record, Table};
+use crate::task::TaskStatus;
 use serde_json::json;
 
 /// How often the autopilot looks again at tasks it skipped for a missing provider.
@@ -9,7 +10,6 @@ const RECHECK_SKIPPED: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The settings record that keeps the autopilot switch.
 const AUTOPILOT_SETTING: &str = "autopilot";
-use crate::task::TaskStatus;
 
 impl Engine {
     /// Called after every task change: a freed slot or a new task may let the next one run.
