@@ -214,7 +214,7 @@ fn discovery_through_server_json() {
     let human = ok(&run(cli(home.path(), &["status", "--state-dir", state])));
     assert!(human.contains(&s.url), "{human}");
     assert!(
-        human.contains("paused") && human.contains("1 pending"),
+        human.contains("autopilot off · 1 pending") && !human.contains("paused"),
         "{human}"
     );
     let st = ok_json(&run(cli(

@@ -32,7 +32,13 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
         TaskCmd::Pause { id } => lifecycle(ctx, id, "pause"),
         TaskCmd::Resume { id } => lifecycle(ctx, id, "resume"),
         TaskCmd::Cancel { id } => lifecycle(ctx, id, "cancel"),
-        TaskCmd::Retry { id } => lifecycle(ctx, id, "retry"),
+        TaskCmd::Retry { id } | TaskCmd::Rerun { id } => lifecycle(ctx, id, "retry"),
+        TaskCmd::Edit {
+            id,
+            name,
+            description,
+        } => edit(ctx, id, name.as_deref(), description.as_deref()),
+        TaskCmd::Delete { id } => delete(ctx, id),
     }
 }
 
@@ -72,19 +78,7 @@ fn add(
         let id = str_at(task_of(&created)?, "/id")
             .unwrap_or_default()
             .to_string();
-        match ctx
-            .client
-            .post(&format!("{TASKS}/{}/start", segment(&id)), None)
-        {
-            Ok(a) => a,
-            Err(mut e) => {
-                e.message = format!(
-                    "task {id} was created, but starting it failed: {}",
-                    e.message
-                );
-                return Err(e);
-            }
-        }
+        start_created(ctx, &id)?
     } else {
         created
     };
@@ -97,6 +91,38 @@ fn add(
         ));
     }
     Ok(())
+}
+
+/// Starts the task just created. Autopilot (or anyone else) may have started it first: the
+/// server then refuses with 409 and the task is running; that is what was asked for, so it is
+/// reported as started, not as a failure.
+fn start_created(ctx: &Ctx, id: &str) -> CliResult<Value> {
+    let path = format!("{TASKS}/{}", segment(id));
+    let refused = match ctx.client.post(&format!("{path}/start"), None) {
+        Ok(answer) => return Ok(answer),
+        Err(e) => e,
+    };
+    if refused.http_status == Some(409) {
+        let now = ctx.client.get(&path)?;
+        let status = str_at(task_of(&now)?, "/metadata/status").unwrap_or_default();
+        // Completed or failed too: it was started and has already finished.
+        if matches!(status, "running" | "paused" | "completed" | "failed") {
+            if !ctx.json {
+                out(&format!(
+                    "task {} was started elsewhere first (autopilot, most likely); it is {status}",
+                    short_id(id)
+                ));
+            }
+            return Ok(now);
+        }
+    }
+    Err(CliError {
+        message: format!(
+            "task {id} was created, but starting it failed: {}",
+            refused.message
+        ),
+        ..refused
+    })
 }
 
 /// `added 1234abcd  pending  0%  shell  name`
@@ -303,5 +329,44 @@ fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
         _ => "retried as",
     };
     out(&one_line(t, verb));
+    Ok(())
+}
+
+/// `task edit ID --name N --description D`: only a pending task can be changed.
+fn edit(ctx: &Ctx, id: &str, name: Option<&str>, description: Option<&str>) -> CliResult<()> {
+    let mut body = json!({});
+    if let Some(n) = name {
+        if n.trim().is_empty() {
+            return Err(CliError::usage("--name must not be empty"));
+        }
+        body["name"] = json!(n);
+    }
+    if let Some(d) = description {
+        body["description"] = json!(d);
+    }
+    let answer = ctx.client.patch(&task_path(ctx, id)?, &body)?;
+    if ctx.json {
+        output::json(&answer);
+    } else {
+        out(&one_line(task_of(&answer)?, "edited"));
+    }
+    Ok(())
+}
+
+/// `task delete ID`: a finished task goes, a copy is kept in the state directory's trash.
+fn delete(ctx: &Ctx, id: &str) -> CliResult<()> {
+    let answer = ctx.client.delete(&task_path(ctx, id)?)?;
+    if ctx.json {
+        output::json(&answer);
+        return Ok(());
+    }
+    let t = task_of(&answer)?;
+    let full = str_at(t, "/id").unwrap_or("?");
+    out(&format!(
+        "deleted task {}  {}; a copy (task, sessions, transcripts) is kept in the state directory under trash/{}/",
+        short_id(full),
+        clean(str_at(t, "/name").unwrap_or("")),
+        clean(full)
+    ));
     Ok(())
 }
