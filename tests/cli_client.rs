@@ -888,3 +888,242 @@ fn a_task_session_reports_through_the_cli() {
     assert_eq!(m["result"]["summary"], "done inside", "{t}");
     assert_eq!(m["result"]["filesCreated"], json!(["new.txt"]), "{t}");
 }
+
+#[test]
+fn global_flags_go_before_or_after_the_subcommand() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let t = create_task(&s, "global", json!({}));
+    let id = t["id"].as_str().unwrap();
+    let state = s.state_dir.to_str().unwrap();
+
+    let before = ok(&run(cli(home.path(), &["--url", &s.url, "status"])));
+    assert!(before.contains(&s.url), "{before}");
+    let list = ok_json(&run(cli(
+        home.path(),
+        &["--json", "--url", &s.url, "task", "list"],
+    )));
+    assert_eq!(list["tasks"][0]["id"], json!(id));
+    let list = ok_json(&run(cli(
+        home.path(),
+        &["--state-dir", state, "task", "--json", "list"],
+    )));
+    assert_eq!(list["tasks"][0]["id"], json!(id));
+    // A flag after the subcommand wins over the same flag before it.
+    let o = ok(&run(cli(
+        home.path(),
+        &["--url", "http://127.0.0.1:1", "status", "--url", &s.url],
+    )));
+    assert!(o.contains(&s.url), "{o}");
+
+    // Server flags are not the client's: refused where they would be ignored.
+    for args in [
+        &["--grace", "1", "status"][..],
+        &["status", "--grace", "1"],
+        &["--transcript-cap-mib", "1", "task", "list"],
+        &["--grace", "1", "serve"],
+        &["serve", "--url", "http://127.0.0.1:1"],
+    ] {
+        let mut cmd = cli(home.path(), args);
+        cmd.arg("--state-dir").arg(home.path().join("unused"));
+        let o = run(cmd);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+    assert!(
+        !home.path().join("unused").exists(),
+        "no orchestra was started by a refused command line"
+    );
+}
+
+#[test]
+fn short_ids_work_for_report_too() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let t = create_task(&s, "short", json!({}));
+    let id = t["id"].as_str().unwrap();
+    let o = ok(&with_url(
+        &s,
+        home.path(),
+        &["report", "--task", &id[..8], "progress", "40"],
+    ));
+    assert!(o.contains("40%"), "{o}");
+    assert_eq!(task(&s, id)["metadata"]["progress"], 40);
+    let mut env = cli(home.path(), &["report", "step", "from a prefix"]);
+    env.env("ORCHESTRA_URL", &s.url)
+        .env("ORCHESTRA_TASK_ID", &id[..8]);
+    ok(&run(env));
+    assert_eq!(
+        task(&s, id)["metadata"]["steps"][0]["description"],
+        "from a prefix"
+    );
+}
+
+#[test]
+fn each_help_lists_only_what_the_command_takes() {
+    let home = tempfile::tempdir().unwrap();
+    const SERVER_FLAGS: [&str; 6] = [
+        "--grace",
+        "--transcript-cap-mib",
+        "--max-concurrent",
+        "--max-sessions",
+        "--addr",
+        "--allow-host",
+    ];
+    for args in [
+        &["task", "--help"][..],
+        &["task", "add", "--help"],
+        &["task", "delete", "--help"],
+        &["session", "peek", "--help"],
+        &["report", "step", "--help"],
+        &["status", "--help"],
+        &["completions", "--help"],
+    ] {
+        let help = ok(&run(cli(home.path(), args)));
+        for flag in SERVER_FLAGS {
+            assert!(!help.contains(flag), "{args:?} help lists {flag}:\n{help}");
+        }
+        assert!(help.contains("--state-dir"), "{args:?}:\n{help}");
+    }
+    let serve = ok(&run(cli(home.path(), &["serve", "--help"])));
+    for flag in SERVER_FLAGS.iter().chain(&["--state-dir", "--token"]) {
+        assert!(serve.contains(flag), "serve help lacks {flag}:\n{serve}");
+    }
+    for flag in ["--url", "--json"] {
+        assert!(!serve.contains(flag), "serve help lists {flag}:\n{serve}");
+    }
+    // Without a subcommand orchestra is the TUI: its help lists the server's flags.
+    let top = ok(&run(cli(home.path(), &["--help"])));
+    assert!(
+        top.contains("--grace") && top.contains("--url"),
+        "{top}"
+    );
+    assert!(!top.contains("__guard"), "{top}");
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish() {
+    let home = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let script = ok(&run(cli(home.path(), &["completions", shell])));
+        for name in ["task", "session", "report", "status", "serve", "transcript"] {
+            assert!(script.contains(name), "{shell} completion lacks {name}");
+        }
+        assert!(!script.contains("__guard"), "{shell}: internal command offered");
+    }
+    let script = ok(&run(cli(home.path(), &["completions", "bash"])));
+    let file = home.path().join("orchestra.bash");
+    std::fs::write(&file, script).unwrap();
+    let check = Command::new("bash")
+        .arg("-n")
+        .arg(&file)
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", stderr(&check));
+    let o = run(cli(home.path(), &["completions", "tcsh"]));
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn man_pages_from_the_same_definitions() {
+    let home = tempfile::tempdir().unwrap();
+    let page = ok(&run(cli(home.path(), &["man"])));
+    assert!(page.starts_with(".TH orchestra 1"), "{page}");
+    assert!(page.contains("\\-\\-state\\-dir") && page.contains("task"), "{page}");
+    let dir = home.path().join("man1");
+    ok(&run(cli(home.path(), &["man", "--dir", dir.to_str().unwrap()])));
+    for name in ["orchestra.1", "orchestra-task-add.1", "orchestra-session-peek.1"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(text.starts_with(".TH "), "{name}: {text}");
+    }
+}
+
+/// The numbered lines `line-N` in a peek, in order.
+fn numbered(text: &str) -> Vec<u32> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("line-")?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn peek_lines_prints_exactly_the_last_lines() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let id = support::spawn_session(
+        &s,
+        json!({"providerId": "shell", "rows": 24, "cols": 80,
+            "task": "for i in $(seq 1 60); do echo line-$i; done"}),
+    );
+    support::wait_screen(&s, &id, "line-60");
+    // The prompt comes back after the loop: the terminal is settled.
+    assert!(wait_until(Duration::from_secs(10), || {
+        let p = ok(&with_url(&s, home.path(), &["session", "peek", &id, "--lines", "1"]));
+        !p.contains("line-60") && !p.trim().is_empty()
+    }));
+    for n in [1usize, 5, 30, 50] {
+        let p = ok(&with_url(
+            &s,
+            home.path(),
+            &["session", "peek", &id[..8], "--lines", &n.to_string()],
+        ));
+        assert_eq!(p.lines().count(), n, "--lines {n}:\n{p}");
+        let nums = numbered(&p);
+        if n > 1 {
+            assert_eq!(nums.last(), Some(&60), "--lines {n}:\n{p}");
+            // Consecutive, scrollback and screen joined without a gap or a repeat.
+            assert!(nums.windows(2).all(|w| w[1] == w[0] + 1), "--lines {n}:\n{p}");
+            assert!(nums.len() >= n - 2, "--lines {n}:\n{p}");
+        }
+    }
+    // --scrollback is the whole screen plus N lines above it.
+    let p = ok(&with_url(
+        &s,
+        home.path(),
+        &["session", "peek", &id, "--scrollback", "5"],
+    ));
+    let nums = numbered(&p);
+    assert!(nums.len() > 5 && nums.last() == Some(&60), "{p}");
+    let o = with_url(&s, home.path(), &["session", "peek", &id, "--lines", "3", "--ansi"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    ok(&with_url(&s, home.path(), &["session", "kill", &id]));
+}
+
+#[test]
+fn status_never_calls_running_work_paused() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let t = create_task(
+        &s,
+        "long",
+        json!({"description": "sleep 600", "providerId": "shell"}),
+    );
+    create_task(&s, "waiting", json!({"providerId": "shell"}));
+    let id = t["id"].as_str().unwrap();
+    ok(&with_url(&s, home.path(), &["task", "start", id]));
+    let text = ok(&with_url(&s, home.path(), &["status"]));
+    assert!(
+        text.contains("autopilot off · 1 running · 1 pending"),
+        "{text}"
+    );
+    assert!(!text.contains("paused"), "{text}");
+    let st = ok_json(&with_url(&s, home.path(), &["status", "--json"]));
+    assert_eq!(st["status"]["state"], "paused", "the API's field is kept");
+    ok(&with_url(&s, home.path(), &["task", "cancel", id]));
+}
+
+#[test]
+fn a_503_with_a_reason_is_a_refusal() {
+    let home = tempfile::tempdir().unwrap();
+    let why = "provider 'claude' (Claude Code) is not installed: 'claude' was not found on PATH";
+    let url = canned_server(
+        "503 Service Unavailable",
+        &json!({ "error": why }).to_string(),
+    );
+    let o = run(cli(home.path(), &["task", "list", "--url", &url]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim_end(), format!("orchestra: {why}"));
+    // Not orchestra's answer (a proxy's page): the server failed.
+    let url = canned_server("503 Service Unavailable", "<html>busy</html>");
+    let o = run(cli(home.path(), &["task", "list", "--url", &url]));
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+}
