@@ -993,10 +993,7 @@ fn each_help_lists_only_what_the_command_takes() {
     }
     // Without a subcommand orchestra is the TUI: its help lists the server's flags.
     let top = ok(&run(cli(home.path(), &["--help"])));
-    assert!(
-        top.contains("--grace") && top.contains("--url"),
-        "{top}"
-    );
+    assert!(top.contains("--grace") && top.contains("--url"), "{top}");
     assert!(!top.contains("__guard"), "{top}");
 }
 
@@ -1008,7 +1005,10 @@ fn completions_for_bash_zsh_and_fish() {
         for name in ["task", "session", "report", "status", "serve", "transcript"] {
             assert!(script.contains(name), "{shell} completion lacks {name}");
         }
-        assert!(!script.contains("__guard"), "{shell}: internal command offered");
+        assert!(
+            !script.contains("__guard"),
+            "{shell}: internal command offered"
+        );
     }
     let script = ok(&run(cli(home.path(), &["completions", "bash"])));
     let file = home.path().join("orchestra.bash");
@@ -1029,10 +1029,20 @@ fn man_pages_from_the_same_definitions() {
     let home = tempfile::tempdir().unwrap();
     let page = ok(&run(cli(home.path(), &["man"])));
     assert!(page.starts_with(".TH orchestra 1"), "{page}");
-    assert!(page.contains("\\-\\-state\\-dir") && page.contains("task"), "{page}");
+    assert!(
+        page.contains("\\-\\-state\\-dir") && page.contains("task"),
+        "{page}"
+    );
     let dir = home.path().join("man1");
-    ok(&run(cli(home.path(), &["man", "--dir", dir.to_str().unwrap()])));
-    for name in ["orchestra.1", "orchestra-task-add.1", "orchestra-session-peek.1"] {
+    ok(&run(cli(
+        home.path(),
+        &["man", "--dir", dir.to_str().unwrap()],
+    )));
+    for name in [
+        "orchestra.1",
+        "orchestra-task-add.1",
+        "orchestra-session-peek.1",
+    ] {
         let text = std::fs::read_to_string(dir.join(name)).unwrap();
         assert!(text.starts_with(".TH "), "{name}: {text}");
     }
@@ -1057,7 +1067,11 @@ fn peek_lines_prints_exactly_the_last_lines() {
     support::wait_screen(&s, &id, "line-60");
     // The prompt comes back after the loop: the terminal is settled.
     assert!(wait_until(Duration::from_secs(10), || {
-        let p = ok(&with_url(&s, home.path(), &["session", "peek", &id, "--lines", "1"]));
+        let p = ok(&with_url(
+            &s,
+            home.path(),
+            &["session", "peek", &id, "--lines", "1"],
+        ));
         !p.contains("line-60") && !p.trim().is_empty()
     }));
     for n in [1usize, 5, 30, 50] {
@@ -1071,7 +1085,10 @@ fn peek_lines_prints_exactly_the_last_lines() {
         if n > 1 {
             assert_eq!(nums.last(), Some(&60), "--lines {n}:\n{p}");
             // Consecutive, scrollback and screen joined without a gap or a repeat.
-            assert!(nums.windows(2).all(|w| w[1] == w[0] + 1), "--lines {n}:\n{p}");
+            assert!(
+                nums.windows(2).all(|w| w[1] == w[0] + 1),
+                "--lines {n}:\n{p}"
+            );
             assert!(nums.len() >= n - 2, "--lines {n}:\n{p}");
         }
     }
@@ -1083,9 +1100,28 @@ fn peek_lines_prints_exactly_the_last_lines() {
     ));
     let nums = numbered(&p);
     assert!(nums.len() > 5 && nums.last() == Some(&60), "{p}");
-    let o = with_url(&s, home.path(), &["session", "peek", &id, "--lines", "3", "--ansi"]);
+    let o = with_url(
+        &s,
+        home.path(),
+        &["session", "peek", &id, "--lines", "3", "--ansi"],
+    );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     ok(&with_url(&s, home.path(), &["session", "kill", &id]));
+
+    // A full-screen program (alternate screen): its screen only, not the shell's lines under it.
+    let full = support::spawn_session(
+        &s,
+        json!({"providerId": "shell", "rows": 24, "cols": 80,
+            "task": "for i in $(seq 1 60); do echo line-$i; done; printf '\\033[?1049h\\033[Halt-screen'; sleep 600"}),
+    );
+    support::wait_screen(&s, &full, "alt-screen");
+    let p = ok(&with_url(
+        &s,
+        home.path(),
+        &["session", "peek", &full, "--lines", "30"],
+    ));
+    assert_eq!(p.trim_end(), "alt-screen", "{p}");
+    ok(&with_url(&s, home.path(), &["session", "kill", &full]));
 }
 
 #[test]
