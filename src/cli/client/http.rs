@@ -247,9 +247,10 @@ impl Client {
         })
     }
 
-    /// A GET whose 2xx body is copied to `out` as it arrives (raw bytes, no size cap); returns
-    /// how many bytes were written.
-    pub fn download(&self, path: &str, out: &mut dyn std::io::Write) -> CliResult<u64> {
+    /// A GET whose 2xx body is copied to `out` as it arrives (raw bytes, no size cap). A reader
+    /// that went away (`… | head`) ends the copy quietly.
+    pub fn download(&self, path: &str, out: &mut dyn std::io::Write) -> CliResult<()> {
+        use std::io::{ErrorKind, Read};
         let mut resp = self.call(Method::Get, path, None)?;
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
@@ -257,12 +258,33 @@ impl Client {
             return Err(self.refusal(Method::Get, path, status, &text));
         }
         let mut reader = resp.body_mut().as_reader();
-        std::io::copy(&mut reader, out).map_err(|e| {
-            CliError::server(format!(
-                "GET {path}: cannot copy the answer from {}: {e}",
-                self.base
-            ))
-        })
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(CliError::server(format!(
+                        "GET {path}: cannot read the answer from {}: {e}",
+                        self.base
+                    )));
+                }
+            };
+            match out.write_all(&buf[..n]) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::BrokenPipe => return Ok(()),
+                Err(e) => {
+                    return Err(CliError::usage(format!("cannot write to stdout: {e}")));
+                }
+            }
+        }
+        match out.flush() {
+            Err(e) if e.kind() != ErrorKind::BrokenPipe => {
+                Err(CliError::usage(format!("cannot write to stdout: {e}")))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Sends one request; any HTTP answer is `Ok`.

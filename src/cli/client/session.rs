@@ -291,12 +291,7 @@ fn transcript(ctx: &Ctx, id: &str, bytes: Option<u64>) -> CliResult<()> {
     if let Some(n) = bytes {
         path = format!("{path}?bytes={n}");
     }
-    let mut stdout = std::io::stdout().lock();
-    ctx.client.download(&path, &mut stdout)?;
-    use std::io::Write;
-    // A closed pipe (`… | head`) is not worth an error.
-    let _ = stdout.flush();
-    Ok(())
+    ctx.client.download(&path, &mut std::io::stdout().lock())
 }
 
 #[cfg(test)]

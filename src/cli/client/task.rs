@@ -74,21 +74,18 @@ fn add(
         body["workingDirectory"] = json!(absolute_dir(d)?);
     }
     let created = ctx.client.post(TASKS, Some(&body))?;
-    let answer = if start {
+    let (answer, verb) = if start {
         let id = str_at(task_of(&created)?, "/id")
             .unwrap_or_default()
             .to_string();
         start_created(ctx, &id)?
     } else {
-        created
+        (created, "added")
     };
     if ctx.json {
         output::json(&answer);
     } else {
-        out(&one_line(
-            task_of(&answer)?,
-            if start { "started" } else { "added" },
-        ));
+        out(&one_line(task_of(&answer)?, verb));
     }
     Ok(())
 }
@@ -96,10 +93,10 @@ fn add(
 /// Starts the task just created. Autopilot (or anyone else) may have started it first: the
 /// server then refuses with 409 and the task is running; that is what was asked for, so it is
 /// reported as started, not as a failure.
-fn start_created(ctx: &Ctx, id: &str) -> CliResult<Value> {
+fn start_created(ctx: &Ctx, id: &str) -> CliResult<(Value, &'static str)> {
     let path = format!("{TASKS}/{}", segment(id));
     let refused = match ctx.client.post(&format!("{path}/start"), None) {
-        Ok(answer) => return Ok(answer),
+        Ok(answer) => return Ok((answer, "started")),
         Err(e) => e,
     };
     if refused.http_status == Some(409) {
@@ -107,13 +104,7 @@ fn start_created(ctx: &Ctx, id: &str) -> CliResult<Value> {
         let status = str_at(task_of(&now)?, "/metadata/status").unwrap_or_default();
         // Completed or failed too: it was started and has already finished.
         if matches!(status, "running" | "paused" | "completed" | "failed") {
-            if !ctx.json {
-                out(&format!(
-                    "task {} was started elsewhere first (autopilot, most likely); it is {status}",
-                    short_id(id)
-                ));
-            }
-            return Ok(now);
+            return Ok((now, "started elsewhere first (by autopilot, most likely):"));
         }
     }
     Err(CliError {
