@@ -915,6 +915,15 @@ fn global_flags_go_before_or_after_the_subcommand() {
         &["--url", "http://127.0.0.1:1", "status", "--url", &s.url],
     )));
     assert!(o.contains(&s.url), "{o}");
+    // Before or after the subcommand, the command line wins over the environment.
+    for args in [
+        &["--url", &s.url, "status"][..],
+        &["status", "--url", &s.url],
+    ] {
+        let mut cmd = cli(home.path(), args);
+        cmd.env("ORCHESTRA_URL", "http://127.0.0.1:1");
+        assert!(ok(&run(cmd)).contains(&s.url), "{args:?}");
+    }
 
     // Server flags are not the client's: refused where they would be ignored.
     for args in [

@@ -144,7 +144,7 @@ pub fn parse() -> Cli {
             .error(clap::error::ErrorKind::ArgumentConflict, message)
             .exit();
     }
-    cli.distribute();
+    cli.distribute(&matches);
     cli
 }
 
@@ -197,8 +197,9 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
 
 impl Cli {
     /// Hands the global flags to the server flags, and client flags given before a client
-    /// subcommand to it (a flag after the subcommand wins).
-    fn distribute(&mut self) {
+    /// subcommand to it. The command line wins over the environment, and after the
+    /// subcommand over before it.
+    fn distribute(&mut self, matches: &ArgMatches) {
         self.server.state_dir = self.global.state_dir.clone();
         self.server.token = self.global.token.clone();
         let top = &self.client;
@@ -214,7 +215,12 @@ impl Cli {
             Some(Command::Status(a)) => &mut a.client,
             _ => return,
         };
-        if client.url.is_none() {
+        let from_command_line =
+            |m: &ArgMatches| m.value_source("url") == Some(ValueSource::CommandLine);
+        let after = matches
+            .subcommand()
+            .is_some_and(|(_, sub)| from_command_line(sub));
+        if client.url.is_none() || (from_command_line(matches) && !after) {
             client.url = top.url.clone();
         }
         client.json |= top.json;
