@@ -32,7 +32,8 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
         TaskCmd::Pause { id } => lifecycle(ctx, id, "pause"),
         TaskCmd::Resume { id } => lifecycle(ctx, id, "resume"),
         TaskCmd::Cancel { id } => lifecycle(ctx, id, "cancel"),
-        TaskCmd::Retry { id } | TaskCmd::Rerun { id } => lifecycle(ctx, id, "retry"),
+        TaskCmd::Retry { id } => lifecycle(ctx, id, "retry"),
+        TaskCmd::Rerun { id } => lifecycle(ctx, id, "rerun"),
         TaskCmd::Edit {
             id,
             name,
@@ -305,7 +306,9 @@ pub fn render_task(t: &Value, output_lines: usize) -> String {
 }
 
 fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
-    let path = format!("{}/{op}", task_path(ctx, id)?);
+    // A rerun is a retry (the same route, from any finished state).
+    let route = if op == "rerun" { "retry" } else { op };
+    let path = format!("{}/{route}", task_path(ctx, id)?);
     let answer = ctx.client.post(&path, None)?;
     if ctx.json {
         output::json(&answer);
@@ -317,6 +320,7 @@ fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
         "pause" => "paused",
         "resume" => "resumed",
         "cancel" => "cancelled",
+        "rerun" => "rerun as",
         _ => "retried as",
     };
     out(&one_line(t, verb));
