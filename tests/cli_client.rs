@@ -1230,3 +1230,163 @@ fn add_start_that_fails_otherwise_still_fails() {
     );
     ok(&with_url(&s, home.path(), &["session", "kill", &busy]));
 }
+
+#[test]
+fn edit_rerun_and_delete_tasks() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let t = create_task(
+        &s,
+        "draft",
+        json!({"description": "exit 3", "providerId": "exec"}),
+    );
+    let id = t["id"].as_str().unwrap().to_string();
+    let short = &id[..8];
+
+    // edit: pending only; at least one of --name/--description; a name is not empty.
+    let o = ok(&with_url(
+        &s,
+        home.path(),
+        &[
+            "task",
+            "edit",
+            short,
+            "--name",
+            "final",
+            "--description",
+            "exit 0",
+        ],
+    ));
+    assert!(o.contains("final"), "{o}");
+    let now = task(&s, &id);
+    assert_eq!(now["name"], "final");
+    assert_eq!(now["description"], "exit 0");
+    let o = with_url(&s, home.path(), &["task", "edit", short]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = with_url(&s, home.path(), &["task", "edit", short, "--name", " "]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    // delete: a pending task is refused and stays.
+    let o = with_url(&s, home.path(), &["task", "delete", short]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(task(&s, &id)["name"], "final");
+
+    ok(&with_url(&s, home.path(), &["task", "start", short]));
+    wait_status(&s, &id, "completed");
+    let o = with_url(&s, home.path(), &["task", "edit", short, "--name", "late"]);
+    assert_eq!(o.status.code(), Some(1), "only a pending task is edited");
+
+    // rerun (and retry, the same route) of a completed task: a new pending copy.
+    for verb in ["rerun", "retry"] {
+        let again = ok_json(&with_url(&s, home.path(), &["task", verb, short, "--json"]));
+        let copy = &again["task"];
+        assert_ne!(copy["id"], json!(id), "{again}");
+        assert_eq!(copy["metadata"]["status"], "pending", "{again}");
+        assert_eq!(copy["metadata"]["retryOf"], json!(id), "{again}");
+        assert_eq!(copy["description"], "exit 0", "{again}");
+    }
+
+    // delete a finished task: gone from the API, kept in the trash, and the CLI says where.
+    let o = ok(&with_url(&s, home.path(), &["task", "delete", short]));
+    assert!(o.contains(&format!("trash/{id}")), "{o}");
+    assert_eq!(s.get(&format!("/api/coding-agents/tasks/{id}")).status, 404);
+    assert!(
+        s.state_dir
+            .join("trash")
+            .join(&id)
+            .join("task.json")
+            .exists()
+    );
+    let o = with_url(&s, home.path(), &["task", "delete", &id]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn session_transcript_and_delete() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let id = support::spawn_session(
+        &s,
+        json!({"providerId": "shell", "task": "printf 'raw-%s\\n' $((6*7))"}),
+    );
+    support::wait_screen(&s, &id, "raw-42");
+    let short = &id[..8];
+
+    let o = run(cli(
+        home.path(),
+        &["session", "transcript", short, "--url", &s.url],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let all = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(all.contains("raw-42"), "{all:?}");
+    assert!(
+        all.contains('\u{1b}') || all.contains('\r'),
+        "raw bytes, as printed: {all:?}"
+    );
+    let o = run(cli(
+        home.path(),
+        &[
+            "session",
+            "transcript",
+            short,
+            "--bytes",
+            "4",
+            "--url",
+            &s.url,
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.stdout.len(), 4, "{:?}", o.stdout);
+    assert!(all.as_bytes().ends_with(&o.stdout), "the last bytes");
+
+    // A live session is ended first; then its record goes and the transcript is kept.
+    let o = with_url(&s, home.path(), &["session", "delete", short]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    ok(&with_url(&s, home.path(), &["session", "kill", short]));
+    let o = ok(&with_url(&s, home.path(), &["session", "delete", short]));
+    assert!(o.contains(&format!("trash/sessions/{id}")), "{o}");
+    let list = ok_json(&with_url(&s, home.path(), &["session", "list", "--json"]));
+    assert!(
+        !list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["id"] == json!(id)),
+        "{list}"
+    );
+    assert!(
+        s.state_dir
+            .join("trash")
+            .join("sessions")
+            .join(&id)
+            .exists()
+    );
+    let o = with_url(&s, home.path(), &["session", "transcript", &id]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn a_provider_that_is_not_installed_is_refused_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[[provider]]\nid = \"ghost\"\nname = \"Ghost\"\ncommand = \"orchestra-ghost-not-installed\"\nargs = [\"{task}\"]\n",
+    )
+    .unwrap();
+    let s = Server::start_with(&["--config", config.to_str().unwrap()]);
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        &["session", "spawn", "boo", "--provider", "ghost"][..],
+        &["task", "add", "boo", "--provider", "ghost", "--start"],
+    ] {
+        let o = with_url(&s, home.path(), args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("not installed"), "{args:?}: {err}");
+        assert!(
+            !err.contains("HTTP 503"),
+            "the server's sentence, plainly: {err}"
+        );
+    }
+}
