@@ -1287,8 +1287,19 @@ fn edit_rerun_and_delete_tasks() {
     }
 
     // delete a finished task: gone from the API, kept in the trash, and the CLI says where.
-    let o = ok(&with_url(&s, home.path(), &["task", "delete", short]));
-    assert!(o.contains(&format!("trash/{id}")), "{o}");
+    // Found through server.json, the CLI knows the state directory and names the full path.
+    let o = ok(&run(cli(
+        home.path(),
+        &[
+            "task",
+            "delete",
+            short,
+            "--state-dir",
+            s.state_dir.to_str().unwrap(),
+        ],
+    )));
+    let kept = s.state_dir.join("trash").join(&id);
+    assert!(o.contains(&kept.display().to_string()), "{o}");
     assert_eq!(s.get(&format!("/api/coding-agents/tasks/{id}")).status, 404);
     assert!(
         s.state_dir

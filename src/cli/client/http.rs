@@ -217,6 +217,14 @@ impl Client {
         &self.base
     }
 
+    /// The orchestra's state directory, when it was found through its server.json.
+    pub fn state_dir(&self) -> Option<&Path> {
+        match &self.source {
+            Source::ServerFile { path, .. } => path.parent(),
+            Source::Given => None,
+        }
+    }
+
     pub fn get(&self, path: &str) -> CliResult<Value> {
         self.request(Method::Get, path, None)
     }

@@ -373,6 +373,15 @@ pub fn absolute_dir(dir: &Path) -> CliResult<String> {
         .ok_or_else(|| CliError::usage(format!("directory {} is not valid UTF-8", abs.display())))
 }
 
+/// Where the server keeps what it deleted under `rel` (`trash/<id>`): the full path when the
+/// state directory is known here, else relative to it.
+pub fn trash_place(ctx: &Ctx, rel: &str) -> String {
+    match ctx.client.state_dir() {
+        Some(dir) => format!("{}/", dir.join(rel).display()),
+        None => format!("{rel}/ in orchestra's state directory"),
+    }
+}
+
 /// Turns an id or a unique prefix of one into the id, from the list at `list_path` (whose
 /// answer holds the items under `key`). A full-length id is used as given.
 pub fn resolve_id(

@@ -3,7 +3,7 @@
 use super::error::{CliError, CliResult};
 use super::http::segment;
 use super::output::{self, Table, ago, clean, clean_lines, out, short_id, str_at, truncate};
-use super::{Ctx, SessionCmd, absolute_dir, resolve_id};
+use super::{Ctx, SessionCmd, absolute_dir, resolve_id, trash_place};
 use serde_json::{Value, json};
 
 pub const SESSIONS: &str = "/api/coding-agents/sessions";
@@ -80,9 +80,9 @@ pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
                 let s = session_of(&answer)?;
                 let full = str_at(s, "/id").unwrap_or("?");
                 out(&format!(
-                    "removed session {}; its transcript is kept in the state directory under trash/sessions/{}/",
+                    "removed session {}; its transcript is kept in {}",
                     short_id(full),
-                    clean(full)
+                    trash_place(ctx, &format!("trash/sessions/{}", clean(full)))
                 ));
             }
             Ok(())

@@ -5,7 +5,7 @@ use super::http::segment;
 use super::output::{
     self, Table, ago, clean, clean_lines, number, out, short_id, str_at, truncate,
 };
-use super::{Ctx, TaskCmd, absolute_dir, resolve_id};
+use super::{Ctx, TaskCmd, absolute_dir, resolve_id, trash_place};
 use serde_json::{Value, json};
 
 pub const TASKS: &str = "/api/coding-agents/tasks";
@@ -358,10 +358,10 @@ fn delete(ctx: &Ctx, id: &str) -> CliResult<()> {
     let t = task_of(&answer)?;
     let full = str_at(t, "/id").unwrap_or("?");
     out(&format!(
-        "deleted task {}  {}; a copy (task, sessions, transcripts) is kept in the state directory under trash/{}/",
+        "deleted task {}  {}; a copy (task, sessions, transcripts) is kept in {}",
         short_id(full),
         clean(str_at(t, "/name").unwrap_or("")),
-        clean(full)
+        trash_place(ctx, &format!("trash/{}", clean(full)))
     ));
     Ok(())
 }
