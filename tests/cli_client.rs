@@ -1118,10 +1118,11 @@ fn peek_lines_prints_exactly_the_last_lines() {
     ok(&with_url(&s, home.path(), &["session", "kill", &id]));
 
     // A full-screen program (alternate screen): its screen only, not the shell's lines under it.
+    // (`alt-%s` keeps the typed command line from showing the marker itself.)
     let full = support::spawn_session(
         &s,
         json!({"providerId": "shell", "rows": 24, "cols": 80,
-            "task": "for i in $(seq 1 60); do echo line-$i; done; printf '\\033[?1049h\\033[Halt-screen'; sleep 600"}),
+            "task": "for i in $(seq 1 60); do echo line-$i; done; printf '\\033[?1049h\\033[Halt-%s' screen; sleep 600"}),
     );
     support::wait_screen(&s, &full, "alt-screen");
     let p = ok(&with_url(
