@@ -403,3 +403,206 @@ async fn a_digit_answers_a_blocked_agent() {
     assert!(n.text.contains("not blocked on a prompt"), "{}", n.text);
     engine.shutdown().await;
 }
+
+/// An engine over a fresh state directory, with a work directory; the app over it.
+async fn engine_and_app(
+    dir: &std::path::Path,
+) -> (
+    Engine,
+    App,
+    tokio::sync::broadcast::Receiver<orchestra::engine::Event>,
+    std::path::PathBuf,
+) {
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let state = StateDir::lock(&dir.join("state")).unwrap();
+    let mut config = EngineConfig::new(Providers::built_in(), work.clone());
+    config.grace = Duration::from_millis(500);
+    let engine = Engine::open(&state, config).await.unwrap();
+    let events = engine.subscribe();
+    let app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    (engine, app, events, work)
+}
+
+/// What the screen shows, one string per row.
+fn screen_rows(app: &mut App, w: u16, h: u16) -> Vec<String> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    let buf = term.backend().buffer().clone();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect())
+        .collect()
+}
+
+/// With the form open on the Provider field: moves right until `id` is chosen.
+fn choose_provider(app: &mut App, id: &str) {
+    for _ in 0..12 {
+        if screen_rows(app, 120, 40)
+            .iter()
+            .any(|r| r.contains(&format!("({id})")))
+        {
+            return;
+        }
+        app.on_terminal_event(key(KeyCode::Right));
+    }
+    panic!("provider {id} not offered");
+}
+
+fn paste(app: &mut App, text: &str) {
+    app.on_terminal_event(E::Paste(text.to_string()));
+}
+
+/// From the Provider field: chooses `provider`, sets the directory, start now, creates.
+fn finish_form(app: &mut App, provider: &str, work: &std::path::Path) {
+    choose_provider(app, provider);
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(app, work.to_str().unwrap());
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Char('y')));
+    app.on_terminal_event(key(KeyCode::Enter));
+}
+
+/// The bytes a task's session printed, from its transcript.
+fn transcript_of(engine: &Engine, task_id: &str) -> String {
+    let Some(sid) = engine
+        .get_task(task_id)
+        .unwrap()
+        .metadata
+        .session_id
+        .clone()
+    else {
+        return String::new();
+    };
+    let path = engine.get_session(&sid).unwrap().transcript.unwrap();
+    String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pasted_and_typed_line_breaks_are_kept_in_the_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, work) = engine_and_app(dir.path()).await;
+
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    // A one-line field says so when it joins lines.
+    paste(&mut app, "two\r\nlines");
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(shown.contains("two lines"), "{shown}");
+    assert!(
+        shown.contains("the name is one line: 1 line break became spaces"),
+        "{shown}"
+    );
+    app.on_terminal_event(key(KeyCode::Tab));
+    // Pasted (\r\n, \r and \n alike) and typed (Alt-Enter, Ctrl-j) line breaks stay.
+    paste(&mut app, "echo one-$((1+1))\r\necho two-$((2+2))\r");
+    typed(&mut app, "echo three-$((3+3))");
+    app.on_terminal_event(E::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)));
+    typed(&mut app, "echo four");
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('j'),
+        KeyModifiers::CONTROL,
+    )));
+    paste(&mut app, "echo five\n");
+    // The field grew: each line on its own row of the form.
+    let rows = screen_rows(&mut app, 120, 40);
+    for want in [
+        "echo one-",
+        "echo two-",
+        "echo three-",
+        "echo four",
+        "echo five",
+    ] {
+        assert_eq!(
+            rows.iter().filter(|r| r.contains(want)).count(),
+            1,
+            "{want:?} is not on a row of its own:\n{}",
+            rows.join("\n")
+        );
+    }
+    app.on_terminal_event(key(KeyCode::Tab));
+    finish_form(&mut app, "exec", &work);
+    wait_for(&mut app, &mut events, "the task to finish", |a| {
+        a.selected_task().is_some_and(|t| t.status().is_final())
+    })
+    .await;
+    let task = app.selected_task().unwrap().clone();
+    assert_eq!(task.name, "two lines");
+    assert_eq!(
+        task.description,
+        "echo one-$((1+1))\necho two-$((2+2))\necho three-$((3+3))\necho four\necho five"
+    );
+    assert_eq!(
+        task.status(),
+        TaskStatus::Completed,
+        "{:?}",
+        task.metadata.error
+    );
+    // Both lines ran, as two commands.
+    let out = transcript_of(&engine, &task.id);
+    for want in ["one-2", "two-4", "three-6", "four", "five"] {
+        assert!(out.contains(want), "{want:?} not run:\n{out}");
+    }
+
+    // In a shell the lines are typed: each runs as its own command.
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    typed(&mut app, "shell lines");
+    app.on_terminal_event(key(KeyCode::Tab));
+    paste(&mut app, "echo sh-$((5+5))\necho sh-$((6+6))");
+    app.on_terminal_event(key(KeyCode::Tab));
+    finish_form(&mut app, "shell", &work);
+    wait_for(&mut app, &mut events, "the shell task", |a| {
+        a.selected_task()
+            .is_some_and(|t| t.name == "shell lines" && t.status() == TaskStatus::Running)
+    })
+    .await;
+    let shell = app.selected_task().unwrap().clone();
+    assert_eq!(shell.description, "echo sh-$((5+5))\necho sh-$((6+6))");
+    let sid = shell.metadata.session_id.clone().unwrap();
+    let pty = engine.session_pty(&sid).unwrap();
+    wait_for(&mut app, &mut events, "both shell lines to run", |_| {
+        pty.with_screen(|s| {
+            let c = s.contents();
+            c.contains("sh-10") && c.contains("sh-12")
+        })
+    })
+    .await;
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_hundred_line_paste_keeps_its_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, work) = engine_and_app(dir.path()).await;
+    let script: Vec<String> = (1..=200).map(|i| format!("echo line-{i}")).collect();
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    typed(&mut app, "long paste");
+    app.on_terminal_event(key(KeyCode::Tab));
+    paste(&mut app, &script.join("\r\n"));
+    // The field stops growing and scrolls: the last lines and the cursor are in view, and
+    // it says how many rows are out of view.
+    let rows = screen_rows(&mut app, 120, 40);
+    let shown = rows.join("\n");
+    assert!(shown.contains("echo line-200"), "{shown}");
+    assert!(!shown.contains("echo line-1\u{20}"), "{shown}");
+    assert!(shown.contains("↑190 ↓0"), "{shown}");
+    assert!(rows.iter().all(|r| !r.contains("line-199 echo")));
+    app.on_terminal_event(key(KeyCode::Tab));
+    finish_form(&mut app, "exec", &work);
+    wait_for(&mut app, &mut events, "the task to finish", |a| {
+        a.selected_task().is_some_and(|t| t.status().is_final())
+    })
+    .await;
+    let task = app.selected_task().unwrap().clone();
+    assert_eq!(task.description.lines().count(), 200);
+    assert_eq!(task.description, script.join("\n"));
+    assert_eq!(task.status(), TaskStatus::Completed);
+    let out = transcript_of(&engine, &task.id);
+    assert!(
+        out.contains("line-1\r\n") && out.contains("line-200"),
+        "{out}"
+    );
+    engine.shutdown().await;
+}

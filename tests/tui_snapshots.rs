@@ -577,3 +577,25 @@ fn digits_without_a_prompt_and_sessions_without_a_task() {
         }]
     );
 }
+
+#[test]
+fn form_description_grows_then_scrolls() {
+    let f = fake();
+    let mut a = app(&f);
+    a.on_terminal_event(key(crossterm::event::KeyCode::Char('n')));
+    a.on_terminal_event(crossterm::event::Event::Paste("three lines".into()));
+    a.on_terminal_event(key(crossterm::event::KeyCode::Tab));
+    a.on_terminal_event(crossterm::event::Event::Paste(
+        "cargo build\r\ncargo test\r\nthen a line long enough to wrap onto the next row of the field, as prose does"
+            .into(),
+    ));
+    let t = render(&mut a, 80, 24);
+    insta::assert_snapshot!("form_description_grown", t.backend());
+    let more: Vec<String> = (4..=20).map(|i| format!("line {i}")).collect();
+    a.on_terminal_event(crossterm::event::Event::Paste(format!(
+        "\n{}",
+        more.join("\n")
+    )));
+    let t = render(&mut a, 80, 24);
+    insta::assert_snapshot!("form_description_scrolled", t.backend());
+}

@@ -4,6 +4,7 @@
 use super::backend::{Cockpit, Command, Outcome, Snapshot};
 use super::form::{Form, FormAction, LineEdit};
 use super::keys;
+use super::text_edit::Edited;
 use crate::engine::{Event, TaskEventKind};
 use crate::session::SessionStatus;
 use crate::task::{Task, TaskStatus};
@@ -704,7 +705,12 @@ impl App {
         match &mut self.modal {
             Modal::Form(f) => f.paste(text),
             Modal::Message { edit, .. } | Modal::Filter(edit) => {
-                edit.insert_str(&text.replace('\n', " "))
+                if let Edited::JoinedLines(n) = edit.insert_str(text) {
+                    self.notify(
+                        format!("one line only: {n} pasted line breaks became spaces"),
+                        Level::Info,
+                    );
+                }
             }
             _ if self.typing => {
                 if let Some(sid) = self.shown_session_id() {

@@ -1,98 +1,9 @@
-//! One-line text input and the new-task form.
+//! The new-task form.
 
 use super::backend::ProviderChoice;
+pub use super::text_edit::LineEdit;
+use super::text_edit::{Edited, is_new_line_key};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-/// A one-line editor: insert, delete, move, Ctrl-u / Ctrl-w / Ctrl-a / Ctrl-e.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LineEdit {
-    text: String,
-    /// Cursor position in characters.
-    cursor: usize,
-}
-
-impl LineEdit {
-    pub fn new(text: &str) -> Self {
-        LineEdit {
-            text: text.to_string(),
-            cursor: text.chars().count(),
-        }
-    }
-
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    pub fn cursor(&self) -> usize {
-        self.cursor
-    }
-
-    fn byte_at(&self, chars: usize) -> usize {
-        self.text
-            .char_indices()
-            .nth(chars)
-            .map(|(i, _)| i)
-            .unwrap_or(self.text.len())
-    }
-
-    pub fn insert_str(&mut self, s: &str) {
-        let s: String = s.chars().filter(|c| !c.is_control()).collect();
-        let at = self.byte_at(self.cursor);
-        self.text.insert_str(at, &s);
-        self.cursor += s.chars().count();
-    }
-
-    /// Handles an editing key; `false` if the key is not an editing key.
-    pub fn handle(&mut self, key: &KeyEvent) -> bool {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Char('u') if ctrl => {
-                let at = self.byte_at(self.cursor);
-                self.text.replace_range(..at, "");
-                self.cursor = 0;
-            }
-            KeyCode::Char('w') if ctrl => {
-                let chars: Vec<char> = self.text.chars().collect();
-                let mut start = self.cursor;
-                while start > 0 && chars[start - 1] == ' ' {
-                    start -= 1;
-                }
-                while start > 0 && chars[start - 1] != ' ' {
-                    start -= 1;
-                }
-                let (a, b) = (self.byte_at(start), self.byte_at(self.cursor));
-                self.text.replace_range(a..b, "");
-                self.cursor = start;
-            }
-            KeyCode::Char('a') if ctrl => self.cursor = 0,
-            KeyCode::Char('e') if ctrl => self.cursor = self.text.chars().count(),
-            KeyCode::Char(c) if !ctrl => {
-                let at = self.byte_at(self.cursor);
-                self.text.insert(at, c);
-                self.cursor += 1;
-            }
-            KeyCode::Backspace => {
-                if self.cursor > 0 {
-                    let (a, b) = (self.byte_at(self.cursor - 1), self.byte_at(self.cursor));
-                    self.text.replace_range(a..b, "");
-                    self.cursor -= 1;
-                }
-            }
-            KeyCode::Delete => {
-                if self.cursor < self.text.chars().count() {
-                    let (a, b) = (self.byte_at(self.cursor), self.byte_at(self.cursor + 1));
-                    self.text.replace_range(a..b, "");
-                }
-            }
-            KeyCode::Left => self.cursor = self.cursor.saturating_sub(1),
-            KeyCode::Right => self.cursor = (self.cursor + 1).min(self.text.chars().count()),
-            KeyCode::Home => self.cursor = 0,
-            KeyCode::End => self.cursor = self.text.chars().count(),
-            _ => return false,
-        }
-        true
-    }
-}
 
 /// The fields of the new-task form, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,6 +52,9 @@ pub struct Form {
     pub error: Option<String>,
     /// Submitted; waiting for the engine.
     pub busy: bool,
+    /// What the last edit did that the user may not expect (line breaks joined); cleared
+    /// by the next key.
+    pub note: Option<String>,
 }
 
 /// What a key did to the form.
@@ -160,7 +74,7 @@ impl Form {
             .unwrap_or(0);
         Form {
             name: LineEdit::default(),
-            description: LineEdit::default(),
+            description: LineEdit::multi_line(),
             providers,
             provider,
             dir: LineEdit::new(dir),
@@ -169,6 +83,7 @@ impl Form {
             errors: Vec::new(),
             error: None,
             busy: false,
+            note: None,
         }
     }
 
@@ -261,6 +176,24 @@ impl Form {
                 _ => FormAction::None,
             };
         }
+        self.note = None;
+        // The description's editor takes new-line keys and Up/Down within its lines first.
+        if let Some(edit) = self.text_field_mut() {
+            let multi_line = edit.is_multi_line();
+            if is_new_line_key(key) && !multi_line {
+                let what = self.field.label().to_lowercase();
+                self.note = Some(format!(
+                    "the {what} is one line: new lines go in the description"
+                ));
+                return FormAction::None;
+            }
+            let mine = is_new_line_key(key)
+                || (multi_line && matches!(key.code, KeyCode::Up | KeyCode::Down));
+            if mine && edit.handle(key) != Edited::NotMine {
+                self.errors.retain(|(f, _)| *f != self.field);
+                return FormAction::None;
+            }
+        }
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         match key.code {
             KeyCode::Esc => return FormAction::Cancel,
@@ -278,14 +211,11 @@ impl Form {
             KeyCode::Up => self.move_field(false),
             _ => {
                 match self.field {
-                    Field::Name => {
-                        self.name.handle(key);
-                    }
-                    Field::Description => {
-                        self.description.handle(key);
-                    }
-                    Field::Directory => {
-                        self.dir.handle(key);
+                    Field::Name | Field::Description | Field::Directory => {
+                        if let Some(edit) = self.text_field_mut() {
+                            let edited = edit.handle(key);
+                            self.after_edit(edited);
+                        }
                     }
                     Field::Provider => {
                         let n = self.providers.len().max(1);
@@ -325,13 +255,34 @@ impl Form {
         FormAction::None
     }
 
-    pub fn paste(&mut self, text: &str) {
-        let line = text.lines().next().unwrap_or("");
+    /// The editor of the focused field, when it is a text field.
+    fn text_field_mut(&mut self) -> Option<&mut LineEdit> {
         match self.field {
-            Field::Name => self.name.insert_str(line),
-            Field::Description => self.description.insert_str(&text.replace('\n', " ")),
-            Field::Directory => self.dir.insert_str(line),
-            _ => {}
+            Field::Name => Some(&mut self.name),
+            Field::Description => Some(&mut self.description),
+            Field::Directory => Some(&mut self.dir),
+            Field::Provider | Field::StartNow => None,
+        }
+    }
+
+    /// Says so when a one-line field turned pasted line breaks into spaces.
+    fn after_edit(&mut self, edited: Edited) {
+        if let Edited::JoinedLines(n) = edited {
+            let what = self.field.label().to_lowercase();
+            self.note = Some(format!(
+                "the {what} is one line: {n} line break{} became spaces (the description keeps them)",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        self.errors.retain(|(f, _)| *f != self.field);
+    }
+
+    /// A paste goes into the focused text field; only the description keeps line breaks.
+    pub fn paste(&mut self, text: &str) {
+        self.note = None;
+        if let Some(edit) = self.text_field_mut() {
+            let edited = edit.insert_str(text);
+            self.after_edit(edited);
         }
     }
 }
@@ -342,20 +293,6 @@ mod tests {
 
     fn key(c: KeyCode) -> KeyEvent {
         KeyEvent::new(c, KeyModifiers::NONE)
-    }
-
-    #[test]
-    fn line_edit_basics() {
-        let mut e = LineEdit::new("héllo wörld");
-        e.handle(&key(KeyCode::Backspace));
-        assert_eq!(e.text(), "héllo wörl");
-        e.handle(&KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL));
-        assert_eq!(e.text(), "héllo ");
-        e.handle(&key(KeyCode::Home));
-        e.handle(&key(KeyCode::Char('>')));
-        assert_eq!(e.text(), ">héllo ");
-        e.handle(&key(KeyCode::Delete));
-        assert_eq!(e.text(), ">éllo ");
     }
 
     #[test]

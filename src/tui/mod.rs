@@ -11,8 +11,10 @@
 pub mod app;
 pub mod backend;
 pub mod form;
+pub mod form_view;
 pub mod keys;
 pub mod term_view;
+pub mod text_edit;
 pub mod view;
 
 pub use app::App;

@@ -1,7 +1,7 @@
 //! Drawing: the three panes, the bars, and the overlays.
 
 use super::app::{App, Areas, COMMAND_CHARS, Confirm, Focus, Level, Modal, Row, ShownPrompt};
-use super::form::{Field, Form, LineEdit};
+use super::form::LineEdit;
 use super::term_view::TermView;
 use crate::task::{StepStatus, Task, TaskStatus};
 use ratatui::Frame;
@@ -287,7 +287,7 @@ impl App {
         self.draw_bottom(frame, areas.bottom);
         match &self.modal {
             Modal::Help => draw_help(frame, area),
-            Modal::Form(f) => draw_form(frame, area, f),
+            Modal::Form(f) => super::form_view::draw_form(frame, area, f),
             Modal::Confirm(c) => draw_confirm(frame, area, c),
             _ => {}
         }
@@ -900,7 +900,7 @@ fn place_edit_cursor(frame: &mut Frame, area: Rect, prefix: u16, edit: &LineEdit
     frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
 }
 
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
     Rect::new(
@@ -992,135 +992,4 @@ fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         Span::raw(" no"),
     ]));
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
-}
-
-fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
-    let r = centered(area, 72, 17);
-    frame.render_widget(Clear, r);
-    let block = Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(Color::Cyan))
-        .title(Line::from(Span::styled(
-            " New task ",
-            Style::default().add_modifier(Modifier::BOLD),
-        )))
-        .title_bottom(
-            Line::from(" Tab/Shift-Tab fields · Enter create · Esc cancel ").right_aligned(),
-        );
-    let inner = block.inner(r);
-    frame.render_widget(block, r);
-    let label_w = 13usize;
-    let field_w = (inner.width as usize).saturating_sub(label_w + 1);
-    let mut lines: Vec<Line> = Vec::new();
-    let mut cursor: Option<Position> = None;
-    for field in Field::ALL {
-        let active = f.field == field;
-        let lstyle = if active {
-            Style::default()
-                .fg(Color::Cyan)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::default().fg(Color::Gray)
-        };
-        let marker = if active { "›" } else { " " };
-        let mut spans = vec![Span::styled(
-            format!("{marker}{:<w$}", field.label(), w = label_w - 1),
-            lstyle,
-        )];
-        let input_style = if active {
-            Style::default().add_modifier(Modifier::UNDERLINED)
-        } else {
-            Style::default()
-        };
-        match field {
-            Field::Name | Field::Description | Field::Directory => {
-                let edit = match field {
-                    Field::Name => &f.name,
-                    Field::Description => &f.description,
-                    _ => &f.dir,
-                };
-                // Keep the cursor in view: show the tail of long text.
-                let before: String = edit.text().chars().take(edit.cursor()).collect();
-                let bw = before.width();
-                let (shown, cx) = if bw + 1 > field_w {
-                    let skip = bw + 1 - field_w;
-                    let mut acc = 0;
-                    let tail: String = edit
-                        .text()
-                        .chars()
-                        .skip_while(|c| {
-                            let keep = acc < skip;
-                            acc += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
-                            keep
-                        })
-                        .collect();
-                    (tail, field_w - 1)
-                } else {
-                    (edit.text().to_string(), bw)
-                };
-                spans.push(Span::styled(fit(&shown, field_w), input_style));
-                if active {
-                    cursor = Some(Position::new(
-                        inner.x + label_w as u16 + cx as u16,
-                        inner.y + lines.len() as u16,
-                    ));
-                }
-            }
-            Field::Provider => {
-                let text = match f.providers.get(f.provider) {
-                    Some(p) => format!("‹ {} ({}) ›", p.name, p.id),
-                    None => "no provider installed".to_string(),
-                };
-                spans.push(Span::styled(text, input_style));
-                if active {
-                    spans.push(Span::styled(
-                        "  ←/→ choose",
-                        Style::default().fg(Color::DarkGray),
-                    ));
-                }
-            }
-            Field::StartNow => {
-                let (y, n) = if f.start_now {
-                    ("[y]", " n ")
-                } else {
-                    (" y ", "[n]")
-                };
-                spans.push(Span::styled(format!("{y} yes  {n} no"), input_style));
-                if active {
-                    spans.push(Span::styled(
-                        "  y/n or space",
-                        Style::default().fg(Color::DarkGray),
-                    ));
-                }
-            }
-        }
-        lines.push(Line::from(spans));
-        match f.error_for(field) {
-            Some(e) => lines.push(Line::from(Span::styled(
-                format!("{:w$}⚠ {e}", "", w = label_w),
-                Style::default().fg(Color::Red),
-            ))),
-            None => lines.push(Line::from("")),
-        }
-    }
-    if let Some(e) = &f.error {
-        lines.push(Line::from(Span::styled(
-            format!("⚠ {e}"),
-            Style::default().fg(Color::Red),
-        )));
-    } else if f.busy {
-        lines.push(Line::from(Span::styled(
-            "creating…",
-            Style::default().fg(Color::Yellow),
-        )));
-    } else {
-        lines.push(Line::from(Span::styled(
-            "The description is the agent's first instruction (a shell runs it).",
-            Style::default().fg(Color::DarkGray),
-        )));
-    }
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
-    if let Some(p) = cursor {
-        frame.set_cursor_position(p);
-    }
 }
