@@ -3,14 +3,14 @@
 
 use super::backend::{Cockpit, Command, Outcome, Snapshot};
 use super::form::{Form, FormAction, LineEdit};
+use super::keymap::{self, Action, Context};
 use super::keys;
 use super::text_edit::Edited;
 use crate::engine::{Event, TaskEventKind};
 use crate::session::SessionStatus;
 use crate::task::{Task, TaskStatus};
 use crossterm::event::{
-    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
-    MouseEventKind,
+    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::{Position, Rect};
 use std::collections::{HashMap, HashSet};
@@ -47,7 +47,7 @@ pub enum Selected {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confirm {
     Cancel { task_id: String, name: String },
-    EndSession { session_id: String },
+    EndSession { session_id: String, name: String },
     Quit { live: usize },
 }
 
@@ -116,19 +116,18 @@ pub struct Areas {
     pub term_inner: Rect,
 }
 
-/// Characters bound to a TUI command outside typing mode. A prompt option whose key is one
-/// of these is not answered by its key here (the command runs): answer it in the agent's
-/// terminal (Enter, then the key). Digits are never bound, so numbered options always work.
-pub const COMMAND_CHARS: &[char] = &[
-    'q', 'n', 's', 'p', 'r', 'R', 'c', 'a', 'm', 'i', 'j', 'k', 'g', 'G', '?', '/',
-];
-
 /// The character that answers an option with this key from the TUI, if any: a single
-/// visible character that is not a command.
+/// visible character that is not bound to a command (see [`keymap::command_chars`]; those
+/// are answered in the agent's terminal). Digits are never bound, so numbered options always
+/// work.
 pub fn answer_char(key: &str) -> Option<char> {
     let mut chars = key.chars();
     let c = chars.next()?;
-    if chars.next().is_some() || c.is_whitespace() || c.is_control() || COMMAND_CHARS.contains(&c) {
+    if chars.next().is_some()
+        || c.is_whitespace()
+        || c.is_control()
+        || keymap::command_chars().contains(&c)
+    {
         return None;
     }
     Some(c)
@@ -255,6 +254,9 @@ pub struct App {
     pub(crate) scroll: Option<ScrollView>,
     pub(crate) steps_scroll: u16,
     pub(crate) list_offset: usize,
+    /// First line of the help overlay shown, and how many it showed in the last frame.
+    pub(crate) help_scroll: usize,
+    pub(crate) help_rows: usize,
     pub(crate) areas: Option<Areas>,
     resize_sent: HashMap<String, (u16, u16)>,
     /// The snapshot is out of date.
@@ -270,8 +272,13 @@ pub struct App {
     rx: Option<mpsc::UnboundedReceiver<AppMsg>>,
 }
 
-fn ctrl(key: &KeyEvent, c: char) -> bool {
-    key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
+/// What a session without a task is called: the first line of what it runs, else its
+/// provider's id.
+pub fn session_name(s: &crate::engine::SessionInfo) -> String {
+    match s.task.lines().next().map(str::trim) {
+        Some(first) if !first.is_empty() => first.to_string(),
+        _ => format!("{} session", s.provider_id),
+    }
 }
 
 impl App {
@@ -291,6 +298,8 @@ impl App {
             scroll: None,
             steps_scroll: 0,
             list_offset: 0,
+            help_scroll: 0,
+            help_rows: 0,
             areas: None,
             resize_sent: HashMap::new(),
             stale: true,
@@ -754,15 +763,14 @@ impl App {
     }
 
     fn on_typing_key(&mut self, key: KeyEvent) {
-        if ctrl(&key, 'q') {
-            self.typing = false;
-            self.focus = Focus::Tasks;
-            return;
-        }
-        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-        match key.code {
-            KeyCode::PageUp if shift => return self.scroll_page(true),
-            KeyCode::PageDown if shift => return self.scroll_page(false),
+        match keymap::lookup(Context::Typing, &key) {
+            Some(Action::LeaveTyping) => {
+                self.typing = false;
+                self.focus = Focus::Tasks;
+                return;
+            }
+            Some(Action::PageBack) => return self.scroll_page(true),
+            Some(Action::PageForward) => return self.scroll_page(false),
             _ => {}
         }
         let Some(sid) = self.shown_session_id() else {
@@ -783,14 +791,17 @@ impl App {
     }
 
     fn on_modal_key(&mut self, key: KeyEvent) {
+        let action = keymap::lookup(self.key_context(), &key);
         let modal = std::mem::replace(&mut self.modal, Modal::None);
         self.modal = match modal {
             Modal::None => Modal::None,
-            Modal::Help => match key.code {
-                KeyCode::Down | KeyCode::Char('j') | KeyCode::Up | KeyCode::Char('k') => {
-                    Modal::Help
-                }
-                _ => Modal::None,
+            Modal::Help => match action {
+                Some(Action::CloseHelp) => Modal::None,
+                Some(Action::HelpUp) => self.scroll_help(-1),
+                Some(Action::HelpDown) => self.scroll_help(1),
+                Some(Action::HelpPageUp) => self.scroll_help(-(self.help_page() as isize)),
+                Some(Action::HelpPageDown) => self.scroll_help(self.help_page() as isize),
+                _ => Modal::Help,
             },
             Modal::Form(mut form) => match form.handle(&key) {
                 FormAction::Cancel => Modal::None,
@@ -808,29 +819,31 @@ impl App {
                     Modal::Form(form)
                 }
             },
-            Modal::Confirm(c) => {
-                let yes = matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y'));
-                if yes {
+            Modal::Confirm(c) => match action {
+                Some(Action::Yes) => {
                     match c {
                         Confirm::Cancel { task_id, name } => {
                             self.notify(format!("cancelling {name:?}…"), Level::Info);
                             self.run(Command::Cancel(task_id), Origin::Action);
                         }
-                        Confirm::EndSession { session_id } => {
+                        Confirm::EndSession { session_id, name } => {
+                            self.notify(format!("ending {name:?}…"), Level::Info);
                             self.run(Command::EndSession(session_id), Origin::Action)
                         }
                         Confirm::Quit { .. } => self.quit = true,
                     }
+                    Modal::None
                 }
-                Modal::None
-            }
+                Some(Action::No) => Modal::None,
+                _ => Modal::Confirm(c),
+            },
             Modal::Message {
                 session_id,
                 name,
                 mut edit,
-            } => match key.code {
-                KeyCode::Esc => Modal::None,
-                KeyCode::Enter => {
+            } => match action {
+                Some(Action::CancelMessage) => Modal::None,
+                Some(Action::SendMessage) => {
                     let text = edit.text().trim().to_string();
                     if !text.is_empty() {
                         self.run(Command::Message { session_id, text }, Origin::Action);
@@ -846,15 +859,19 @@ impl App {
                     }
                 }
             },
-            Modal::Filter(mut edit) => match key.code {
-                KeyCode::Esc => {
+            Modal::Filter(mut edit) => match action {
+                Some(Action::ClearFilter) => {
                     self.filter.clear();
                     self.rebuild_rows();
                     Modal::None
                 }
-                KeyCode::Enter => Modal::None,
-                KeyCode::Up | KeyCode::Down => {
-                    self.move_selection(if key.code == KeyCode::Up { -1 } else { 1 });
+                Some(Action::KeepFilter) => Modal::None,
+                Some(Action::SelectPrev) => {
+                    self.move_selection(-1);
+                    Modal::Filter(edit)
+                }
+                Some(Action::SelectNext) => {
+                    self.move_selection(1);
                     Modal::Filter(edit)
                 }
                 _ => {
@@ -867,6 +884,19 @@ impl App {
         };
     }
 
+    /// Rows of help the overlay shows at once (from the last frame).
+    fn help_page(&self) -> usize {
+        self.help_rows.max(1)
+    }
+
+    fn scroll_help(&mut self, delta: isize) -> Modal {
+        let max = super::view::help_lines()
+            .len()
+            .saturating_sub(self.help_rows);
+        self.help_scroll = (self.help_scroll as isize + delta).clamp(0, max as isize) as usize;
+        Modal::Help
+    }
+
     fn selected_task_or_notice(&mut self) -> Option<Arc<Task>> {
         match self.selected_task() {
             Some(t) => Some(t.clone()),
@@ -877,135 +907,205 @@ impl App {
         }
     }
 
+    /// The context of the keys outside typing mode and overlays: the focused pane.
+    pub fn pane_context(&self) -> Context {
+        match self.focus {
+            Focus::Tasks => Context::Tasks,
+            Focus::Steps => Context::Steps,
+            Focus::Terminal => Context::Terminal,
+        }
+    }
+
+    /// Where the keyboard is now: an overlay, typing mode, or the focused pane.
+    pub fn key_context(&self) -> Context {
+        match &self.modal {
+            Modal::Help => Context::Help,
+            Modal::Form(_) => Context::Form,
+            Modal::Confirm(_) => Context::Confirm,
+            Modal::Filter(_) => Context::Filter,
+            Modal::Message { .. } => Context::Message,
+            Modal::None if self.typing => Context::Typing,
+            Modal::None => self.pane_context(),
+        }
+    }
+
+    /// Opens an overlay; an older notice is dropped so it does not come back when it closes.
+    fn open(&mut self, modal: Modal) {
+        self.notice = None;
+        self.help_scroll = 0;
+        self.modal = modal;
+    }
+
     fn on_command_key(&mut self, key: KeyEvent) {
-        if ctrl(&key, 'c') || (key.code == KeyCode::Char('q') && key.modifiers.is_empty()) {
-            let live = self.live_sessions();
-            if live > 0 {
-                self.modal = Modal::Confirm(Confirm::Quit { live });
-            } else {
-                self.quit = true;
-            }
-            return;
-        }
-        if ctrl(&key, 'l') {
-            self.refresh();
-            return;
-        }
         // Digits, and option keys that are not commands, answer a shown prompt.
-        if let KeyCode::Char(c) = key.code
-            && key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
+        let k = keymap::normalize(&key);
+        if let KeyCode::Char(c) = k.code
+            && k.mods.is_empty()
             && self.try_answer(c)
         {
             return;
         }
-        match key.code {
-            KeyCode::Char('?') => self.modal = Modal::Help,
-            KeyCode::Char('/') => {
-                self.focus = Focus::Tasks;
-                self.modal = Modal::Filter(LineEdit::new(&self.filter));
+        if let Some(action) = keymap::lookup(self.pane_context(), &key) {
+            self.perform(action);
+        }
+    }
+
+    /// Does what a key bound outside typing mode and overlays asks.
+    fn perform(&mut self, action: Action) {
+        match action {
+            Action::Quit => {
+                let live = self.live_sessions();
+                if live > 0 {
+                    self.open(Modal::Confirm(Confirm::Quit { live }));
+                } else {
+                    self.quit = true;
+                }
             }
-            KeyCode::Esc => {
+            Action::Refresh => self.refresh(),
+            Action::Help => self.open(Modal::Help),
+            Action::Filter => {
+                self.focus = Focus::Tasks;
+                self.open(Modal::Filter(LineEdit::new(&self.filter)));
+            }
+            Action::Back => {
                 let was_scrolled = self.scroll.take().is_some();
                 if !was_scrolled && !self.filter.is_empty() {
                     self.filter.clear();
                     self.rebuild_rows();
                 }
             }
-            KeyCode::Char('n') => {
+            Action::NewTask => {
                 let form = Form::new(
                     self.cockpit.providers(),
                     self.cockpit.default_provider().as_deref(),
                     &self.cockpit.default_dir(),
                 );
-                self.modal = Modal::Form(Box::new(form));
+                self.open(Modal::Form(Box::new(form)));
             }
-            KeyCode::Char('s') => {
+            Action::Start => {
                 if let Some(t) = self.selected_task_or_notice() {
                     self.run(Command::Start(t.id.clone()), Origin::Action);
                 }
             }
-            KeyCode::Char('p') => {
+            Action::Pause => {
                 if let Some(t) = self.selected_task_or_notice() {
                     self.run(Command::Pause(t.id.clone()), Origin::Action);
                 }
             }
-            KeyCode::Char('r') => {
+            Action::Resume => {
                 if let Some(t) = self.selected_task_or_notice() {
                     self.run(Command::Resume(t.id.clone()), Origin::Action);
                 }
             }
-            KeyCode::Char('R') => {
+            Action::Retry => {
                 if let Some(t) = self.selected_task_or_notice() {
                     self.run(Command::Retry(t.id.clone()), Origin::Action);
                 }
             }
-            KeyCode::Char('c') => match &self.selected {
-                Some(Selected::Session(sid)) => {
-                    if self.shown_session_live() {
-                        self.modal = Modal::Confirm(Confirm::EndSession {
-                            session_id: sid.clone(),
-                        });
-                    } else {
-                        self.notify("this session has already ended", Level::Error);
-                    }
-                }
-                _ => {
-                    if let Some(t) = self.selected_task_or_notice() {
-                        if t.status().is_final() {
-                            self.notify(format!("task is already {}", t.status()), Level::Error);
-                        } else {
-                            self.modal = Modal::Confirm(Confirm::Cancel {
-                                task_id: t.id.clone(),
-                                name: t.name.clone(),
-                            });
-                        }
-                    }
-                }
-            },
-            KeyCode::Char('a') => {
+            Action::Cancel => self.ask_cancel(),
+            Action::Autopilot => {
                 let on = !self.snap.autopilot;
                 self.run(Command::SetAutopilot(on), Origin::Action);
             }
-            KeyCode::Char('m') => match self.shown_session_id() {
+            Action::Message => match self.shown_session_id() {
                 Some(sid) if self.shown_session_live() => {
-                    let name = self
-                        .selected_task()
-                        .map(|t| t.name.clone())
-                        .or_else(|| self.selected_session_info().map(|s| s.task.clone()))
-                        .unwrap_or_default();
-                    self.modal = Modal::Message {
+                    let name = self.shown_name();
+                    self.open(Modal::Message {
                         session_id: sid,
                         name,
                         edit: LineEdit::default(),
-                    };
+                    });
                 }
                 _ => self.notify(
                     "no running agent to message: start the task first",
                     Level::Error,
                 ),
             },
-            KeyCode::Enter | KeyCode::Char('i') => self.enter_terminal(),
-            KeyCode::Tab => self.cycle_focus(true),
-            KeyCode::BackTab => self.cycle_focus(false),
-            KeyCode::PageUp => self.scroll_page(true),
-            KeyCode::PageDown => self.scroll_page(false),
-            KeyCode::Up | KeyCode::Char('k') => self.on_vertical(-1),
-            KeyCode::Down | KeyCode::Char('j') => self.on_vertical(1),
-            KeyCode::Home | KeyCode::Char('g') => match self.focus {
-                Focus::Tasks => self.select_index(self.rows.iter().position(|r| *r != Row::Header)),
-                Focus::Steps => self.steps_scroll = 0,
-                Focus::Terminal => self.scroll_by(isize::MAX / 2),
-            },
-            KeyCode::End | KeyCode::Char('G') => match self.focus {
-                Focus::Tasks => {
-                    let last = self.rows.iter().rposition(|r| *r != Row::Header);
-                    self.select_index(last)
-                }
-                Focus::Steps => self.steps_scroll = u16::MAX / 2,
-                Focus::Terminal => self.scroll = None,
-            },
-            _ => {}
+            Action::Type => self.enter_terminal(),
+            Action::NextPane => self.cycle_focus(true),
+            Action::PrevPane => self.cycle_focus(false),
+            Action::PageBack => self.scroll_page(true),
+            Action::PageForward => self.scroll_page(false),
+            Action::SelectPrev => self.move_selection(-1),
+            Action::SelectNext => self.move_selection(1),
+            Action::SelectFirst => {
+                self.select_index(self.rows.iter().position(|r| *r != Row::Header))
+            }
+            Action::SelectLast => {
+                let last = self.rows.iter().rposition(|r| *r != Row::Header);
+                self.select_index(last)
+            }
+            Action::StepsUp => self.steps_scroll = self.steps_scroll.saturating_sub(1),
+            Action::StepsDown => self.steps_scroll = self.steps_scroll.saturating_add(1),
+            Action::StepsTop => self.steps_scroll = 0,
+            Action::StepsBottom => self.steps_scroll = u16::MAX / 2,
+            Action::LineBack => self.scroll_by(1),
+            Action::LineForward => self.scroll_by(-1),
+            Action::Oldest => self.scroll_by(isize::MAX / 2),
+            Action::Live => self.scroll = None,
+            // Bound only in typing mode and overlays (handled there).
+            Action::LeaveTyping
+            | Action::FormNextField
+            | Action::FormPrevField
+            | Action::FormChoose
+            | Action::FormSubmit
+            | Action::FormCancel
+            | Action::FormNewLine
+            | Action::Yes
+            | Action::No
+            | Action::KeepFilter
+            | Action::ClearFilter
+            | Action::SendMessage
+            | Action::CancelMessage
+            | Action::CloseHelp
+            | Action::HelpUp
+            | Action::HelpDown
+            | Action::HelpPageUp
+            | Action::HelpPageDown => {}
         }
+    }
+
+    /// `c`: a task is cancelled after y/n, a session without a task is ended after y/n.
+    fn ask_cancel(&mut self) {
+        match &self.selected {
+            Some(Selected::Session(sid)) => {
+                if self.shown_session_live() {
+                    let confirm = Confirm::EndSession {
+                        session_id: sid.clone(),
+                        name: self.shown_name(),
+                    };
+                    self.open(Modal::Confirm(confirm));
+                } else {
+                    self.notify("this session has already ended", Level::Error);
+                }
+            }
+            _ => {
+                if let Some(t) = self.selected_task_or_notice() {
+                    if t.status().is_final() {
+                        self.notify(
+                            format!("{:?} is already {}", t.name, t.status()),
+                            Level::Error,
+                        );
+                    } else {
+                        self.open(Modal::Confirm(Confirm::Cancel {
+                            task_id: t.id.clone(),
+                            name: t.name.clone(),
+                        }));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The name of what the terminal pane shows: the task's name, or for a session without a
+    /// task the first line of what it runs (its provider when that is empty).
+    pub fn shown_name(&self) -> String {
+        if let Some(t) = self.selected_task() {
+            return t.name.clone();
+        }
+        self.selected_session_info()
+            .map(session_name)
+            .unwrap_or_default()
     }
 
     fn cycle_focus(&mut self, forward: bool) {
@@ -1014,20 +1114,6 @@ impl App {
             (Focus::Steps, true) | (Focus::Tasks, false) => Focus::Terminal,
             (Focus::Terminal, true) | (Focus::Steps, false) => Focus::Tasks,
         };
-    }
-
-    fn on_vertical(&mut self, delta: isize) {
-        match self.focus {
-            Focus::Tasks => self.move_selection(delta),
-            Focus::Steps => {
-                self.steps_scroll = if delta < 0 {
-                    self.steps_scroll.saturating_sub(1)
-                } else {
-                    self.steps_scroll.saturating_add(1)
-                }
-            }
-            Focus::Terminal => self.scroll_by(-delta),
-        }
     }
 
     /// Focuses the terminal pane, sending keys to the agent when it runs.

@@ -2,12 +2,12 @@
 
 use super::form::{Field, Form};
 use super::text_edit::LineEdit;
-use super::view::{centered, fit};
+use super::view::{centered, clear_overlay, fit};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
+use ratatui::widgets::{Block, BorderType, Paragraph};
 
 /// The form's height with a one-row description.
 const BASE_HEIGHT: u16 = 15;
@@ -48,7 +48,7 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
         .len()
         .min(max_rows);
     let r = centered(area, 72, BASE_HEIGHT + desc_rows as u16 - 1);
-    frame.render_widget(Clear, r);
+    clear_overlay(frame, r);
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(Style::default().fg(Color::Cyan))

@@ -12,6 +12,7 @@ pub mod app;
 pub mod backend;
 pub mod form;
 pub mod form_view;
+pub mod keymap;
 pub mod keys;
 pub mod term_view;
 pub mod text_edit;

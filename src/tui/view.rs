@@ -1,7 +1,8 @@
 //! Drawing: the three panes, the bars, and the overlays.
 
-use super::app::{App, Areas, COMMAND_CHARS, Confirm, Focus, Level, Modal, Row, ShownPrompt};
+use super::app::{App, Areas, Confirm, Focus, Level, Modal, Row, ShownPrompt};
 use super::form::LineEdit;
+use super::keymap::{self, Context};
 use super::term_view::TermView;
 use crate::task::{StepStatus, Task, TaskStatus};
 use ratatui::Frame;
@@ -15,43 +16,6 @@ use unicode_width::UnicodeWidthStr;
 /// Smallest terminal the layout works in.
 pub const MIN_WIDTH: u16 = 50;
 pub const MIN_HEIGHT: u16 = 12;
-
-/// Every key, for the help overlay (and the README).
-pub const KEYS: &[(&str, &str)] = &[
-    (
-        "↑/↓  j/k",
-        "select a task (scroll in the steps and terminal panes)",
-    ),
-    ("Tab  Shift-Tab", "cycle focus: tasks → steps → terminal"),
-    (
-        "Enter  i",
-        "type into the agent's terminal (every key goes to it)",
-    ),
-    ("Ctrl-q", "stop typing into the agent"),
-    (
-        "n",
-        "new task (Tab/Shift-Tab fields, Enter create, Esc cancel)",
-    ),
-    ("s", "start the selected task"),
-    ("p / r", "pause / resume it"),
-    ("c", "cancel it (asks y/n); ends a session without a task"),
-    ("R", "retry a failed or cancelled task"),
-    ("m", "send a one-line message to the agent"),
-    (
-        "1–9  y…",
-        "answer the prompt of a waiting agent (see the steps pane)",
-    ),
-    ("a", "autopilot on/off (runs pending tasks by itself)"),
-    ("/", "filter tasks by name (Enter keep, Esc clear)"),
-    ("PgUp/PgDn  wheel", "scroll the terminal back / forward"),
-    ("Shift-PgUp/PgDn", "scroll while typing into the agent"),
-    ("End  G  Esc", "back to the live view"),
-    ("g / G", "first / last task"),
-    ("Ctrl-l", "refresh everything"),
-    ("?", "this help"),
-    ("q  Ctrl-c", "quit (asks first if agents are running)"),
-    ("mouse", "click selects or focuses; wheel scrolls"),
-];
 
 pub fn status_symbol(s: TaskStatus) -> &'static str {
     match s {
@@ -286,7 +250,7 @@ impl App {
         self.draw_terminal(frame, areas.term, areas.term_inner);
         self.draw_bottom(frame, areas.bottom);
         match &self.modal {
-            Modal::Help => draw_help(frame, area),
+            Modal::Help => self.draw_help(frame, area),
             Modal::Form(f) => super::form_view::draw_form(frame, area, f),
             Modal::Confirm(c) => draw_confirm(frame, area, c),
             _ => {}
@@ -788,7 +752,7 @@ impl App {
                 let line = Line::from(vec![
                     Span::styled("filter: ", key),
                     Span::raw(edit.text().to_string()),
-                    Span::styled("   Enter keep · Esc clear", dim),
+                    Span::styled(format!("   {}", keys_inline(Context::Filter)), dim),
                 ]);
                 frame.render_widget(Paragraph::new(line), area);
                 place_edit_cursor(frame, area, 8, edit);
@@ -800,6 +764,7 @@ impl App {
                 let line = Line::from(vec![
                     Span::styled(prefix, key),
                     Span::raw(edit.text().to_string()),
+                    Span::styled(format!("   {}", keys_inline(Context::Message)), dim),
                 ]);
                 frame.render_widget(Paragraph::new(line), area);
                 place_edit_cursor(frame, area, pw, edit);
@@ -818,50 +783,10 @@ impl App {
             );
             return;
         }
-        let base: &[(&str, &str)] = if self.typing {
-            &[
-                ("Ctrl-q", "leave"),
-                ("Shift-PgUp/PgDn", "scroll"),
-                ("", "every other key goes to the agent"),
-            ]
-        } else {
-            match self.focus {
-                Focus::Tasks => &[
-                    ("↑↓", "select"),
-                    ("Enter", "type"),
-                    ("n", "new"),
-                    ("s", "start"),
-                    ("p", "pause"),
-                    ("r", "resume"),
-                    ("c", "cancel"),
-                    ("R", "retry"),
-                    ("m", "msg"),
-                    ("q", "quit"),
-                    ("a", "autopilot"),
-                    ("/", "filter"),
-                    ("?", "help"),
-                ],
-                Focus::Steps => &[
-                    ("↑↓", "scroll"),
-                    ("Tab", "next pane"),
-                    ("Enter", "type"),
-                    ("s/p/r/c", "start/pause/resume/cancel"),
-                    ("?", "help"),
-                    ("q", "quit"),
-                ],
-                Focus::Terminal => &[
-                    ("↑↓ PgUp/PgDn", "scroll"),
-                    ("End", "live"),
-                    ("Enter", "type"),
-                    ("Tab", "next pane"),
-                    ("?", "help"),
-                    ("q", "quit"),
-                ],
-            }
-        };
+        let ctx = self.key_context();
         // A shown prompt's answer keys come first: they are what is needed now.
         let mut hints: Vec<(String, &str)> = Vec::new();
-        if !self.typing
+        if matches!(ctx, Context::Tasks | Context::Steps | Context::Terminal)
             && let Some(p) = self.shown_prompt()
         {
             match p.keys_hint() {
@@ -869,16 +794,23 @@ impl App {
                 None => hints.push(("Enter".into(), "answer in the terminal")),
             }
         }
-        hints.extend(base.iter().map(|(k, what)| (k.to_string(), *what)));
-        // As many hints as fit, most important first; `?` always shows.
+        hints.extend(keymap::bar(ctx));
+        if ctx == Context::Typing
+            && let Some(note) = ctx.note()
+        {
+            hints.push((String::new(), note));
+        }
+        let help = keymap::key_for(ctx, keymap::Action::Help);
+        // As many hints as fit, most important first; where `?` works it always shows.
         let mut spans = vec![Span::raw(" ")];
-        let budget = (area.width as usize).saturating_sub(10);
+        let reserve = help.as_ref().map_or(0, |k| k.width() + 7);
+        let budget = (area.width as usize).saturating_sub(reserve);
         let mut used = 1;
+        let mut all = true;
         for (k, what) in &hints {
             let w = k.width() + what.width() + 3;
-            if used + w > budget && !self.typing {
-                spans.push(Span::styled("?", key));
-                spans.push(Span::styled(" more", dim));
+            if used + w > budget {
+                all = false;
                 break;
             }
             used += w;
@@ -889,8 +821,21 @@ impl App {
             spans.push(Span::styled(*what, dim));
             spans.push(Span::raw("  "));
         }
+        if let Some(h) = help {
+            spans.push(Span::styled(h, key));
+            spans.push(Span::styled(if all { " help" } else { " more" }, dim));
+        }
         frame.render_widget(Paragraph::new(Line::from(spans)), area);
     }
+}
+
+/// An editor line's keys as one dim hint: `Enter keep · Esc clear`.
+fn keys_inline(ctx: Context) -> String {
+    keymap::bar(ctx)
+        .iter()
+        .map(|(k, what)| format!("{k} {what}"))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// Puts the terminal cursor where a one-line editor drawn after a `prefix`-wide label has it.
@@ -911,44 +856,103 @@ pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     )
 }
 
-fn draw_help(frame: &mut Frame, area: Rect) {
-    let h = KEYS.len() as u16 + 4;
-    let r = centered(area, 80, h);
-    frame.render_widget(Clear, r);
-    let block = Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(Color::Cyan))
-        .title(Line::from(Span::styled(
-            " Keys ",
-            Style::default().add_modifier(Modifier::BOLD),
-        )))
-        .title_bottom(Line::from(" any key closes ").right_aligned());
-    let inner = block.inner(r);
-    frame.render_widget(block, r);
-    let mut lines: Vec<Line> = KEYS
-        .iter()
-        .map(|(k, what)| {
-            Line::from(vec![
-                Span::styled(
-                    format!(" {:<18}", k),
-                    Style::default()
-                        .fg(Color::Cyan)
-                        .add_modifier(Modifier::BOLD),
-                ),
-                Span::raw(*what),
-            ])
-        })
-        .collect();
+/// Width of the keys column in the help overlay.
+const HELP_KEYS_W: usize = 22;
+
+/// Every line of the help overlay, drawn from the key map: a section per context.
+pub fn help_lines() -> Vec<Line<'static>> {
+    let head = Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    let key = Style::default()
+        .fg(Color::Cyan)
+        .add_modifier(Modifier::BOLD);
+    let dim = Style::default().fg(Color::DarkGray);
+    let mut lines = Vec::new();
+    for ctx in Context::HELP_ORDER {
+        if !lines.is_empty() {
+            lines.push(Line::from(""));
+        }
+        lines.push(Line::from(Span::styled(format!(" {}", ctx.title()), head)));
+        for (keys, what) in keymap::help(ctx) {
+            lines.push(Line::from(vec![
+                Span::styled(format!(" {keys:<w$} ", w = HELP_KEYS_W - 2), key),
+                Span::raw(what),
+            ]));
+        }
+        if let Some(note) = ctx.note() {
+            lines.push(Line::from(Span::styled(format!(" {note}"), dim)));
+        }
+    }
+    lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(
-        " Marks: ! the agent waits for an answer   • finished while not selected",
-        Style::default().fg(Color::DarkGray),
+        " Mouse: a click selects or focuses; the wheel scrolls",
+        dim,
     )));
-    let bound: String = COMMAND_CHARS.iter().collect();
+    lines.push(Line::from(Span::styled(
+        " Marks: ! the agent waits for an answer · • finished while not selected",
+        dim,
+    )));
+    let bound: String = keymap::command_chars().into_iter().collect();
     lines.push(Line::from(Span::styled(
         format!(" Option keys {bound} are commands: answer those in the terminal"),
-        Style::default().fg(Color::DarkGray),
+        dim,
     )));
-    frame.render_widget(Paragraph::new(lines), inner);
+    lines
+}
+
+impl App {
+    /// The help overlay: as many lines as fit, scrolled with ↑/↓; the frame says where.
+    fn draw_help(&mut self, frame: &mut Frame, area: Rect) {
+        let lines = help_lines();
+        let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
+        let r = centered(area, 80, h);
+        clear_overlay(frame, r);
+        let rows = r.height.saturating_sub(2) as usize;
+        self.help_rows = rows;
+        let max = lines.len().saturating_sub(rows);
+        self.help_scroll = self.help_scroll.min(max);
+        let close = keymap::key_for(Context::Help, keymap::Action::CloseHelp).unwrap_or_default();
+        let bottom = if max == 0 {
+            format!(" {close} closes ")
+        } else {
+            format!(
+                " {}–{} of {} · ↑/↓ scroll · {close} closes ",
+                self.help_scroll + 1,
+                (self.help_scroll + rows).min(lines.len()),
+                lines.len()
+            )
+        };
+        let block = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(Style::default().fg(Color::Cyan))
+            .title(Line::from(Span::styled(
+                " Keys ",
+                Style::default().add_modifier(Modifier::BOLD),
+            )))
+            .title_bottom(Line::from(bottom).right_aligned());
+        let inner = block.inner(r);
+        frame.render_widget(block, r);
+        frame.render_widget(
+            Paragraph::new(lines).scroll((self.help_scroll as u16, 0)),
+            inner,
+        );
+    }
+}
+
+/// Clears the rectangle an overlay is drawn in. A wide character just left of it whose second
+/// column falls inside is blanked too: a terminal would draw it over the overlay's border.
+pub(crate) fn clear_overlay(frame: &mut Frame, r: Rect) {
+    frame.render_widget(Clear, r);
+    if r.x == 0 {
+        return;
+    }
+    let buf = frame.buffer_mut();
+    for y in r.y..r.bottom() {
+        if let Some(cell) = buf.cell_mut(Position::new(r.x - 1, y))
+            && cell.symbol().width() > 1
+        {
+            cell.set_symbol(" ");
+        }
+    }
 }
 
 fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
@@ -956,8 +960,8 @@ fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         Confirm::Cancel { name, .. } => {
             format!("Cancel task {name:?}?\nIts agent is ended (TERM, then KILL).")
         }
-        Confirm::EndSession { .. } => {
-            "End this session?\nIts processes are ended (TERM, then KILL).".to_string()
+        Confirm::EndSession { name, .. } => {
+            format!("End the session {name:?}?\nIts processes are ended (TERM, then KILL).")
         }
         Confirm::Quit { live } => format!(
             "{live} agent{} still running.\nQuit and end {}?",
@@ -966,7 +970,7 @@ fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         ),
     };
     let r = centered(area, 50, 6);
-    frame.render_widget(Clear, r);
+    clear_overlay(frame, r);
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(Style::default().fg(Color::Yellow))
