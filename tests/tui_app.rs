@@ -171,6 +171,12 @@ async fn keys_create_start_pause_resume_cancel_retry() {
         pty.with_screen(|s| s.contents().contains("msg-25"))
     })
     .await;
+    // The notice names the task, not the session's id.
+    wait_for(&mut app, &mut events, "the message notice", |a| {
+        a.notice()
+            .is_some_and(|n| n.text == "message sent to \"from the form\"")
+    })
+    .await;
 
     // c asks first: n keeps it running, y cancels.
     app.on_terminal_event(key(KeyCode::Char('c')));
@@ -381,7 +387,8 @@ async fn a_digit_answers_a_blocked_agent() {
     wait_for(&mut app, &mut events, "the session to leave blocked", |a| {
         a.selected_session_info()
             .is_some_and(|s| s.status != SessionStatus::Blocked && s.prompt.is_none())
-            && a.notice().is_some_and(|n| n.text.starts_with("answered 2"))
+            && a.notice()
+                .is_some_and(|n| n.text == "answered 2 in \"needs a yes\"")
     })
     .await;
     term.draw(|f| app.draw(f)).unwrap();
@@ -603,6 +610,134 @@ async fn a_two_hundred_line_paste_keeps_its_lines() {
     assert!(
         out.contains("line-1\r\n") && out.contains("line-200"),
         "{out}"
+    );
+    engine.shutdown().await;
+}
+
+/// The engine's cockpit, recording every command the app asks for (the engine still runs
+/// each one): a key that does nothing asks for nothing.
+struct Recording {
+    inner: EngineCockpit,
+    commands: parking_lot::Mutex<Vec<orchestra::tui::backend::Command>>,
+}
+
+impl orchestra::tui::backend::Cockpit for Recording {
+    fn snapshot(&self) -> orchestra::tui::backend::Snapshot {
+        self.inner.snapshot()
+    }
+    fn providers(&self) -> Vec<orchestra::tui::backend::ProviderChoice> {
+        self.inner.providers()
+    }
+    fn default_provider(&self) -> Option<String> {
+        self.inner.default_provider()
+    }
+    fn default_dir(&self) -> String {
+        self.inner.default_dir()
+    }
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<orchestra::engine::Event> {
+        self.inner.subscribe()
+    }
+    fn execute(
+        &self,
+        cmd: orchestra::tui::backend::Command,
+    ) -> orchestra::tui::backend::CommandFuture {
+        self.commands.lock().push(cmd.clone());
+        self.inner.execute(cmd)
+    }
+    fn write_input(&self, session_id: &str, bytes: Vec<u8>) -> Result<(), String> {
+        self.inner.write_input(session_id, bytes)
+    }
+    fn with_screen(&self, session_id: &str, f: &mut dyn FnMut(&vt100::Screen)) -> bool {
+        self.inner.with_screen(session_id, f)
+    }
+}
+
+/// Issue 9 item 3: a key bound as `a` is not `Ctrl-a` or `Alt-a`. Command keys held with Ctrl
+/// or Alt do nothing and say nothing, in every pane: autopilot stays off (it would start every
+/// pending task), nothing pauses, no form opens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_keys_with_ctrl_or_alt_do_nothing() {
+    use orchestra::tui::app::{Focus, Modal};
+    use orchestra::tui::backend::Command;
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let state = StateDir::lock(&dir.path().join("state")).unwrap();
+    let mut config = EngineConfig::new(Providers::built_in(), work.clone());
+    config.grace = Duration::from_millis(500);
+    let engine = Engine::open(&state, config).await.unwrap();
+    let mut events = engine.subscribe();
+    let cockpit = Arc::new(Recording {
+        inner: EngineCockpit::new(engine.clone()),
+        commands: Default::default(),
+    });
+    let mut app = App::new(cockpit.clone());
+    let new = |name: &str| orchestra::engine::CreateTask {
+        name: name.into(),
+        description: "sleep 100".into(),
+        provider_id: Some("shell".into()),
+        ..Default::default()
+    };
+    let running = engine.create_task(new("runs")).await.unwrap();
+    engine.start_task(&running.id).await.unwrap();
+    let pending = engine.create_task(new("waits")).await.unwrap();
+    app.select_task(&running.id);
+    wait_for(&mut app, &mut events, "the running task", |a| {
+        a.selected_task()
+            .is_some_and(|t| t.status() == TaskStatus::Running)
+    })
+    .await;
+
+    let held = [KeyModifiers::CONTROL, KeyModifiers::ALT];
+    for focus in [Focus::Tasks, Focus::Steps, Focus::Terminal] {
+        app.focus = focus;
+        for m in held {
+            for c in [
+                'a', 'p', 'n', 's', 'r', 'R', 'c', 'm', 'i', '/', '?', 'q', 'G', 'j',
+            ] {
+                if c == 'c' && m == KeyModifiers::CONTROL {
+                    continue; // Ctrl-c is bound: it quits (after asking).
+                }
+                app.on_terminal_event(E::Key(KeyEvent::new(KeyCode::Char(c), m)));
+                assert!(
+                    matches!(app.modal, Modal::None),
+                    "{m:?}-{c} in {focus:?} opened an overlay"
+                );
+                assert!(
+                    app.notice().is_none(),
+                    "{m:?}-{c} in {focus:?} said {:?}",
+                    app.notice().map(|n| &n.text)
+                );
+                assert!(!app.typing, "{m:?}-{c} in {focus:?} started typing");
+                assert!(!app.should_quit());
+            }
+        }
+        // Shift on a character is the character: Shift-R retries, so it is not tried here;
+        // Ctrl-Shift-A is still not `a`.
+        app.on_terminal_event(E::Key(KeyEvent::new(
+            KeyCode::Char('A'),
+            KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+        )));
+        assert_eq!(app.focus, focus, "a held key moved the focus");
+    }
+    let asked = cockpit.commands.lock().clone();
+    assert!(
+        asked.iter().all(|c| matches!(c, Command::Resize { .. })),
+        "held keys ran commands: {asked:?}"
+    );
+
+    // The same keys without Ctrl do act: `p` pauses the running task (a sentinel: had any
+    // held key asked for something, it would have been asked before this).
+    app.focus = Focus::Tasks;
+    app.on_terminal_event(key(KeyCode::Char('p')));
+    wait_for(&mut app, &mut events, "p to pause", |_| {
+        engine.get_task(&running.id).unwrap().status() == TaskStatus::Paused
+    })
+    .await;
+    assert!(!engine.autopilot(), "autopilot was turned on");
+    assert_eq!(
+        engine.get_task(&pending.id).unwrap().status(),
+        TaskStatus::Pending
     );
     engine.shutdown().await;
 }

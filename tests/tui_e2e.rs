@@ -421,3 +421,73 @@ fn sigterm_ends_agents_and_restores_the_terminal() {
             .all(|(_, d)| d.contains("tmux"))
     });
 }
+
+/// Issue 9 item 3 in the real binary: `Ctrl-a` is not `a` (it would turn autopilot on and
+/// start every pending task), `Ctrl-n`/`Alt-n` open no form, `Ctrl-p` pauses nothing.
+#[test]
+fn ctrl_a_does_not_turn_autopilot_on() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tmux, root) = start(tmp.path());
+    let state = root.join("state");
+    let marker = root.to_string_lossy().into_owned();
+    let cli = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_orchestra"))
+            .args(args)
+            .arg("--state-dir")
+            .arg(&state)
+            .env_remove("ORCHESTRA_URL")
+            .output()
+            .expect("run the CLI");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    cli(&["task", "add", "waits", "--description", "sleep 300"]);
+    tmux.wait("the pending task", |s| s.contains("○ waits"));
+
+    tmux.send(&["C-a"]);
+    tmux.send(&["C-n"]);
+    tmux.send(&["M-n"]);
+    tmux.send(&["C-p"]);
+    tmux.send(&["M-a"]);
+    tmux.send(&["C-s"]);
+    // `?` after them: the keys are read in order, so once the help shows every one of them
+    // was handled; had a form opened, `?` would have been typed into it instead.
+    tmux.send(&["?"]);
+    tmux.wait("the help", |s| {
+        s.contains("Keys") && s.contains("Esc closes")
+    });
+    tmux.send(&["Escape"]);
+    let screen = tmux.wait("the help to close", |s| !s.contains("Esc closes"));
+    assert!(screen.contains("autopilot off"), "{screen}");
+    assert!(!screen.contains("autopilot ON"), "{screen}");
+    assert!(screen.contains("○ waits"), "{screen}");
+    assert!(!screen.contains("New task"), "{screen}");
+    let status: serde_json::Value =
+        serde_json::from_str(&cli(&["status", "--json"])).expect("status JSON");
+    assert_eq!(status["status"]["state"], "paused", "{status}");
+    assert!(session_processes(&marker).is_empty(), "nothing was started");
+
+    // Plain `a` is the key: it turns autopilot on, which starts the task.
+    tmux.send(&["a"]);
+    tmux.wait("autopilot on and the task running", |s| {
+        s.contains("autopilot ON") && s.contains("▶ waits")
+    });
+    tmux.send(&["q"]);
+    tmux.wait("the quit question", |s| s.contains("Quit and end"));
+    tmux.send(&["y"]);
+    let status = tmux.wait_exit(|_, _| {});
+    assert!(status.is_empty() || status == "0", "exit status {status}");
+    wait_until("no process left", 10, || {
+        processes_with(&marker)
+            .iter()
+            .all(|(_, d)| d.contains("tmux"))
+    });
+}

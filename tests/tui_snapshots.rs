@@ -599,3 +599,347 @@ fn form_description_grows_then_scrolls() {
     let t = render(&mut a, 80, 24);
     insta::assert_snapshot!("form_description_scrolled", t.backend());
 }
+
+/// Renders at 80×24 and at the smallest size, 50×12, each as its own snapshot.
+fn both_sizes(name: &str, f: &Arc<Fake>, setup: impl Fn(&mut App)) {
+    for (w, h) in [(80, 24), (50, 12)] {
+        let mut a = app(f);
+        render(&mut a, w, h);
+        setup(&mut a);
+        let t = render(&mut a, w, h);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), t.backend());
+    }
+}
+
+fn keys(a: &mut App, codes: &[crossterm::event::KeyCode]) {
+    for c in codes {
+        a.on_terminal_event(key(*c));
+    }
+}
+
+#[test]
+fn overlays_at_80x24_and_50x12() {
+    use crossterm::event::KeyCode::*;
+    let f = fake();
+    both_sizes("help", &f, |a| keys(a, &[Char('?')]));
+    both_sizes("form", &f, |a| keys(a, &[Char('n')]));
+    both_sizes("confirm_cancel", &f, |a| keys(a, &[Char('c')]));
+    both_sizes("confirm_end_session", &f, |a| keys(a, &[End, Char('c')]));
+    both_sizes("confirm_quit", &f, |a| keys(a, &[Char('q')]));
+    both_sizes("filter", &f, |a| {
+        keys(a, &[Char('/'), Char('f'), Char('i')])
+    });
+    both_sizes("message", &f, |a| {
+        keys(a, &[Char('m'), Char('h'), Char('i')])
+    });
+    both_sizes("typing", &f, |a| keys(a, &[Enter]));
+    both_sizes("steps_focus", &f, |a| keys(a, &[Tab]));
+    both_sizes("terminal_focus", &f, |a| keys(a, &[Tab, Tab]));
+}
+
+#[test]
+fn the_help_overlay_fits_and_scrolls_to_its_last_line() {
+    use crossterm::event::KeyCode::*;
+    let f = fake();
+    for (w, h) in [(80, 24), (50, 12)] {
+        let mut a = app(&f);
+        keys(&mut a, &[Char('?')]);
+        let t = render(&mut a, w, h);
+        let shown = format!("{:?}", t.backend());
+        assert!(shown.contains("Esc closes"), "{shown}");
+        // PgDn until the end: the last line of the help shows, with its frame.
+        for _ in 0..20 {
+            keys(&mut a, &[PageDown]);
+        }
+        let t = render(&mut a, w, h);
+        let shown = format!("{:?}", t.backend());
+        assert!(
+            shown.contains("answer those in the terminal"),
+            "{w}x{h}: {shown}"
+        );
+        let last = orchestra::tui::view::help_lines(w as usize - 2).len();
+        assert!(
+            shown.contains(&format!("–{last} of {last}")),
+            "{w}x{h}: {shown}"
+        );
+        insta::assert_snapshot!(format!("help_at_its_end_{w}x{h}"), t.backend());
+        // Ctrl-? or other unbound keys leave it open; Esc closes it.
+        keys(&mut a, &[Char('x')]);
+        assert!(matches!(a.modal, orchestra::tui::app::Modal::Help));
+        keys(&mut a, &[Esc]);
+        assert!(matches!(a.modal, orchestra::tui::app::Modal::None));
+    }
+}
+
+#[test]
+fn too_small_30x8_still_says_what_to_do() {
+    let f = fake();
+    let mut a = app(&f);
+    let t = render(&mut a, 30, 8);
+    let shown = format!("{:?}", t.backend());
+    assert!(shown.contains("Enlarge the window"), "{shown}");
+    assert!(
+        shown.contains("press q") && shown.contains("to quit."),
+        "{shown}"
+    );
+    insta::assert_snapshot!(t.backend());
+}
+
+/// Issue 9 item 14: the bar shows the keys of what has the keyboard.
+#[test]
+fn the_bottom_bar_follows_the_focus() {
+    use crossterm::event::KeyCode::*;
+    let f = fake();
+    let bar = |a: &mut App| {
+        let t = render(a, 120, 40);
+        let b = t.backend().buffer();
+        (0..b.area.width)
+            .map(|x| b[(x, b.area.height - 1)].symbol().to_string())
+            .collect::<String>()
+    };
+    let mut a = app(&f);
+    assert!(bar(&mut a).contains("s start"));
+    keys(&mut a, &[Char('n')]);
+    let b = bar(&mut a);
+    assert!(
+        b.contains("Enter create") && b.contains("Esc cancel"),
+        "{b}"
+    );
+    assert!(!b.contains("s start"), "{b}");
+    keys(&mut a, &[Esc, Char('c')]);
+    let b = bar(&mut a);
+    assert!(b.contains("y yes") && b.contains("n no"), "{b}");
+    // Keys that do not answer a question leave it open.
+    keys(&mut a, &[Char('x')]);
+    assert!(matches!(a.modal, orchestra::tui::app::Modal::Confirm(_)));
+    keys(&mut a, &[Char('n'), Char('?')]);
+    let b = bar(&mut a);
+    assert!(b.contains("Esc close"), "{b}");
+    keys(&mut a, &[Esc, Enter]);
+    let b = bar(&mut a);
+    assert!(
+        b.contains("Ctrl-q leave") && b.contains("goes to the agent"),
+        "{b}"
+    );
+    assert!(!b.contains("s start"), "{b}");
+    a.on_terminal_event(crossterm::event::Event::Key(
+        crossterm::event::KeyEvent::new(Char('q'), crossterm::event::KeyModifiers::CONTROL),
+    ));
+    keys(&mut a, &[Tab, Tab]);
+    let b = bar(&mut a);
+    assert!(b.contains("End live") && b.contains("↑/↓ scroll"), "{b}");
+}
+
+/// Issue 9 item 14: a notice closed by opening the filter does not come back after it.
+#[test]
+fn an_old_notice_does_not_come_back_after_the_filter() {
+    use crossterm::event::KeyCode::*;
+    let f = fake();
+    let mut a = app(&f);
+    keys(&mut a, &[Char('1')]);
+    assert!(a.notice().is_some());
+    keys(&mut a, &[Char('/'), Char('f'), Enter]);
+    assert!(a.notice().is_none());
+    let t = render(&mut a, 120, 40);
+    let shown = format!("{:?}", t.backend());
+    assert!(!shown.contains("nothing to answer"), "{shown}");
+    assert!(shown.contains("s start"), "{shown}");
+}
+
+/// Issue 9 item 4: the scrolled-back mark names the key that returns from where the keyboard
+/// is, and that key does return (End in the tasks pane selects the last task instead).
+#[test]
+fn the_scrolled_back_mark_names_a_key_that_works_here() {
+    use crossterm::event::KeyCode::*;
+    let f = fake();
+    {
+        let mut screens = f.screens.lock();
+        let p = screens.get_mut("s-run").unwrap();
+        for i in 0..40 {
+            p.process(format!("line {i}\r\n").as_bytes());
+        }
+    }
+    let mut a = app(&f);
+    render(&mut a, 80, 24);
+    // PgUp in the tasks pane scrolls the terminal back.
+    keys(&mut a, &[PageUp]);
+    let t = render(&mut a, 80, 24);
+    let shown = format!("{:?}", t.backend());
+    assert!(shown.contains("Esc returns"), "{shown}");
+    assert!(!shown.contains("End returns"), "{shown}");
+    insta::assert_snapshot!(t.backend());
+    keys(&mut a, &[Esc]);
+    assert!(a.scrolled_back().is_none());
+    assert_eq!(a.selected_task().unwrap().id, "t-run");
+    // In the terminal pane End is the key, and it returns.
+    keys(&mut a, &[Tab, Tab, PageUp]);
+    let t = render(&mut a, 80, 24);
+    assert!(format!("{:?}", t.backend()).contains("End returns"));
+    keys(&mut a, &[End]);
+    assert!(a.scrolled_back().is_none());
+}
+
+/// Issue 9 item 17: a wide character just left of an overlay does not spill over its border.
+#[test]
+fn a_wide_character_does_not_cover_the_form_border() {
+    let f = fake();
+    {
+        let mut snap = f.snap.lock();
+        // Its third row is beside the form's left edge, whose column is the name's second.
+        let mut t = (*snap.tasks[2]).clone();
+        t.name = "修复解析器的一个错误".into();
+        snap.tasks[2] = Arc::new(t);
+    }
+    let mut a = app(&f);
+    keys(&mut a, &[crossterm::event::KeyCode::Char('n')]);
+    let t = render(&mut a, 80, 24);
+    let buf = t.backend().buffer();
+    let form_x = (80 - 72) / 2;
+    // (The form's height follows its description; its middle row is always a side.)
+    assert_eq!(buf[(form_x, 12)].symbol(), "│", "{:?}", t.backend());
+    // A terminal draws a wide character over the next column: none may sit just left of it.
+    for y in 3..20 {
+        let left = buf[(form_x - 1, y)].symbol();
+        assert!(
+            unicode_width::UnicodeWidthStr::width(left) <= 1,
+            "row {y}: {left:?} covers the border\n{:?}",
+            t.backend()
+        );
+    }
+    insta::assert_snapshot!(t.backend());
+}
+
+/// Issue 9 item 17: a session without a task is named after what it runs (or its provider).
+#[test]
+fn a_session_without_a_task_has_a_name() {
+    use crossterm::event::KeyCode::*;
+    let f = fake();
+    f.snap.lock().sessions[2].task = String::new();
+    let mut a = app(&f);
+    keys(&mut a, &[End]);
+    let t = render(&mut a, 100, 30);
+    let shown = format!("{:?}", t.backend());
+    assert!(
+        shown.contains("Terminal shell session · shell · busy"),
+        "{shown}"
+    );
+    assert!(shown.contains("$ shell session"), "{shown}");
+    keys(&mut a, &[Char('c')]);
+    let t = render(&mut a, 100, 30);
+    assert!(format!("{:?}", t.backend()).contains("End the session \"shell session\"?"));
+}
+
+/// Issue 9 item 6: what a pending task needs is said from the state: with autopilot on it is
+/// not "press s … or a to turn autopilot on", and a retry does not say "press s" when autopilot
+/// will start it.
+#[test]
+fn hints_for_a_pending_task_follow_autopilot() {
+    use crossterm::event::KeyCode::*;
+    use orchestra::tui::app::{AppMsg, Origin};
+    let f = fake();
+    let shown = |a: &mut App| format!("{:?}", render(a, 100, 30).backend());
+    let mut a = app(&f);
+    a.select_task("t-pen");
+    let off = shown(&mut a);
+    assert!(
+        off.contains("Press s to start it, or a to turn autopilot"),
+        "{off}"
+    );
+    f.snap.lock().autopilot = true;
+    a.refresh();
+    let on = shown(&mut a);
+    assert!(!on.contains("turn autopilot on"), "{on}");
+    assert!(
+        on.contains("Autopilot will start it (s starts it now)"),
+        "{on}"
+    );
+    keys(&mut a, &[Enter]);
+    let n = a.notice().unwrap().text.clone();
+    assert_eq!(
+        n,
+        "this task has no agent yet: autopilot will start it (s starts it now)"
+    );
+    // R's result: the new pending task is selected and the notice says what starts it.
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Created {
+            task_id: "t-pen".into(),
+            note: Some("retry of \"benchmarks\" created".into()),
+        }),
+    });
+    let n = a.notice().unwrap().text.clone();
+    assert!(!n.contains("press s"), "{n}");
+    assert!(n.contains("autopilot will start it"), "{n}");
+    f.snap.lock().autopilot = false;
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Created {
+            task_id: "t-pen".into(),
+            note: Some("retry of \"benchmarks\" created".into()),
+        }),
+    });
+    let n = a.notice().unwrap().text.clone();
+    assert_eq!(
+        n,
+        "retry of \"benchmarks\" created: press s to start it, or a to turn autopilot on"
+    );
+}
+
+/// Issue 9 item 9: with autopilot off, the top bar does not read as if running work stopped.
+#[test]
+fn autopilot_off_says_what_still_runs() {
+    let f = fake();
+    let mut a = app(&f);
+    let t = render(&mut a, 80, 24);
+    let top: String = (0..80)
+        .map(|x| t.backend().buffer()[(x, 0)].symbol().to_string())
+        .collect();
+    assert!(top.contains("autopilot off · 2 running"), "{top}");
+}
+
+/// Issue 9 item 17: the terminal pane's title keeps the key that leaves typing mode whole, and
+/// the scrolled-back mark beside it, at 80×24 and 50×12.
+#[test]
+fn the_typing_title_keeps_its_key() {
+    use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
+    let f = fake();
+    {
+        let mut screens = f.screens.lock();
+        let p = screens.get_mut("s-run").unwrap();
+        for i in 0..40 {
+            p.process(format!("line {i}\r\n").as_bytes());
+        }
+    }
+    for (w, h) in [(80, 24), (50, 12)] {
+        let mut a = app(&f);
+        render(&mut a, w, h);
+        keys(&mut a, &[KeyCode::Enter]);
+        a.on_terminal_event(E::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::SHIFT)));
+        assert!(a.scrolled_back().is_some());
+        let t = render(&mut a, w, h);
+        let title: String = (0..w)
+            .map(|x| t.backend().buffer()[(x, 1)].symbol().to_string())
+            .collect();
+        assert!(title.contains("Ctrl-q"), "{w}x{h}: {title}");
+        assert!(title.contains("↑"), "{w}x{h}: {title}");
+        if w == 80 {
+            assert!(title.contains("TYPING · Ctrl-q"), "{w}x{h}: {title}");
+            assert!(title.contains("typing returns"), "{w}x{h}: {title}");
+        }
+        insta::assert_snapshot!(format!("typing_scrolled_back_{w}x{h}"), t.backend());
+    }
+}
+
+/// Issue 9 item 3 in the one-line editors: Alt with a letter types nothing into the filter.
+#[test]
+fn alt_letters_type_nothing_into_the_filter() {
+    use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
+    let f = fake();
+    let mut a = app(&f);
+    keys(&mut a, &[KeyCode::Char('/'), KeyCode::Char('f')]);
+    a.on_terminal_event(E::Key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT)));
+    keys(&mut a, &[KeyCode::Char('i')]);
+    let t = render(&mut a, 100, 30);
+    let shown = format!("{:?}", t.backend());
+    assert!(shown.contains("filter: fi "), "{shown}");
+}

@@ -254,9 +254,10 @@ pub struct App {
     pub(crate) scroll: Option<ScrollView>,
     pub(crate) steps_scroll: u16,
     pub(crate) list_offset: usize,
-    /// First line of the help overlay shown, and how many it showed in the last frame.
+    /// First line of the help overlay shown; how many it showed in the last frame, of how many.
     pub(crate) help_scroll: usize,
     pub(crate) help_rows: usize,
+    pub(crate) help_len: usize,
     pub(crate) areas: Option<Areas>,
     resize_sent: HashMap<String, (u16, u16)>,
     /// The snapshot is out of date.
@@ -270,6 +271,14 @@ pub struct App {
     pub clock: Option<i64>,
     tx: mpsc::UnboundedSender<AppMsg>,
     rx: Option<mpsc::UnboundedReceiver<AppMsg>>,
+}
+
+/// A key for a one-line editor (filter, message). Alt combinations are not text and are
+/// bound to nothing here: they do nothing (the editor would type the letter).
+fn edit_line(edit: &mut LineEdit, key: &KeyEvent) {
+    if !key.modifiers.contains(crossterm::event::KeyModifiers::ALT) {
+        edit.handle(key);
+    }
 }
 
 /// What a session without a task is called: the first line of what it runs, else its
@@ -300,6 +309,7 @@ impl App {
             list_offset: 0,
             help_scroll: 0,
             help_rows: 0,
+            help_len: 0,
             areas: None,
             resize_sent: HashMap::new(),
             stale: true,
@@ -377,7 +387,7 @@ impl App {
         }
         let mut header = false;
         for (i, s) in self.snap.sessions.iter().enumerate() {
-            if s.task_id.is_none() && self.matches_filter(&s.task) {
+            if s.task_id.is_none() && self.matches_filter(&session_name(s)) {
                 if !header {
                     rows.push(Row::Header);
                     header = true;
@@ -597,7 +607,10 @@ impl App {
                 self.select_task(&task_id);
                 match note {
                     Some(n) => self.notify(n, Level::Error),
-                    None => self.notify("task created", Level::Info),
+                    None => {
+                        let text = self.created_notice("task created");
+                        self.notify(text, Level::Info)
+                    }
                 }
             }
             (Origin::Form, Err(e)) => match &mut self.modal {
@@ -606,7 +619,8 @@ impl App {
             },
             (_, Ok(Outcome::Created { task_id, note })) => {
                 self.select_task(&task_id);
-                self.notify(note.unwrap_or_else(|| "task created".into()), Level::Info);
+                let text = self.created_notice(note.as_deref().unwrap_or("task created"));
+                self.notify(text, Level::Info);
             }
             (_, Ok(Outcome::Done(text))) => {
                 if !text.is_empty() {
@@ -614,6 +628,33 @@ impl App {
                 }
             }
             (_, Err(e)) => self.notify(e, Level::Error),
+        }
+    }
+
+    /// A notice for a task just created and selected: what starts it, if it waits.
+    fn created_notice(&self, what: &str) -> String {
+        match self.selected_task() {
+            Some(t) if t.status() == TaskStatus::Pending => {
+                format!("{what}: {}", self.pending_hint())
+            }
+            _ => what.to_string(),
+        }
+    }
+
+    /// What starts a pending task, true to the state now: autopilot when it is on, else a key.
+    pub fn pending_hint(&self) -> String {
+        let key = |a| keymap::key_for(self.pane_context(), a).unwrap_or_default();
+        if self.snap.autopilot {
+            format!(
+                "autopilot will start it ({} starts it now)",
+                key(Action::Start)
+            )
+        } else {
+            format!(
+                "press {} to start it, or {} to turn autopilot on",
+                key(Action::Start),
+                key(Action::Autopilot)
+            )
         }
     }
 
@@ -851,7 +892,7 @@ impl App {
                     Modal::None
                 }
                 _ => {
-                    edit.handle(&key);
+                    edit_line(&mut edit, &key);
                     Modal::Message {
                         session_id,
                         name,
@@ -875,7 +916,7 @@ impl App {
                     Modal::Filter(edit)
                 }
                 _ => {
-                    edit.handle(&key);
+                    edit_line(&mut edit, &key);
                     self.filter = edit.text().to_string();
                     self.rebuild_rows();
                     Modal::Filter(edit)
@@ -890,9 +931,11 @@ impl App {
     }
 
     fn scroll_help(&mut self, delta: isize) -> Modal {
-        let max = super::view::help_lines()
-            .len()
-            .saturating_sub(self.help_rows);
+        // Before the overlay is first drawn its length is unknown: drawing clamps it.
+        let max = match self.help_len {
+            0 => isize::MAX as usize,
+            n => n.saturating_sub(self.help_rows),
+        };
         self.help_scroll = (self.help_scroll as isize + delta).clamp(0, max as isize) as usize;
         Modal::Help
     }
@@ -1047,7 +1090,8 @@ impl App {
             Action::LeaveTyping
             | Action::FormNextField
             | Action::FormPrevField
-            | Action::FormChoose
+            | Action::FormPrevChoice
+            | Action::FormNextChoice
             | Action::FormSubmit
             | Action::FormCancel
             | Action::FormNewLine
@@ -1134,10 +1178,13 @@ impl App {
             None => {
                 let hint = match self.selected_task() {
                     Some(t) if t.status() == TaskStatus::Pending => {
-                        "this task has no agent yet: press s to start it"
+                        format!("this task has no agent yet: {}", self.pending_hint())
                     }
-                    Some(_) => "this task has no agent terminal",
-                    None => "nothing selected: press n to create a task",
+                    Some(_) => "this task has no agent terminal".to_string(),
+                    None => format!(
+                        "nothing selected: press {} to create a task",
+                        keymap::key_for(self.pane_context(), Action::NewTask).unwrap_or_default()
+                    ),
                 };
                 self.notify(hint, Level::Error);
             }
@@ -1153,6 +1200,11 @@ impl App {
     fn scroll_page(&mut self, up: bool) {
         let n = self.page_rows() as isize;
         self.scroll_by(if up { n } else { -n });
+    }
+
+    /// How many lines the terminal pane is scrolled back; `None`: the live view.
+    pub fn scrolled_back(&self) -> Option<usize> {
+        self.scroll.as_ref().map(|v| v.offset)
     }
 
     /// Scrolls the terminal pane back (`delta` > 0) or forward; 0 back is the live view.

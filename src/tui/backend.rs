@@ -174,7 +174,14 @@ impl Cockpit for EngineCockpit {
     fn execute(&self, cmd: Command) -> CommandFuture {
         let engine = self.engine.clone();
         Box::pin(async move {
-            let short = |id: &str| id.chars().take(8).collect::<String>();
+            // Notices name what the user sees in the list: the task, else the session's command.
+            let named = |sid: &str| match engine.get_session(sid) {
+                Ok(s) => match s.task_id.as_deref().map(|t| engine.get_task(t)) {
+                    Some(Ok(t)) => format!("{:?}", t.name),
+                    _ => format!("{:?}", super::app::session_name(&s)),
+                },
+                Err(_) => format!("session {}", sid.chars().take(8).collect::<String>()),
+            };
             match cmd {
                 Command::CreateTask {
                     name,
@@ -225,10 +232,7 @@ impl Cockpit for EngineCockpit {
                     let t = engine.retry_task(&id).await.map_err(msg)?;
                     Ok(Outcome::Created {
                         task_id: t.id.clone(),
-                        note: Some(format!(
-                            "retry of {:?} created: press s to start it",
-                            t.name
-                        )),
+                        note: Some(format!("retry of {:?} created", t.name)),
                     })
                 }
                 Command::SetAutopilot(on) => {
@@ -245,7 +249,7 @@ impl Cockpit for EngineCockpit {
                         .map_err(msg)?;
                     Ok(Outcome::Done(format!(
                         "message sent to {}",
-                        short(&session_id)
+                        named(&session_id)
                     )))
                 }
                 Command::Answer { session_id, option } => {
@@ -255,12 +259,13 @@ impl Cockpit for EngineCockpit {
                         .map_err(msg)?;
                     Ok(Outcome::Done(format!(
                         "answered {option} in {}",
-                        short(&session_id)
+                        named(&session_id)
                     )))
                 }
                 Command::EndSession(id) => {
+                    let name = named(&id);
                     engine.delete_session(&id).await.map_err(msg)?;
-                    Ok(Outcome::Done(format!("ended session {}", short(&id))))
+                    Ok(Outcome::Done(format!("ended {name}")))
                 }
                 Command::Resize {
                     session_id,

@@ -1,8 +1,9 @@
 //! Drawing the task form (new task, or editing a pending one).
 
 use super::form::{Field, Form};
+use super::keymap::{self, Action, Context};
 use super::text_edit::LineEdit;
-use super::view::{centered, clear_overlay, fit};
+use super::view::{centered, clear_overlay, first_fitting, fit, keys_inline};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -57,8 +58,18 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
             Style::default().add_modifier(Modifier::BOLD),
         )))
         .title_bottom(
-            Line::from(" Tab fields · Enter create · Alt-Enter new line · Esc cancel ")
-                .right_aligned(),
+            Line::from(first_fitting(
+                &[
+                    format!(" {} ", keys_inline(Context::Form)),
+                    format!(
+                        " {} create · {} cancel ",
+                        keymap::key_for(Context::Form, Action::FormSubmit).unwrap_or_default(),
+                        keymap::key_for(Context::Form, Action::FormCancel).unwrap_or_default()
+                    ),
+                ],
+                r.width.saturating_sub(4) as usize,
+            ))
+            .right_aligned(),
         );
     let inner = block.inner(r);
     frame.render_widget(block, r);

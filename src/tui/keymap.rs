@@ -15,7 +15,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 pub enum Context {
     /// The task list has focus.
     Tasks,
-    /// The steps (details) pane has focus.
+    /// The details pane (a task's steps, or a session's facts) has focus.
     Steps,
     /// The terminal pane has focus, not typing.
     Terminal,
@@ -40,7 +40,7 @@ impl Context {
     pub fn title(self) -> &'static str {
         match self {
             Context::Tasks => "Tasks pane",
-            Context::Steps => "Steps pane",
+            Context::Steps => "Details pane",
             Context::Terminal => "Terminal pane",
             Context::Panes => "Any pane",
             Context::Typing => "Typing into an agent",
@@ -107,7 +107,7 @@ pub enum Action {
     SelectNext,
     SelectFirst,
     SelectLast,
-    // Steps pane.
+    // Details pane.
     StepsUp,
     StepsDown,
     StepsTop,
@@ -123,7 +123,8 @@ pub enum Action {
     // Form.
     FormNextField,
     FormPrevField,
-    FormChoose,
+    FormPrevChoice,
+    FormNextChoice,
     FormSubmit,
     FormCancel,
     /// A line break in the description.
@@ -166,7 +167,7 @@ impl Action {
             Autopilot => "autopilot",
             Type => "type",
             NextPane | PrevPane => "pane",
-            PageBack | PageForward => "page",
+            PageBack | PageForward => "scroll",
             SelectPrev | SelectNext => "select",
             SelectFirst | SelectLast => "first/last",
             StepsUp | StepsDown => "scroll",
@@ -176,7 +177,7 @@ impl Action {
             Live => "live",
             LeaveTyping => "leave",
             FormNextField | FormPrevField => "field",
-            FormChoose => "provider",
+            FormPrevChoice | FormNextChoice => "choose",
             FormSubmit => "create",
             FormCancel => "cancel",
             FormNewLine => "new line",
@@ -220,7 +221,7 @@ impl Action {
             Live => "back to the live view",
             LeaveTyping => "stop typing into the agent",
             FormNextField | FormPrevField => "next / previous field",
-            FormChoose => "choose the provider; y/n: start now",
+            FormPrevChoice | FormNextChoice => "choose the provider, or start now (y/n too)",
             FormSubmit => "create the task",
             FormCancel => "close the form",
             FormNewLine => "a new line in the description (also Ctrl-j)",
@@ -350,7 +351,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Tasks, Key::plain(K::End), A::SelectLast),
     bind(C::Tasks, Key::ch('g'), A::SelectFirst),
     bind(C::Tasks, Key::ch('G'), A::SelectLast),
-    // The steps pane.
+    // The details pane.
     bind(C::Steps, Key::plain(K::Up), A::StepsUp),
     bind(C::Steps, Key::plain(K::Down), A::StepsDown),
     bind(C::Steps, Key::ch('k'), A::StepsUp),
@@ -398,8 +399,8 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Form, Key::plain(K::BackTab), A::FormPrevField),
     bind(C::Form, Key::plain(K::Down), A::FormNextField),
     bind(C::Form, Key::plain(K::Up), A::FormPrevField),
-    bind(C::Form, Key::plain(K::Left), A::FormChoose),
-    bind(C::Form, Key::plain(K::Right), A::FormChoose),
+    bind(C::Form, Key::plain(K::Left), A::FormPrevChoice),
+    bind(C::Form, Key::plain(K::Right), A::FormNextChoice),
     bind(C::Form, Key::plain(K::Enter), A::FormSubmit),
     bind(C::Form, Key::plain(K::Esc), A::FormCancel),
     bind(
@@ -542,17 +543,31 @@ fn merged(
             };
             let keys = (0..ranks)
                 .map(|r| {
-                    ks.iter()
-                        .filter_map(|k| k.get(r))
-                        .map(|k| k.name())
-                        .collect::<Vec<_>>()
-                        .join("/")
+                    let row: Vec<Key> = ks.iter().filter_map(|k| k.get(r)).copied().collect();
+                    join_keys(&row)
                 })
                 .collect::<Vec<_>>()
                 .join("  ");
             (keys, t)
         })
         .collect()
+}
+
+/// Keys joined by `/`, a modifier shared with the first written once: `Shift-PgUp/PgDn`.
+fn join_keys(keys: &[Key]) -> String {
+    let Some(first) = keys.first() else {
+        return String::new();
+    };
+    let mut out = first.name();
+    for k in &keys[1..] {
+        out.push('/');
+        if k.mods == first.mods {
+            out.push_str(&Key::plain(k.code).name());
+        } else {
+            out.push_str(&k.name());
+        }
+    }
+    out
 }
 
 /// The bottom bar's hints where `context` has the keyboard: `(keys, label)`, most specific
@@ -705,5 +720,23 @@ mod tests {
             assert!(chars.contains(&c), "{c}");
         }
         assert!(!chars.iter().any(|c| c.is_ascii_digit()));
+    }
+
+    /// The README's key table is for people: every key bound here is written there.
+    #[test]
+    fn the_readme_names_every_bound_key() {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("## The TUI").expect("README has a TUI section");
+        let section = &readme[start..];
+        let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+        for b in BINDINGS {
+            let name = format!("`{}`", b.key.name());
+            assert!(
+                section.contains(&name),
+                "README's TUI section does not mention {name} ({:?} in {:?})",
+                b.action,
+                b.context
+            );
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! Drawing: the three panes, the bars, and the overlays.
 
-use super::app::{App, Areas, Confirm, Focus, Level, Modal, Row, ShownPrompt};
+use super::app::{App, Areas, Confirm, Focus, Level, Modal, Row, ShownPrompt, session_name};
 use super::form::LineEdit;
-use super::keymap::{self, Context};
+use super::keymap::{self, Action, Context};
 use super::term_view::TermView;
 use crate::task::{StepStatus, Task, TaskStatus};
 use ratatui::Frame;
@@ -98,7 +98,7 @@ pub fn fit(s: &str, w: usize) -> String {
     out
 }
 
-/// What a blocked agent asks, for the steps pane: the kind and question, each option as
+/// What a blocked agent asks, for the details pane: the kind and question, each option as
 /// `[key] label` (the keys that answer from here highlighted), and how to answer.
 fn prompt_lines(p: &ShownPrompt) -> Vec<Line<'static>> {
     let warn = Style::default()
@@ -224,18 +224,24 @@ impl App {
         let area = frame.area();
         let Some(areas) = layout(area) else {
             self.areas = None;
+            let quit = keymap::key_for(Context::Panes, Action::Quit).unwrap_or_default();
             let msg = format!(
-                "Terminal too small: {}×{}.\norchestra needs at least {}×{}.\nEnlarge the window, or press q to quit.",
+                "Terminal too small: {}×{}. orchestra needs at least {}×{}.\nEnlarge the window, or press {quit} to quit.",
                 area.width, area.height, MIN_WIDTH, MIN_HEIGHT
             );
-            let h = 3.min(area.height);
+            // Wrapped here (not by the paragraph) so the height is known and the last line,
+            // the one that says what to do, is kept when rows run out.
+            let mut lines = word_wrap(&msg, area.width as usize);
+            while lines.len() > area.height as usize && lines.len() > 1 {
+                lines.remove(0);
+            }
+            let h = lines.len() as u16;
             let y = area.y + area.height.saturating_sub(h) / 2;
             frame.render_widget(
-                Paragraph::new(msg)
-                    .wrap(Wrap { trim: true })
+                Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>())
                     .alignment(ratatui::layout::Alignment::Center)
                     .style(Style::default().fg(Color::Yellow)),
-                Rect::new(area.x, y, area.width, h),
+                Rect::new(area.x, y, area.width, h.min(area.height)),
             );
             if !self.color {
                 strip_colors(frame.buffer_mut());
@@ -271,20 +277,30 @@ impl App {
                 .bg(Color::Cyan)
                 .add_modifier(Modifier::BOLD),
         )];
+        // Autopilot only decides whether pending tasks start by themselves: with it off,
+        // running tasks run on, and the badge says so.
+        let running = snap
+            .tasks
+            .iter()
+            .filter(|t| t.status() == TaskStatus::Running)
+            .count();
+        let off = if running > 0 {
+            format!(" autopilot off · {running} running ")
+        } else {
+            " autopilot off ".to_string()
+        };
         let (ap, ap_style) = if snap.autopilot {
             (
-                " autopilot ON ",
+                " autopilot ON ".to_string(),
                 Style::default()
                     .fg(Color::Black)
                     .bg(Color::Green)
                     .add_modifier(Modifier::BOLD),
             )
         } else {
-            (" autopilot off ", Style::default().fg(Color::Gray))
+            (off, Style::default().fg(Color::Gray))
         };
-        spans.push(Span::raw(" "));
         spans.push(Span::styled(ap, ap_style));
-        spans.push(Span::raw(" "));
         // Counts with their names when everything fits, else symbols and numbers only.
         let url_w = snap.url.as_ref().map_or(0, |u| u.width() + 7);
         let wide_w: usize = TaskStatus::ALL
@@ -307,10 +323,19 @@ impl App {
             }
             spans.push(Span::styled(text, style));
         }
+        // The API's URL where it fits whole (a cut URL is no use), its label if there is room.
         if let Some(url) = &snap.url {
-            spans.push(Span::raw("   "));
-            spans.push(Span::styled("API ", Style::default().fg(Color::DarkGray)));
-            spans.push(Span::styled(url.clone(), Style::default().fg(Color::Blue)));
+            let used: usize = spans.iter().map(Span::width).sum();
+            let room = usize::from(area.width).saturating_sub(used);
+            if room >= url.width() + 7 {
+                spans.push(Span::raw("   "));
+                spans.push(Span::styled("API ", Style::default().fg(Color::DarkGray)));
+            } else if room >= url.width() + 2 {
+                spans.push(Span::raw("  "));
+            }
+            if room >= url.width() + 2 {
+                spans.push(Span::styled(url.clone(), Style::default().fg(Color::Blue)));
+            }
         }
         frame.render_widget(Paragraph::new(Line::from(spans)), area);
     }
@@ -335,9 +360,20 @@ impl App {
         }
         if self.rows.is_empty() {
             let text = if self.snapshot().tasks.is_empty() {
-                "No tasks yet.\nPress n to create one."
+                format!(
+                    "No tasks yet.\nPress {} to create one.",
+                    self.key(Action::NewTask)
+                )
+            } else if matches!(self.modal, Modal::Filter(_)) {
+                format!(
+                    "No task matches the filter.\n{} clears it.",
+                    self.key(Action::ClearFilter)
+                )
             } else {
-                "No task matches the filter.\nEsc clears it."
+                format!(
+                    "No task matches the filter.\n{} clears it.",
+                    self.key(Action::Back)
+                )
             };
             frame.render_widget(
                 Paragraph::new(text).style(Style::default().fg(Color::DarkGray)),
@@ -395,7 +431,7 @@ impl App {
                             };
                         Line::from(vec![
                             Span::styled("$ ", Style::default().fg(Color::Blue)),
-                            Span::styled(fit(first_line(&s.task), name_w), style),
+                            Span::styled(fit(&session_name(s), name_w), style),
                             Span::styled(provider, Style::default().fg(Color::DarkGray)),
                             Span::styled(status, status_style),
                         ])
@@ -466,7 +502,14 @@ impl App {
         let dim = Style::default().fg(Color::DarkGray);
         let label = |s: &'static str| Span::styled(format!("{s:<8}"), dim);
         let Some(t) = self.selected_task() else {
-            let block = pane_block(Line::from(" Details "), focused, false);
+            let block = pane_block(
+                Line::from(Span::styled(
+                    " Details ",
+                    Style::default().add_modifier(Modifier::BOLD),
+                )),
+                focused,
+                false,
+            );
             let inner = block.inner(area);
             frame.render_widget(block, area);
             let mut lines = Vec::new();
@@ -512,8 +555,8 @@ impl App {
             .filter(|s| s.status == StepStatus::Completed)
             .count();
         let title = Line::from(vec![
-            Span::styled(" Steps ", Style::default().add_modifier(Modifier::BOLD)),
-            Span::styled(format!("{done}/{} ", t.metadata.steps.len()), dim),
+            Span::styled(" Details ", Style::default().add_modifier(Modifier::BOLD)),
+            Span::styled(format!("· steps {done}/{} ", t.metadata.steps.len()), dim),
         ]);
         let block = pane_block(title, focused, false);
         let inner = block.inner(area);
@@ -653,59 +696,23 @@ impl App {
     fn draw_terminal(&self, frame: &mut Frame, area: Rect, inner: Rect) {
         let focused = self.focus == Focus::Terminal;
         let sid = self.shown_session_id();
-        let info = self.selected_session_info();
-        let name = self
-            .selected_task()
-            .map(|t| t.name.clone())
-            .or_else(|| info.map(|s| first_line(&s.task).to_string()))
-            .unwrap_or_default();
-        let mut title = vec![Span::styled(
-            " Terminal ",
-            Style::default().add_modifier(Modifier::BOLD),
-        )];
-        if let Some(s) = info {
-            let status = if s.ended { "exited" } else { s.status.as_str() };
-            title.push(Span::styled(
-                format!("{name} · {} · {status} ", s.provider_id),
-                Style::default().fg(Color::Gray),
-            ));
-        }
-        if self.typing {
-            title.push(Span::styled(
-                " TYPING · Ctrl-q leaves ",
-                Style::default()
-                    .fg(Color::Black)
-                    .bg(Color::LightGreen)
-                    .add_modifier(Modifier::BOLD),
-            ));
-        }
-        let mut block = pane_block(Line::from(title), focused, self.typing);
-        if let Some(v) = &self.scroll {
-            let more = if v.new_output {
-                " · new output below"
-            } else {
-                ""
-            };
-            block = block.title_top(
-                Line::from(Span::styled(
-                    format!(" ↑ scrolled back {} lines{more} · End returns ", v.offset),
-                    Style::default()
-                        .fg(Color::Black)
-                        .bg(Color::Yellow)
-                        .add_modifier(Modifier::BOLD),
-                ))
-                .right_aligned(),
-            );
+        let (left, mark) = self.terminal_titles(area.width.saturating_sub(2) as usize);
+        let mut block = pane_block(Line::from(left), focused, self.typing);
+        if let Some(mark) = mark {
+            block = block.title_top(Line::from(mark).right_aligned());
         }
         frame.render_widget(block, area);
         let dim = Style::default().fg(Color::DarkGray);
         let Some(sid) = sid else {
             let text = match self.selected_task() {
                 Some(t) if t.status() == TaskStatus::Pending => {
-                    "No agent yet.\n\nPress s to start this task, or a to turn autopilot on."
+                    format!("No agent yet.\n\n{}.", sentence_case(&self.pending_hint()))
                 }
-                Some(_) => "This task has no agent terminal.",
-                None => "Select a task, or press n to create one.",
+                Some(_) => "This task has no agent terminal.".to_string(),
+                None => format!(
+                    "Select a task, or press {} to create one.",
+                    self.key(Action::NewTask)
+                ),
             };
             frame.render_widget(
                 Paragraph::new(text).style(dim).wrap(Wrap { trim: false }),
@@ -742,6 +749,117 @@ impl App {
         }
     }
 
+    /// The first key bound to `action` where the keyboard is now (empty when none is).
+    fn key(&self, action: Action) -> String {
+        keymap::key_for(self.key_context(), action).unwrap_or_default()
+    }
+
+    /// The terminal pane's title in `width` columns: the typing badge (with the key that
+    /// leaves, never cut), the scrolled-back mark (with the key that returns from where the
+    /// keyboard is), then as much of `Terminal name · provider · status` as fits.
+    fn terminal_titles(&self, width: usize) -> (Vec<Span<'static>>, Option<Span<'static>>) {
+        // The mark's texts, longest first; the last is the least that is still useful.
+        let marks: Vec<String> = self
+            .scroll
+            .as_ref()
+            .map(|v| {
+                // Only a key that returns from where the keyboard is now (an overlay has none).
+                let ctx = self.key_context();
+                let back = match ctx {
+                    Context::Typing => " · typing returns".to_string(),
+                    _ => keymap::key_for(ctx, Action::Live)
+                        .or_else(|| keymap::key_for(ctx, Action::Back))
+                        .map(|k| format!(" · {k} returns"))
+                        .unwrap_or_default(),
+                };
+                let n = v.offset;
+                let (more, new) = if v.new_output {
+                    (" · new output below", " · new")
+                } else {
+                    ("", "")
+                };
+                vec![
+                    format!(" ↑ scrolled back {n} lines{more}{back} "),
+                    format!(" ↑ {n} lines back{new}{back} "),
+                    format!(" ↑{n}{back} "),
+                    format!(" ↑{n} back "),
+                ]
+            })
+            .unwrap_or_default();
+        let least_mark = marks.last().map_or(0, |m| m.width() + 1);
+        // The typing badge first: the key that leaves is never cut.
+        let badge = self.typing.then(|| {
+            let leave = self.key(Action::LeaveTyping);
+            first_fitting(
+                &[
+                    format!(" TYPING · {leave} leaves "),
+                    format!(" TYPING · {leave} "),
+                    format!(" {leave} leaves "),
+                    format!(" {leave} "),
+                ],
+                width.saturating_sub(least_mark),
+            )
+        });
+        let mut budget = width.saturating_sub(badge.as_ref().map_or(0, |b| b.width()));
+        let mark = (!marks.is_empty()).then(|| {
+            // A mark naming its key, with room for the pane's name if possible; the bare
+            // mark only when no mark with the key fits.
+            let keyed = &marks[..marks.len() - 1];
+            let text = keyed
+                .iter()
+                .find(|m| m.width() + 11 <= budget)
+                .or_else(|| keyed.iter().find(|m| m.width() < budget))
+                .cloned()
+                .unwrap_or_else(|| {
+                    first_fitting(&marks[marks.len() - 1..], budget.saturating_sub(1))
+                });
+            budget = budget.saturating_sub(text.width() + 1);
+            Span::styled(
+                text,
+                Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+            )
+        });
+        let badge = badge.map(|text| {
+            Span::styled(
+                text,
+                Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::LightGreen)
+                    .add_modifier(Modifier::BOLD),
+            )
+        });
+        let mut left = Vec::new();
+        if budget >= 10 {
+            left.push(Span::styled(
+                " Terminal ",
+                Style::default().add_modifier(Modifier::BOLD),
+            ));
+            budget -= 10;
+        }
+        if let Some(s) = self.selected_session_info() {
+            let status = if s.ended { "exited" } else { s.status.as_str() };
+            let tail = format!(" · {} · {status} ", s.provider_id);
+            let name = self.shown_name();
+            let text = if name.width() + tail.width() <= budget {
+                format!("{name}{tail}")
+            } else if budget > tail.width() + 6 {
+                format!("{}{tail}", fit(&name, budget - tail.width()))
+            } else if budget > 6 {
+                format!("{} ", fit(&name, budget - 1))
+            } else {
+                String::new()
+            };
+            if !text.is_empty() {
+                left.push(Span::styled(text, Style::default().fg(Color::Gray)));
+            }
+        }
+        left.extend(badge);
+        (left, mark)
+    }
+
     fn draw_bottom(&self, frame: &mut Frame, area: Rect) {
         let key = Style::default()
             .fg(Color::Cyan)
@@ -749,11 +867,16 @@ impl App {
         let dim = Style::default().fg(Color::DarkGray);
         match &self.modal {
             Modal::Filter(edit) => {
-                let line = Line::from(vec![
+                let mut spans = vec![
                     Span::styled("filter: ", key),
                     Span::raw(edit.text().to_string()),
-                    Span::styled(format!("   {}", keys_inline(Context::Filter)), dim),
-                ]);
+                ];
+                push_if_fits(
+                    &mut spans,
+                    area,
+                    format!("   {}", keys_inline(Context::Filter)),
+                );
+                let line = Line::from(spans);
                 frame.render_widget(Paragraph::new(line), area);
                 place_edit_cursor(frame, area, 8, edit);
                 return;
@@ -761,11 +884,16 @@ impl App {
             Modal::Message { name, edit, .. } => {
                 let prefix = format!("message to {}: ", fit(name, 20).trim_end());
                 let pw = prefix.width() as u16;
-                let line = Line::from(vec![
+                let mut spans = vec![
                     Span::styled(prefix, key),
                     Span::raw(edit.text().to_string()),
-                    Span::styled(format!("   {}", keys_inline(Context::Message)), dim),
-                ]);
+                ];
+                push_if_fits(
+                    &mut spans,
+                    area,
+                    format!("   {}", keys_inline(Context::Message)),
+                );
+                let line = Line::from(spans);
                 frame.render_widget(Paragraph::new(line), area);
                 place_edit_cursor(frame, area, pw, edit);
                 return;
@@ -800,7 +928,7 @@ impl App {
         {
             hints.push((String::new(), note));
         }
-        let help = keymap::key_for(ctx, keymap::Action::Help);
+        let help = keymap::key_for(ctx, Action::Help);
         // As many hints as fit, most important first; where `?` works it always shows.
         let mut spans = vec![Span::raw(" ")];
         let reserve = help.as_ref().map_or(0, |k| k.width() + 7);
@@ -829,8 +957,57 @@ impl App {
     }
 }
 
+/// Lines of at most `w` columns, broken at spaces (a word longer than a line is cut); `\n`
+/// starts a new line.
+fn word_wrap(text: &str, w: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for para in text.split('\n') {
+        let mut line = String::new();
+        for word in para.split_whitespace() {
+            if !line.is_empty() && line.width() + 1 + word.width() > w {
+                out.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        out.push(line);
+    }
+    out.into_iter()
+        .map(|l| if l.width() > w { fit(&l, w) } else { l })
+        .collect()
+}
+
+/// The first text that fits in `w` columns; the last one cut when none does.
+pub(crate) fn first_fitting(candidates: &[String], w: usize) -> String {
+    match candidates.iter().find(|c| c.width() <= w) {
+        Some(c) => c.clone(),
+        None => fit(candidates.last().map_or("", String::as_str), w)
+            .trim_end()
+            .to_string(),
+    }
+}
+
+/// `press s…` → `Press s…`.
+fn sentence_case(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// Adds a dim hint to a line when all of it fits in the area's width.
+fn push_if_fits(spans: &mut Vec<Span<'static>>, area: Rect, hint: String) {
+    let used: usize = spans.iter().map(Span::width).sum();
+    if used + hint.width() <= area.width as usize {
+        spans.push(Span::styled(hint, Style::default().fg(Color::DarkGray)));
+    }
+}
+
 /// An editor line's keys as one dim hint: `Enter keep · Esc clear`.
-fn keys_inline(ctx: Context) -> String {
+pub(crate) fn keys_inline(ctx: Context) -> String {
     keymap::bar(ctx)
         .iter()
         .map(|(k, what)| format!("{k} {what}"))
@@ -856,61 +1033,87 @@ pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     )
 }
 
-/// Width of the keys column in the help overlay.
-const HELP_KEYS_W: usize = 22;
-
-/// Every line of the help overlay, drawn from the key map: a section per context.
-pub fn help_lines() -> Vec<Line<'static>> {
+/// Every line of the help overlay in `width` columns, drawn from the key map: a section per
+/// context; a description too long for its column goes on under itself.
+pub fn help_lines(width: usize) -> Vec<Line<'static>> {
     let head = Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
     let key = Style::default()
         .fg(Color::Cyan)
         .add_modifier(Modifier::BOLD);
     let dim = Style::default().fg(Color::DarkGray);
+    let sections: Vec<(Context, Vec<(String, &str)>)> = Context::HELP_ORDER
+        .iter()
+        .map(|c| (*c, keymap::help(*c)))
+        .collect();
+    // The keys column: as wide as the widest keys, but never more than a third of the width.
+    let widest = sections
+        .iter()
+        .flat_map(|(_, rows)| rows.iter().map(|(k, _)| k.width()))
+        .max()
+        .unwrap_or(0);
+    let keys_w = (widest + 3).min(width / 3).max(6);
+    let text_w = width.saturating_sub(keys_w).max(10);
     let mut lines = Vec::new();
-    for ctx in Context::HELP_ORDER {
+    let note = |lines: &mut Vec<Line<'static>>, text: &str| {
+        for l in word_wrap(text, width.saturating_sub(1)) {
+            lines.push(Line::from(Span::styled(format!(" {l}"), dim)));
+        }
+    };
+    for (ctx, rows) in sections {
         if !lines.is_empty() {
             lines.push(Line::from(""));
         }
         lines.push(Line::from(Span::styled(format!(" {}", ctx.title()), head)));
-        for (keys, what) in keymap::help(ctx) {
-            lines.push(Line::from(vec![
-                Span::styled(format!(" {keys:<w$} ", w = HELP_KEYS_W - 2), key),
-                Span::raw(what),
-            ]));
+        for (keys, what) in rows {
+            let mut keys = format!(" {keys}");
+            if keys.width() + 1 > keys_w {
+                // Keys wider than their column get a line of their own.
+                lines.push(Line::from(Span::styled(keys, key)));
+                keys = String::new();
+            }
+            for (i, part) in word_wrap(what, text_w).into_iter().enumerate() {
+                let k = if i == 0 { keys.as_str() } else { "" };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{k:<keys_w$}"), key),
+                    Span::raw(part),
+                ]));
+            }
         }
-        if let Some(note) = ctx.note() {
-            lines.push(Line::from(Span::styled(format!(" {note}"), dim)));
+        if let Some(n) = ctx.note() {
+            note(&mut lines, n);
         }
     }
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(
-        " Mouse: a click selects or focuses; the wheel scrolls",
-        dim,
-    )));
-    lines.push(Line::from(Span::styled(
-        " Marks: ! the agent waits for an answer · • finished while not selected",
-        dim,
-    )));
+    note(
+        &mut lines,
+        "Mouse: a click selects or focuses; the wheel scrolls",
+    );
+    note(
+        &mut lines,
+        "Marks: ! the agent waits for an answer · • finished while not selected",
+    );
     let bound: String = keymap::command_chars().into_iter().collect();
-    lines.push(Line::from(Span::styled(
-        format!(" Option keys {bound} are commands: answer those in the terminal"),
-        dim,
-    )));
+    note(
+        &mut lines,
+        &format!("Option keys {bound} are commands: answer those in the terminal"),
+    );
     lines
 }
 
 impl App {
     /// The help overlay: as many lines as fit, scrolled with ↑/↓; the frame says where.
     fn draw_help(&mut self, frame: &mut Frame, area: Rect) {
-        let lines = help_lines();
+        let w = area.width.min(80);
+        let lines = help_lines(w.saturating_sub(2) as usize);
+        self.help_len = lines.len();
         let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
-        let r = centered(area, 80, h);
+        let r = centered(area, w, h);
         clear_overlay(frame, r);
         let rows = r.height.saturating_sub(2) as usize;
         self.help_rows = rows;
         let max = lines.len().saturating_sub(rows);
         self.help_scroll = self.help_scroll.min(max);
-        let close = keymap::key_for(Context::Help, keymap::Action::CloseHelp).unwrap_or_default();
+        let close = keymap::key_for(Context::Help, Action::CloseHelp).unwrap_or_default();
         let bottom = if max == 0 {
             format!(" {close} closes ")
         } else {
