@@ -6,10 +6,13 @@ mod autopilot;
 mod error;
 pub mod events;
 mod gitfiles;
+mod removal;
 mod runs;
 mod session_info;
 mod sessions;
 mod tasks;
+mod transcript;
+mod trash;
 
 pub use error::{EngineError, EngineResult};
 pub use events::{Event, SessionEventKind, TaskEventKind};
@@ -91,9 +94,23 @@ pub(crate) struct TaskSlot {
     seq: i64,
     change: tokio::sync::Mutex<()>,
     current: RwLock<Arc<Task>>,
+    /// Set (under `change`) when the task is deleted: writers that waited for the lock
+    /// must not write it back.
+    gone: std::sync::atomic::AtomicBool,
 }
 
 impl TaskSlot {
+    fn new(seq: i64, task: Arc<Task>) -> TaskSlot {
+        TaskSlot {
+            seq,
+            change: tokio::sync::Mutex::new(()),
+            current: RwLock::new(task),
+            gone: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+    fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::SeqCst)
+    }
     fn get(&self) -> Arc<Task> {
         match self.current.read() {
             Ok(g) => g.clone(),
@@ -130,6 +147,8 @@ pub(crate) struct Inner {
     dispatch: Arc<tokio::sync::Notify>,
     shutting_down: std::sync::atomic::AtomicBool,
     git: parking_lot::Mutex<HashMap<String, gitfiles::GitSnapshot>>,
+    /// Serialises removals of tasks and sessions, so each is trashed and announced once.
+    removing: tokio::sync::Mutex<()>,
 }
 
 impl Inner {
@@ -186,11 +205,7 @@ impl Engine {
                 repairs.push(task_record(&task, rec.seq));
             }
             max_seq = max_seq.max(rec.seq);
-            let slot = Arc::new(TaskSlot {
-                seq: rec.seq,
-                change: tokio::sync::Mutex::new(()),
-                current: RwLock::new(Arc::new(task)),
-            });
+            let slot = Arc::new(TaskSlot::new(rec.seq, Arc::new(task)));
             table.by_id.insert(rec.id, slot.clone());
             table.order.push(slot);
         }
@@ -216,6 +231,7 @@ impl Engine {
             dispatch: Arc::new(tokio::sync::Notify::new()),
             shutting_down: std::sync::atomic::AtomicBool::new(false),
             git: parking_lot::Mutex::new(HashMap::new()),
+            removing: tokio::sync::Mutex::new(()),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);

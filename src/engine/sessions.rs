@@ -378,7 +378,7 @@ impl Engine {
         Ok(info)
     }
 
-    fn publish_session(&self, kind: SessionEventKind, info: &SessionInfo) {
+    pub(super) fn publish_session(&self, kind: SessionEventKind, info: &SessionInfo) {
         self.publish(Event::Session {
             kind,
             session_id: info.id.clone(),

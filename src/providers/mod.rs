@@ -111,6 +111,12 @@ impl Provider {
         }
     }
 
+    /// Whether a task must give an instruction: coding agents and commands run it; a
+    /// plain shell that would only have it typed can start without one.
+    pub fn needs_instruction(&self) -> bool {
+        self.coding_agent || self.deliver == Delivery::Arg
+    }
+
     pub fn launch(&self, first_instruction: &str) -> Launch {
         let args = self
             .args
