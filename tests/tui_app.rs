@@ -741,3 +741,395 @@ async fn command_keys_with_ctrl_or_alt_do_nothing() {
     );
     engine.shutdown().await;
 }
+
+/// An engine over `dir/state` (made or reopened), running in `dir/work`.
+async fn open_engine(dir: &std::path::Path) -> (StateDir, Engine) {
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let state = StateDir::lock(&dir.join("state")).unwrap();
+    let mut config = EngineConfig::new(Providers::built_in(), work);
+    config.grace = Duration::from_millis(500);
+    let engine = Engine::open(&state, config).await.unwrap();
+    (state, engine)
+}
+
+/// Runs an exec session (with or without a task) to its end in the first orchestra.
+async fn run_to_end(engine: &Engine, script: &str, with_task: bool) -> String {
+    let sid = if with_task {
+        let t = engine
+            .create_task(orchestra::engine::CreateTask {
+                name: "earlier task".into(),
+                description: script.into(),
+                provider_id: Some("exec".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        engine.start_task(&t.id).await.unwrap();
+        engine
+            .get_task(&t.id)
+            .unwrap()
+            .metadata
+            .session_id
+            .clone()
+            .unwrap()
+    } else {
+        engine
+            .spawn_session(orchestra::engine::SpawnSession {
+                task: script.into(),
+                provider_id: Some("exec".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .id
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !engine.get_session(&sid).is_ok_and(|s| s.ended) {
+        assert!(Instant::now() < deadline, "{script:?} did not end");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    sid
+}
+
+fn cell_bg(app: &mut App, w: u16, h: u16, text: &str) -> Option<ratatui::style::Color> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    let buf = term.backend().buffer().clone();
+    for y in 0..h {
+        let row: String = (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect();
+        if let Some(i) = row.find(text) {
+            let x = row[..i].chars().count() as u16;
+            return Some(buf[(x, y)].bg);
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_earlier_runs_session_shows_its_transcript_searchable_and_can_be_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = "i=1; while [ $i -le 300 ]; do echo row-$i; i=$((i+1)); done; echo the-very-end";
+    let (task_sid, free_sid) = {
+        let (state, engine) = open_engine(dir.path()).await;
+        let task_sid = run_to_end(&engine, script, true).await;
+        let free_sid = run_to_end(&engine, "echo free-$((20+1)); echo free-tail", false).await;
+        engine.shutdown().await;
+        drop(engine);
+        drop(state);
+        (task_sid, free_sid)
+    };
+
+    // A new orchestra: those sessions' terminals are gone, their transcripts are not.
+    let (_state, engine) = open_engine(dir.path()).await;
+    let mut events = engine.subscribe();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    assert!(engine.session_pty(&task_sid).is_none());
+    let (w, h) = (120, 40);
+    screen_rows(&mut app, w, h);
+    assert_eq!(app.shown_session_id().as_deref(), Some(task_sid.as_str()));
+    // Shown without asking, from the end.
+    wait_for(&mut app, &mut events, "the transcript", |a| {
+        a.shown_transcript().is_some()
+    })
+    .await;
+    let shown = screen_rows(&mut app, w, h).join("\n");
+    assert!(
+        shown.contains("the-very-end") && shown.contains("row-300"),
+        "{shown}"
+    );
+    assert!(shown.contains("transcript · 301 rows · end "), "{shown}");
+    assert!(!shown.contains("row-1 "), "{shown}");
+
+    // The usual scroll keys scroll it: Tab to the terminal pane, Home goes to the start.
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Home));
+    let rows = screen_rows(&mut app, w, h);
+    assert!(
+        rows.iter().any(|r| r.contains("┃row-1 ")),
+        "{}",
+        rows.join("\n")
+    );
+    app.on_terminal_event(key(KeyCode::PageDown));
+    app.on_terminal_event(key(KeyCode::End));
+    assert!(
+        screen_rows(&mut app, w, h)
+            .join("\n")
+            .contains("the-very-end")
+    );
+
+    // / searches: the latest match first, highlighted; ↑ goes to older ones.
+    app.on_terminal_event(key(KeyCode::Char('/')));
+    typed(&mut app, "ROW-15");
+    let t = app.shown_transcript().unwrap();
+    // row-15 and row-150…159.
+    assert_eq!(t.matches().len(), 11);
+    assert_eq!(t.current(), Some(10));
+    let shown = screen_rows(&mut app, w, h).join("\n");
+    assert!(shown.contains("search: ROW-15  11/11"), "{shown}");
+    assert_eq!(
+        cell_bg(&mut app, w, h, "row-159"),
+        Some(ratatui::style::Color::LightRed)
+    );
+    for _ in 0..10 {
+        app.on_terminal_event(key(KeyCode::Up));
+    }
+    assert_eq!(app.shown_transcript().unwrap().current(), Some(0));
+    let rows = screen_rows(&mut app, w, h);
+    assert!(
+        rows.iter().any(|r| r.contains("┃row-15 ")),
+        "{}",
+        rows.join("\n")
+    );
+    assert_eq!(
+        cell_bg(&mut app, w, h, "row-15 "),
+        Some(ratatui::style::Color::LightRed)
+    );
+    // Esc stops typing; the matches stay marked. Esc again closes the transcript.
+    app.on_terminal_event(key(KeyCode::Esc));
+    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert_eq!(app.shown_transcript().unwrap().query(), "ROW-15");
+    app.on_terminal_event(key(KeyCode::Esc));
+    assert!(app.shown_transcript().is_none());
+    // t shows it again.
+    app.on_terminal_event(key(KeyCode::Char('t')));
+    wait_for(&mut app, &mut events, "the transcript again", |a| {
+        a.shown_transcript().is_some()
+    })
+    .await;
+
+    // The session without a task: its row, its transcript, and D deletes it after y/n.
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Char('G')));
+    assert_eq!(app.shown_session_id().as_deref(), Some(free_sid.as_str()));
+    screen_rows(&mut app, w, h);
+    wait_for(
+        &mut app,
+        &mut events,
+        "the free session's transcript",
+        |a| a.shown_transcript().is_some(),
+    )
+    .await;
+    assert!(screen_rows(&mut app, w, h).join("\n").contains("free-21"));
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    let shown = screen_rows(&mut app, w, h).join("\n");
+    assert!(shown.contains("Delete the ended session"), "{shown}");
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    assert!(engine.get_session(&free_sid).is_ok());
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    app.on_terminal_event(key(KeyCode::Char('y')));
+    wait_for(&mut app, &mut events, "the session's removal", |a| {
+        engine.get_session(&free_sid).is_err()
+            && !a.snapshot().sessions.iter().any(|s| s.id == free_sid)
+    })
+    .await;
+    let kept = dir.path().join("state/trash/sessions").join(&free_sid);
+    assert!(kept.exists(), "nothing kept in {}", kept.display());
+    assert!(
+        app.notice().is_some_and(|n| n.text.contains("trash")),
+        "{:?}",
+        app.notice()
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_state, engine) = open_engine(dir.path()).await;
+    let mut events = engine.subscribe();
+    let s = engine
+        .spawn_session(orchestra::engine::SpawnSession {
+            task: "echo live-$((6*7)); sleep 30".into(),
+            provider_id: Some("exec".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    wait_for(&mut app, &mut events, "the session row", |a| {
+        a.shown_session_id().as_deref() == Some(s.id.as_str())
+    })
+    .await;
+    let pty = engine.session_pty(&s.id).unwrap();
+    wait_for(&mut app, &mut events, "its output", |_| {
+        pty.with_screen(|sc| sc.contents().contains("live-42"))
+    })
+    .await;
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert!(
+        app.notice().unwrap().text.contains("end it first"),
+        "{:?}",
+        app.notice()
+    );
+    app.on_terminal_event(key(KeyCode::Char('t')));
+    wait_for(&mut app, &mut events, "the live transcript", |a| {
+        a.shown_transcript().is_some()
+    })
+    .await;
+    assert!(
+        screen_rows(&mut app, 120, 40)
+            .join("\n")
+            .contains("live-42")
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_edit_rerun_and_order_the_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_state, engine) = open_engine(dir.path()).await;
+    let mut events = engine.subscribe();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let create = |name: &str, description: &str| {
+        let engine = engine.clone();
+        let (name, description) = (name.to_string(), description.to_string());
+        async move {
+            engine
+                .create_task(orchestra::engine::CreateTask {
+                    name,
+                    description,
+                    provider_id: Some("exec".into()),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+        }
+    };
+    let done = create("alpha done", "echo done-$((2*21))").await;
+    let pending = create("zulu pending", "echo one").await;
+    engine.start_task(&done.id).await.unwrap();
+    wait_for(&mut app, &mut events, "the first task to complete", |_| {
+        engine.get_task(&done.id).unwrap().status() == TaskStatus::Completed
+    })
+    .await;
+
+    // e on a finished task says why not; on the pending one it opens the form, filled.
+    app.select_task(&done.id);
+    app.on_terminal_event(key(KeyCode::Char('e')));
+    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert!(app.notice().unwrap().text.contains("only a pending task"));
+    app.select_task(&pending.id);
+    app.on_terminal_event(key(KeyCode::Char('e')));
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("Edit task") && shown.contains("zulu pending"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Directory"), "{shown}");
+    typed(&mut app, " renamed");
+    app.on_terminal_event(key(KeyCode::Tab));
+    paste(&mut app, "\necho two");
+    app.on_terminal_event(key(KeyCode::Enter));
+    wait_for(&mut app, &mut events, "the edit", |a| {
+        matches!(a.modal, orchestra::tui::app::Modal::None)
+    })
+    .await;
+    let edited = engine.get_task(&pending.id).unwrap();
+    assert_eq!(edited.name, "zulu pending renamed");
+    assert_eq!(edited.description, "echo one\necho two");
+    assert_eq!(edited.status(), TaskStatus::Pending);
+
+    // R reruns a completed task: a new pending task linked to it.
+    app.select_task(&done.id);
+    app.on_terminal_event(key(KeyCode::Char('R')));
+    wait_for(&mut app, &mut events, "the rerun", |a| {
+        a.selected_task().is_some_and(|t| {
+            t.metadata.retry_of.as_deref() == Some(done.id.as_str())
+                && t.status() == TaskStatus::Pending
+        })
+    })
+    .await;
+    let rerun = app.selected_task().unwrap().clone();
+    assert_eq!(rerun.description, done.description);
+
+    // D deletes only a finished task, after y/n, and says where it is kept.
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert!(app.notice().unwrap().text.contains("only a finished task"));
+    app.select_task(&done.id);
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(shown.contains("Delete the task \"alpha done\"?"), "{shown}");
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    assert!(engine.get_task(&done.id).is_ok());
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    app.on_terminal_event(key(KeyCode::Char('y')));
+    wait_for(&mut app, &mut events, "the deletion", |a| {
+        engine.get_task(&done.id).is_err() && a.snapshot().tasks.len() == 2
+    })
+    .await;
+    let kept = dir.path().join("state/trash").join(&done.id);
+    assert!(kept.exists(), "nothing in {}", kept.display());
+    let notice = app.notice().unwrap().text.clone();
+    assert!(notice.contains(&kept.display().to_string()), "{notice}");
+
+    // o cycles the order: created, name, status, grouped; the choice survives a restart.
+    // The task list's lines, headings by their status.
+    let names = |a: &mut App| -> Vec<String> {
+        let (w, h) = (120u16, 40u16);
+        let tasks = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, w, h))
+            .unwrap()
+            .tasks;
+        let rows = screen_rows(a, w, h);
+        rows[tasks.y as usize + 1..tasks.bottom() as usize - 1]
+            .iter()
+            .map(|r| {
+                let line: String = r
+                    .chars()
+                    .skip(tasks.x as usize + 1)
+                    .take(tasks.width as usize - 2)
+                    .collect();
+                match line.trim().strip_prefix("── ") {
+                    Some(heading) => heading.trim_end_matches(['─', ' ']).to_string(),
+                    None => ["zulu pending renamed", "alpha done"]
+                        .into_iter()
+                        .find(|n| line.contains(n))
+                        .unwrap_or("")
+                        .to_string(),
+                }
+            })
+            .filter(|n| !n.is_empty())
+            .collect()
+    };
+    // Created: the pending one (older) first, then the rerun.
+    assert_eq!(names(&mut app), ["zulu pending renamed", "alpha done"]);
+    app.on_terminal_event(key(KeyCode::Char('o')));
+    assert!(app.notice().unwrap().text.contains("ordered by name"));
+    assert_eq!(names(&mut app), ["alpha done", "zulu pending renamed"]);
+    engine.start_task(&rerun.id).await.unwrap();
+    wait_for(&mut app, &mut events, "the rerun to finish", |_| {
+        engine.get_task(&rerun.id).unwrap().status().is_final()
+    })
+    .await;
+    app.on_terminal_event(key(KeyCode::Char('o')));
+    // Status: pending before finished.
+    assert_eq!(names(&mut app), ["zulu pending renamed", "alpha done"]);
+    app.on_terminal_event(key(KeyCode::Char('o')));
+    assert_eq!(
+        names(&mut app),
+        ["pending", "zulu pending renamed", "completed", "alpha done"]
+    );
+    let file = dir.path().join("state/tui-list-order");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap().trim(),
+        "grouped by status"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // A new TUI over the same state directory keeps the grouping; headings are skipped.
+    let mut again = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    assert_eq!(
+        names(&mut again),
+        ["pending", "zulu pending renamed", "completed", "alpha done"]
+    );
+    assert_eq!(again.selected_task().unwrap().id, pending.id);
+    again.on_terminal_event(key(KeyCode::Down));
+    assert_eq!(again.selected_task().unwrap().id, rerun.id);
+    engine.shutdown().await;
+}

@@ -35,16 +35,22 @@ impl Cockpit for Fake {
                 id: "claude".into(),
                 name: "Claude Code".into(),
                 installed: false,
+                install: Some("npm install -g @anthropic-ai/claude-code".into()),
+                needs_description: true,
             },
             ProviderChoice {
                 id: "shell".into(),
                 name: "Shell".into(),
                 installed: true,
+                install: None,
+                needs_description: false,
             },
             ProviderChoice {
                 id: "exec".into(),
                 name: "Command".into(),
                 installed: true,
+                install: None,
+                needs_description: true,
             },
         ]
     }

@@ -1,8 +1,9 @@
 //! The new-task form.
 
-use super::backend::ProviderChoice;
+use super::backend::{Command, ProviderChoice};
 pub use super::text_edit::LineEdit;
 use super::text_edit::{Edited, is_new_line_key};
+use crate::task::Task;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// The fields of the new-task form, in Tab order.
@@ -40,7 +41,7 @@ impl Field {
 pub struct Form {
     pub name: LineEdit,
     pub description: LineEdit,
-    /// Installed providers only.
+    /// Every known provider, installed or not (those not installed say how to install them).
     pub providers: Vec<ProviderChoice>,
     pub provider: usize,
     pub dir: LineEdit,
@@ -55,6 +56,8 @@ pub struct Form {
     /// What the last edit did that the user may not expect (line breaks joined); cleared
     /// by the next key.
     pub note: Option<String>,
+    /// Editing this pending task (its name and description); `None`: a new task.
+    pub editing: Option<String>,
 }
 
 /// What a key did to the form.
@@ -67,9 +70,9 @@ pub enum FormAction {
 
 impl Form {
     pub fn new(all: Vec<ProviderChoice>, default_provider: Option<&str>, dir: &str) -> Form {
-        let providers: Vec<ProviderChoice> = all.into_iter().filter(|p| p.installed).collect();
+        let providers = all;
         let provider = default_provider
-            .and_then(|d| providers.iter().position(|p| p.id == d))
+            .and_then(|d| providers.iter().position(|p| p.id == d && p.installed))
             .or_else(|| providers.iter().position(|p| p.id == "shell"))
             .unwrap_or(0);
         Form {
@@ -84,6 +87,68 @@ impl Form {
             error: None,
             busy: false,
             note: None,
+            editing: None,
+        }
+    }
+
+    /// The form over a pending task: its name and description can be changed.
+    pub fn edit(task: &Task, all: Vec<ProviderChoice>) -> Form {
+        let mut form = Form::new(
+            all,
+            Some(&task.metadata.provider_id),
+            &task.metadata.working_directory,
+        );
+        form.name = LineEdit::new(&task.name);
+        form.description = LineEdit::multi_line();
+        form.description.insert_str(&task.description);
+        form.start_now = false;
+        form.editing = Some(task.id.clone());
+        if let Some(i) = form
+            .providers
+            .iter()
+            .position(|p| p.id == task.metadata.provider_id)
+        {
+            form.provider = i;
+        }
+        form
+    }
+
+    /// The fields shown, in Tab order: an edit changes the name and description only.
+    pub fn fields(&self) -> &'static [Field] {
+        if self.editing.is_some() {
+            &Field::ALL[..2]
+        } else {
+            &Field::ALL
+        }
+    }
+
+    /// The chosen provider.
+    pub fn provider(&self) -> Option<&ProviderChoice> {
+        self.providers.get(self.provider)
+    }
+
+    /// What submitting asks of the engine.
+    pub fn command(&self) -> Command {
+        let name = self.name.text().trim().to_string();
+        // Trailing blanks and blank lines before the text go; indentation stays.
+        let text = self.description.text().trim_end();
+        let first_line = text
+            .find(|c: char| !c.is_whitespace())
+            .map_or(text.len(), |i| text[..i].rfind('\n').map_or(0, |n| n + 1));
+        let description = text[first_line..].to_string();
+        match &self.editing {
+            Some(task_id) => Command::EditTask {
+                task_id: task_id.clone(),
+                name,
+                description,
+            },
+            None => Command::CreateTask {
+                name,
+                description,
+                provider_id: self.provider_id().map(str::to_string),
+                working_directory: Some(self.dir.text().trim().to_string()),
+                start: self.start_now,
+            },
         }
     }
 
@@ -99,17 +164,15 @@ impl Form {
     }
 
     fn move_field(&mut self, forward: bool) {
-        let i = Field::ALL
-            .iter()
-            .position(|f| *f == self.field)
-            .unwrap_or(0);
-        let n = Field::ALL.len();
+        let fields = self.fields();
+        let i = fields.iter().position(|f| *f == self.field).unwrap_or(0);
+        let n = fields.len();
         let next = if forward {
             (i + 1) % n
         } else {
             (i + n - 1) % n
         };
-        self.field = Field::ALL[next];
+        self.field = fields[next];
     }
 
     /// Checks every field; fills `errors`. `true` when the form can be submitted.
@@ -119,18 +182,21 @@ impl Form {
         if self.name.text().trim().is_empty() {
             self.errors.push((Field::Name, "a name is required".into()));
         }
-        if self.description.text().trim().is_empty() {
+        if self.description.text().trim().is_empty() && self.description_required() {
+            let p = self.provider().map(|p| p.name.as_str()).unwrap_or_default();
             self.errors.push((
                 Field::Description,
-                "required: what the agent should do".into(),
+                format!("required: what {p} should do (only a plain shell starts without one)"),
             ));
         }
         if self.providers.is_empty() {
             self.errors
-                .push((Field::Provider, "no provider is installed".into()));
+                .push((Field::Provider, "no provider is known".into()));
         }
         let dir = self.dir.text().trim();
-        if dir.is_empty() {
+        if self.editing.is_some() {
+            // Only the name and description change.
+        } else if dir.is_empty() {
             self.errors
                 .push((Field::Directory, "a working directory is required".into()));
         } else {
@@ -146,13 +212,19 @@ impl Form {
         self.errors.is_empty()
     }
 
+    /// Whether the chosen provider needs a description (a plain shell does not: it just
+    /// starts).
+    pub fn description_required(&self) -> bool {
+        self.provider().is_none_or(|p| p.needs_description)
+    }
+
     /// Places an engine error next to the field it is about.
     pub fn engine_error(&mut self, message: String) {
         self.busy = false;
-        let field = if message.contains("workingDirectory") {
-            Some(Field::Directory)
-        } else if message.contains("providerId") {
+        let field = if message.contains("not installed") || message.contains("providerId") {
             Some(Field::Provider)
+        } else if message.contains("workingDirectory") {
+            Some(Field::Directory)
         } else if message.contains("name ") {
             Some(Field::Name)
         } else if message.contains("description") {
@@ -295,14 +367,20 @@ mod tests {
         KeyEvent::new(c, KeyModifiers::NONE)
     }
 
+    fn choice(id: &str, installed: bool, needs_description: bool) -> ProviderChoice {
+        ProviderChoice {
+            id: id.into(),
+            name: id.to_uppercase(),
+            installed,
+            install: (!installed).then(|| format!("npm install -g {id}")),
+            needs_description,
+        }
+    }
+
     #[test]
     fn form_validates_inline() {
-        let providers = vec![ProviderChoice {
-            id: "shell".into(),
-            name: "Shell".into(),
-            installed: true,
-        }];
-        let mut f = Form::new(providers, Some("shell"), "/");
+        let providers = vec![choice("exec", true, true)];
+        let mut f = Form::new(providers, Some("exec"), "/");
         assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::None);
         assert!(f.error_for(Field::Name).is_some());
         assert!(f.error_for(Field::Description).is_some());
@@ -312,5 +390,65 @@ mod tests {
         f.handle(&key(KeyCode::Tab));
         f.handle(&key(KeyCode::Char('y')));
         assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::Submit);
+    }
+
+    #[test]
+    fn a_shell_needs_no_description_and_every_provider_is_offered() {
+        let providers = vec![
+            choice("claude", false, true),
+            choice("shell", true, false),
+            choice("exec", true, true),
+        ];
+        // The default is installed; the missing one is still offered.
+        let mut f = Form::new(providers, Some("claude"), "/");
+        assert_eq!(f.provider_id(), Some("shell"));
+        assert_eq!(f.providers.len(), 3);
+        f.name.insert_str("plain shell");
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::Submit);
+        assert!(matches!(
+            f.command(),
+            Command::CreateTask { ref description, .. } if description.is_empty()
+        ));
+        // exec runs its description: required, and the message says why.
+        f.provider = 2;
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::None);
+        let e = f.error_for(Field::Description).unwrap();
+        assert!(e.contains("required") && e.contains("shell"), "{e}");
+    }
+
+    #[test]
+    fn an_edit_changes_the_name_and_description_only() {
+        let task = crate::task::Task::new(
+            "t1".into(),
+            crate::task::NewTask {
+                name: "old".into(),
+                description: "line one\nline two".into(),
+                provider_id: "exec".into(),
+                working_directory: "/nonexistent".into(),
+                required_capabilities: vec![],
+                retry_of: None,
+                approval: None,
+            },
+            0,
+        );
+        let mut f = Form::edit(&task, vec![choice("exec", true, true)]);
+        assert_eq!(f.fields(), [Field::Name, Field::Description]);
+        assert_eq!(f.description.text(), "line one\nline two");
+        f.handle(&KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        f.name.insert_str("new");
+        f.handle(&key(KeyCode::Tab));
+        assert_eq!(f.field, Field::Description);
+        f.handle(&key(KeyCode::Tab));
+        assert_eq!(f.field, Field::Name);
+        // The directory is not checked: it is not edited.
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::Submit);
+        assert_eq!(
+            f.command(),
+            Command::EditTask {
+                task_id: "t1".into(),
+                name: "new".into(),
+                description: "line one\nline two".into(),
+            }
+        );
     }
 }

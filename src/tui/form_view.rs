@@ -48,27 +48,41 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
         .0
         .len()
         .min(max_rows);
-    let r = centered(area, 72, BASE_HEIGHT + desc_rows as u16 - 1);
+    // An edit shows two of the five fields.
+    let hidden = (Field::ALL.len() - f.fields().len()) as u16 * 2;
+    let r = centered(area, 72, BASE_HEIGHT + desc_rows as u16 - 1 - hidden);
     clear_overlay(frame, r);
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(Style::default().fg(Color::Cyan))
         .title(Line::from(Span::styled(
-            " New task ",
+            if f.editing.is_some() {
+                " Edit task "
+            } else {
+                " New task "
+            },
             Style::default().add_modifier(Modifier::BOLD),
         )))
         .title_bottom(
-            Line::from(first_fitting(
-                &[
-                    format!(" {} ", keys_inline(Context::Form)),
-                    format!(
-                        " {} create · {} cancel ",
-                        keymap::key_for(Context::Form, Action::FormSubmit).unwrap_or_default(),
-                        keymap::key_for(Context::Form, Action::FormCancel).unwrap_or_default()
-                    ),
-                ],
-                r.width.saturating_sub(4) as usize,
-            ))
+            Line::from(if f.editing.is_some() {
+                format!(
+                    " {} save · {} cancel ",
+                    keymap::key_for(Context::Form, Action::FormSubmit).unwrap_or_default(),
+                    keymap::key_for(Context::Form, Action::FormCancel).unwrap_or_default()
+                )
+            } else {
+                first_fitting(
+                    &[
+                        format!(" {} ", keys_inline(Context::Form)),
+                        format!(
+                            " {} create · {} cancel ",
+                            keymap::key_for(Context::Form, Action::FormSubmit).unwrap_or_default(),
+                            keymap::key_for(Context::Form, Action::FormCancel).unwrap_or_default()
+                        ),
+                    ],
+                    r.width.saturating_sub(4) as usize,
+                )
+            })
             .right_aligned(),
         );
     let inner = block.inner(r);
@@ -77,7 +91,7 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
     let dim = Style::default().fg(Color::DarkGray);
     let mut lines: Vec<Line> = Vec::new();
     let mut cursor: Option<Position> = None;
-    for field in Field::ALL {
+    for &field in f.fields() {
         let active = f.field == field;
         let lstyle = if active {
             Style::default()
@@ -132,11 +146,15 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
                 }
             }
             Field::Provider => {
-                let text = match f.providers.get(f.provider) {
-                    Some(p) => format!("‹ {} ({}) ›", p.name, p.id),
-                    None => "no provider installed".to_string(),
+                let (text, style) = match f.provider() {
+                    Some(p) if p.installed => (format!("‹ {} ({}) ›", p.name, p.id), input_style),
+                    Some(p) => (
+                        format!("‹ {} ({}) — not installed ›", p.name, p.id),
+                        input_style.fg(Color::Red),
+                    ),
+                    None => ("no provider is known".to_string(), input_style),
                 };
-                let mut spans = vec![label, Span::styled(text, input_style)];
+                let mut spans = vec![label, Span::styled(text, style)];
                 if active {
                     spans.push(Span::styled("  ←/→ choose", dim));
                 }
@@ -155,12 +173,16 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
                 lines.push(Line::from(spans));
             }
         }
-        match f.error_for(field) {
-            Some(e) => lines.push(Line::from(Span::styled(
+        match (f.error_for(field), field_hint(f, field)) {
+            (Some(e), _) => lines.push(Line::from(Span::styled(
                 format!("{:w$}⚠ {e}", "", w = LABEL_W),
                 Style::default().fg(Color::Red),
             ))),
-            None => lines.push(Line::from("")),
+            (None, Some(hint)) => lines.push(Line::from(Span::styled(
+                format!("{:w$}{}", "", fit(&hint, field_w), w = LABEL_W),
+                dim,
+            ))),
+            (None, None) => lines.push(Line::from("")),
         }
     }
     let footer = if let Some(e) = &f.error {
@@ -168,7 +190,12 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
     } else if let Some(n) = &f.note {
         Span::styled(n.clone(), Style::default().fg(Color::Yellow))
     } else if f.busy {
-        Span::styled("creating…", Style::default().fg(Color::Yellow))
+        let doing = if f.editing.is_some() {
+            "saving…"
+        } else {
+            "creating…"
+        };
+        Span::styled(doing, Style::default().fg(Color::Yellow))
     } else {
         Span::styled(
             "The description is the agent's first instruction (a shell runs it).",
@@ -185,6 +212,22 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
         && inner.contains(p)
     {
         frame.set_cursor_position(p);
+    }
+}
+
+/// A dim line under a field when it has no error: how to install a missing provider, or
+/// that a shell needs no description.
+fn field_hint(f: &Form, field: Field) -> Option<String> {
+    let p = f.provider()?;
+    match field {
+        Field::Provider if !p.installed => Some(match &p.install {
+            Some(how) => format!("install it with: {how}"),
+            None => format!("{} is not on PATH", p.id),
+        }),
+        Field::Description if !f.description_required() && f.description.text().is_empty() => {
+            Some(format!("optional: {} just starts without one", p.name))
+        }
+        _ => None,
     }
 }
 

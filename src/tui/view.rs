@@ -250,6 +250,7 @@ impl App {
             return;
         };
         self.areas = Some(areas);
+        self.transcript_for_gone_terminal();
         self.draw_top(frame, areas.top);
         self.draw_tasks(frame, areas.tasks);
         self.draw_steps(frame, areas.steps);
@@ -346,6 +347,12 @@ impl App {
             format!(" Tasks ({}) ", self.snapshot().tasks.len()),
             Style::default().add_modifier(Modifier::BOLD),
         )];
+        if self.order != super::list_prefs::ListOrder::Created {
+            title.push(Span::styled(
+                format!("by {} ", self.order.as_str()),
+                Style::default().fg(Color::DarkGray),
+            ));
+        }
         if !self.filter.is_empty() || matches!(self.modal, Modal::Filter(_)) {
             title.push(Span::styled(
                 format!("/{} ", self.filter),
@@ -409,6 +416,10 @@ impl App {
                     Row::Header => Line::from(Span::styled(
                         fit("── sessions without a task ──", w),
                         Style::default().fg(Color::DarkGray),
+                    )),
+                    Row::Group(status) => Line::from(Span::styled(
+                        fit(&format!("── {status} ──"), w),
+                        Style::default().fg(status_color(status)),
                     )),
                     Row::Session(si) => {
                         let s = &self.snapshot().sessions[si];
@@ -698,7 +709,18 @@ impl App {
         let sid = self.shown_session_id();
         let (left, mark) = self.terminal_titles(area.width.saturating_sub(2) as usize);
         let mut block = pane_block(Line::from(left), focused, self.typing);
-        if let Some(mark) = mark {
+        if let Some(t) = self.shown_transcript() {
+            block = block.title_top(
+                Line::from(Span::styled(
+                    transcript_title(t),
+                    Style::default()
+                        .fg(Color::Black)
+                        .bg(Color::LightCyan)
+                        .add_modifier(Modifier::BOLD),
+                ))
+                .right_aligned(),
+            );
+        } else if let Some(mark) = mark {
             block = block.title_top(Line::from(mark).right_aligned());
         }
         frame.render_widget(block, area);
@@ -720,6 +742,10 @@ impl App {
             );
             return;
         };
+        if let Some(t) = self.shown_transcript() {
+            t.render(inner, frame.buffer_mut(), self.color);
+            return;
+        }
         if let Some(v) = &self.scroll {
             frame.render_widget(TermView::new(&v.screen).color(self.color), inner);
             return;
@@ -738,7 +764,11 @@ impl App {
         });
         if !drawn {
             frame.render_widget(
-                Paragraph::new("The agent's terminal is gone (it ran in an earlier orchestra).\nIts transcript is in the state directory.")
+                Paragraph::new(if self.transcript_loading() {
+                    "The agent's terminal is gone (it ran in an earlier orchestra).\nReading its transcript…"
+                } else {
+                    "The agent's terminal is gone (it ran in an earlier orchestra).\nPress t to read its transcript."
+                })
                     .style(dim)
                     .wrap(Wrap { trim: false }),
                 inner,
@@ -877,6 +907,25 @@ impl App {
                     format!("   {}", keys_inline(Context::Filter)),
                 );
                 let line = Line::from(spans);
+                frame.render_widget(Paragraph::new(line), area);
+                place_edit_cursor(frame, area, 8, edit);
+                return;
+            }
+            Modal::Search(edit) => {
+                let found = match self.shown_transcript() {
+                    Some(_) if edit.text().is_empty() => String::new(),
+                    Some(t) => match t.current() {
+                        Some(c) => format!("  {}/{}", c + 1, t.matches().len()),
+                        None => "  no match".to_string(),
+                    },
+                    None => "  reading…".to_string(),
+                };
+                let line = Line::from(vec![
+                    Span::styled("search: ", key),
+                    Span::raw(edit.text().to_string()),
+                    Span::styled(found, Style::default().fg(Color::Yellow)),
+                    Span::styled(format!("   {}", keys_inline(Context::Search)), dim),
+                ]);
                 frame.render_widget(Paragraph::new(line), area);
                 place_edit_cursor(frame, area, 8, edit);
                 return;
@@ -1166,6 +1215,12 @@ fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         Confirm::EndSession { name, .. } => {
             format!("End the session {name:?}?\nIts processes are ended (TERM, then KILL).")
         }
+        Confirm::DeleteTask { name, .. } => {
+            format!("Delete the task {name:?}?\nA copy is kept in the state directory's trash.")
+        }
+        Confirm::RemoveSession { name, .. } => format!(
+            "Delete the ended session {name:?}?\nIts transcript is kept in the state directory's trash."
+        ),
         Confirm::Quit { live } => format!(
             "{live} agent{} still running.\nQuit and end {}?",
             if *live == 1 { " is" } else { "s are" },
@@ -1199,4 +1254,14 @@ fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         Span::raw(" no"),
     ]));
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+}
+
+/// The transcript's mark in the terminal pane's title: where the view is, and the search.
+fn transcript_title(t: &super::transcript_view::Transcript) -> String {
+    let place = match t.offset() {
+        0 => "end".to_string(),
+        n => format!("{n} rows back"),
+    };
+    let cut = if t.truncated { " (its end)" } else { "" };
+    format!(" transcript{cut} · {} rows · {place} ", t.len())
 }
