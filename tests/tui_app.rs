@@ -1133,3 +1133,40 @@ async fn delete_edit_rerun_and_order_the_list() {
     assert_eq!(again.selected_task().unwrap().id, rerun.id);
     engine.shutdown().await;
 }
+
+/// A plain shell starts without a description; `exec` says inline that it needs one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_task_needs_no_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, work) = engine_and_app(dir.path()).await;
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    typed(&mut app, "no description");
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Tab));
+    choose_provider(&mut app, "exec");
+    app.on_terminal_event(key(KeyCode::Enter));
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("⚠ required for Command: what it should do"),
+        "{shown}"
+    );
+    assert!(engine.list_tasks(None, None).is_empty());
+    // The shell: optional, and it says so while the field is empty.
+    app.on_terminal_event(key(KeyCode::Tab));
+    choose_provider(&mut app, "shell");
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("optional: Shell just starts without one"),
+        "{shown}"
+    );
+    finish_form(&mut app, "shell", &work);
+    wait_for(&mut app, &mut events, "the shell to run", |a| {
+        a.selected_task()
+            .is_some_and(|t| t.status() == TaskStatus::Running)
+    })
+    .await;
+    let t = app.selected_task().unwrap().clone();
+    assert_eq!(t.description, "");
+    assert_eq!(t.metadata.provider_id, "shell");
+    engine.shutdown().await;
+}

@@ -186,7 +186,7 @@ impl Form {
             let p = self.provider().map(|p| p.name.as_str()).unwrap_or_default();
             self.errors.push((
                 Field::Description,
-                format!("required: what {p} should do (only a plain shell starts without one)"),
+                format!("required for {p}: what it should do"),
             ));
         }
         if self.providers.is_empty() {
@@ -311,6 +311,10 @@ impl Form {
                             }
                             _ => {}
                         }
+                        // A description no longer needed is no longer missing.
+                        if !self.description_required() {
+                            self.errors.retain(|(f, _)| *f != Field::Description);
+                        }
                     }
                     Field::StartNow => match key.code {
                         KeyCode::Char('y') => self.start_now = true,
@@ -413,7 +417,7 @@ mod tests {
         f.provider = 2;
         assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::None);
         let e = f.error_for(Field::Description).unwrap();
-        assert!(e.contains("required") && e.contains("shell"), "{e}");
+        assert_eq!(e, "required for EXEC: what it should do");
     }
 
     #[test]
