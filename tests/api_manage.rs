@@ -337,3 +337,35 @@ fn a_sessions_raw_transcript_live_ended_and_after_a_restart() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(r.body.contains("\u{1b}[31mred-42"), "{:?}", r.body);
 }
+
+#[test]
+fn the_autopilot_switch_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = |s: &Server| s.get("/api/status").json();
+    let mut s = Server::start_in(dir.path(), &[]);
+    assert_eq!(status(&s)["autopilot"], false);
+    assert_eq!(
+        s.post_empty("/api/agent/resume").json()["status"],
+        "running"
+    );
+    // SIGTERM stops orchestra; it does not turn autopilot off.
+    s.stop();
+    let mut s = Server::start_in(dir.path(), &[]);
+    assert_eq!(status(&s)["autopilot"], true);
+    assert_eq!(status(&s)["state"], "running");
+    let id = exec_task(&s, "by autopilot", "echo auto");
+    wait_task_status(&s, &id, "completed");
+
+    assert_eq!(s.post_empty("/api/agent/pause").json()["status"], "paused");
+    s.stop();
+    let mut s = Server::start_in(dir.path(), &[]);
+    assert_eq!(status(&s)["autopilot"], false);
+    assert_eq!(status(&s)["state"], "paused");
+
+    // `stop` turns it off for good too.
+    s.post_empty("/api/agent/resume");
+    assert_eq!(s.post_empty("/api/agent/stop").json()["status"], "stopped");
+    s.stop();
+    let s = Server::start_in(dir.path(), &[]);
+    assert_eq!(status(&s)["autopilot"], false);
+}

@@ -1,6 +1,11 @@
 //! The autopilot: while on, pending tasks start oldest first, at most `max_concurrent` at once.
 
-use super::{Engine, RunState, now_ms};
+use super::{Engine, EngineError, RunState, now_ms};
+use crate::store::{Record, Table};
+use serde_json::json;
+
+/// The settings record that keeps the autopilot switch.
+const AUTOPILOT_SETTING: &str = "autopilot";
 use crate::task::TaskStatus;
 
 impl Engine {
@@ -11,7 +16,13 @@ impl Engine {
         }
     }
 
+    /// The user's switch: applied, and kept for the next start.
     pub async fn set_autopilot(&self, on: bool) {
+        self.apply_autopilot(on);
+        self.remember_autopilot(on).await;
+    }
+
+    fn apply_autopilot(&self, on: bool) {
         self.set_run_state(if on {
             RunState::Running
         } else {
@@ -19,6 +30,35 @@ impl Engine {
         });
         if on {
             self.inner.dispatch.notify_one();
+        }
+    }
+
+    /// Keeps the switch in the store. Stopping orchestra is not turning autopilot off, so
+    /// only the user's own switches (and `stop`) call this.
+    pub(crate) async fn remember_autopilot(&self, on: bool) {
+        let record = Record {
+            table: Table::Settings,
+            id: AUTOPILOT_SETTING.into(),
+            seq: 0,
+            owner: None,
+            json: json!({ "on": on }).to_string(),
+        };
+        if let Err(e) = self.store().put(vec![record]).await {
+            tracing::error!(error = %e, "could not keep the autopilot switch");
+        }
+    }
+
+    /// At start: autopilot as the user last left it.
+    pub(crate) fn restore_autopilot(&self, settings: &[Record]) {
+        let on = settings
+            .iter()
+            .find(|r| r.id == AUTOPILOT_SETTING)
+            .and_then(|r| serde_json::from_str::<serde_json::Value>(&r.json).ok())
+            .and_then(|v| v["on"].as_bool())
+            .unwrap_or(false);
+        if on {
+            tracing::info!("autopilot is on, as it was left");
+            self.apply_autopilot(true);
         }
     }
 
@@ -40,6 +80,15 @@ impl Engine {
         });
     }
 
+    /// Leaves a task it cannot start now (its provider is not installed) pending, saying so
+    /// once per task rather than at every pass; it starts once the provider is installed and
+    /// anything wakes the dispatcher.
+    fn skip_task(&self, id: &str, why: &EngineError) {
+        if self.inner.skipped.lock().insert(id.to_string()) {
+            tracing::warn!(task = %id, reason = %why, "autopilot leaves a task pending");
+        }
+    }
+
     async fn dispatch(&self) {
         if self.run_state() != RunState::Running {
             return;
@@ -56,8 +105,17 @@ impl Engine {
             if busy >= self.config().max_concurrent || self.run_state() != RunState::Running {
                 break;
             }
+            if let Err(e) = self.ensure_task_provider(&t.metadata.provider_id) {
+                self.skip_task(&t.id, &e);
+                continue;
+            }
             match self.start_task(&t.id).await {
-                Ok(_) => busy += 1,
+                Ok(_) => {
+                    busy += 1;
+                    self.inner.skipped.lock().remove(&t.id);
+                }
+                // Missing right as it started: skipped like above, not failed.
+                Err(e @ EngineError::Unavailable(_)) => self.skip_task(&t.id, &e),
                 Err(e) => {
                     tracing::warn!(task = %t.id, error = %e, "autopilot could not start a task");
                     let _ = self

@@ -149,6 +149,8 @@ pub(crate) struct Inner {
     git: parking_lot::Mutex<HashMap<String, gitfiles::GitSnapshot>>,
     /// Serialises removals of tasks and sessions, so each is trashed and announced once.
     removing: tokio::sync::Mutex<()>,
+    /// Pending tasks the autopilot skips (provider not installed), each logged once.
+    skipped: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Inner {
@@ -232,6 +234,7 @@ impl Engine {
             shutting_down: std::sync::atomic::AtomicBool::new(false),
             git: parking_lot::Mutex::new(HashMap::new()),
             removing: tokio::sync::Mutex::new(()),
+            skipped: parking_lot::Mutex::new(Default::default()),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);
@@ -239,6 +242,7 @@ impl Engine {
             engine.store().put(session_repairs).await?;
         }
         engine.spawn_dispatcher();
+        engine.restore_autopilot(&loaded.settings);
         Ok(engine)
     }
 

@@ -38,6 +38,7 @@ impl Engine {
         if task.status() != TaskStatus::Pending {
             return Err(conflict(&task, "only a pending task can be started"));
         }
+        self.ensure_task_provider(&task.metadata.provider_id)?;
         let dir = task.metadata.working_directory.clone();
         let snapshot = {
             let dir = dir.clone();
@@ -249,6 +250,7 @@ impl Engine {
     /// Ends every running task's session and all other sessions; autopilot off.
     pub async fn stop_all(&self) {
         self.set_run_state(RunState::Stopped);
+        self.remember_autopilot(false).await;
         for t in self.list_tasks(None, None) {
             if matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
                 && t.metadata.session_id.is_some()
@@ -277,6 +279,7 @@ impl Engine {
                     "name": p.name,
                     "command": p.command,
                     "installed": d.installed,
+                    "install": p.install_hint(),
                     "path": d.path.map(|p| p.to_string_lossy().into_owned()),
                     "version": d.version,
                     "codingAgent": p.coding_agent,

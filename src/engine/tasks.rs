@@ -130,7 +130,16 @@ impl Engine {
         .await
     }
 
+    /// Refuses (503) a task whose provider is known but not installed here.
+    pub(crate) fn ensure_task_provider(&self, provider_id: &str) -> EngineResult<()> {
+        match self.providers().get(provider_id) {
+            Some(p) => super::sessions::ensure_installed(p),
+            None => Ok(()),
+        }
+    }
+
     async fn insert_task(&self, spec: NewTask) -> EngineResult<Arc<Task>> {
+        self.ensure_task_provider(&spec.provider_id)?;
         let task = Task::new(uuid::Uuid::new_v4().to_string(), spec, now_ms());
         let seq = self.next_seq();
         self.store().put(vec![task_record(&task, seq)]).await?;

@@ -39,6 +39,7 @@ pub enum Table {
     Tasks,
     Sessions,
     Messages,
+    Settings,
 }
 
 impl Table {
@@ -47,6 +48,7 @@ impl Table {
             Table::Tasks => "tasks",
             Table::Sessions => "sessions",
             Table::Messages => "messages",
+            Table::Settings => "settings",
         }
     }
 }
@@ -67,6 +69,7 @@ pub struct Loaded {
     pub tasks: Vec<Record>,
     pub sessions: Vec<Record>,
     pub messages: Vec<Record>,
+    pub settings: Vec<Record>,
 }
 
 /// What a removal deletes: one record by id, or every record a table holds for an owner
@@ -102,6 +105,7 @@ impl Store {
             tasks: load(&conn, Table::Tasks)?,
             sessions: load(&conn, Table::Sessions)?,
             messages: load(&conn, Table::Messages)?,
+            settings: load(&conn, Table::Settings)?,
         };
         // Checkpoints (copying the log into the database) run on their own connection and
         // thread, so no write waits behind one: the writer only asks for one now and then.
@@ -244,6 +248,10 @@ fn commit(conn: &mut Connection, batch: &[Job]) -> Result<(), rusqlite::Error> {
                 }
                 Table::Messages => {
                     "INSERT INTO messages (id, seq, owner, data) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT(id) DO UPDATE SET data = excluded.data"
+                }
+                Table::Settings => {
+                    "INSERT INTO settings (id, seq, owner, data) VALUES (?1, ?2, ?3, ?4)
                      ON CONFLICT(id) DO UPDATE SET data = excluded.data"
                 }
             };
