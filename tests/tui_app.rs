@@ -1170,3 +1170,88 @@ async fn a_shell_task_needs_no_description() {
     assert_eq!(t.metadata.provider_id, "shell");
     engine.shutdown().await;
 }
+/// Every known provider is offered; one that is not installed says how to install it, and
+/// creating a task on it is refused with the engine's message, shown in the form.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_that_is_not_installed_is_offered_but_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[[provider]]\nid = \"ghost\"\nname = \"Ghost Agent\"\ncommand = \"orchestra-test-no-such-cli\"\ncoding_agent = true\ninstall = \"npm install -g ghost-agent\"\n",
+    )
+    .unwrap();
+    let loaded = orchestra::providers::Config::load(Some(&config)).unwrap();
+    let providers = Providers::from_config(&loaded, None).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let state = StateDir::lock(&dir.path().join("state")).unwrap();
+    let engine = Engine::open(&state, EngineConfig::new(providers, work.clone()))
+        .await
+        .unwrap();
+    let mut events = engine.subscribe();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    typed(&mut app, "needs a ghost");
+    app.on_terminal_event(key(KeyCode::Tab));
+    typed(&mut app, "do it");
+    app.on_terminal_event(key(KeyCode::Tab));
+    choose_provider(&mut app, "ghost");
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("Ghost Agent (ghost) — not installed"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("install it with: npm install -g ghost-agent"),
+        "{shown}"
+    );
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut app, work.to_str().unwrap());
+    app.on_terminal_event(key(KeyCode::Enter));
+    wait_for(
+        &mut app,
+        &mut events,
+        "the engine's answer",
+        |a| matches!(&a.modal, orchestra::tui::app::Modal::Form(f) if !f.busy),
+    )
+    .await;
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("is not installed") && shown.contains("npm install -g ghost-agent"),
+        "{shown}"
+    );
+    assert!(engine.list_tasks(None, None).is_empty());
+    engine.shutdown().await;
+}
+
+/// "Start now" with autopilot on: whoever starts the task first, the form reports no failure
+/// (the other start's refusal is not one). That it runs once is the engine's start claim.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_now_with_autopilot_on_reports_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, work) = engine_and_app(dir.path()).await;
+    engine.set_autopilot(true).await;
+    for i in 0..4 {
+        app.on_terminal_event(key(KeyCode::Char('n')));
+        typed(&mut app, &format!("raced {i}"));
+        app.on_terminal_event(key(KeyCode::Tab));
+        typed(&mut app, "sleep 30");
+        app.on_terminal_event(key(KeyCode::Tab));
+        finish_form(&mut app, "exec", &work);
+        wait_for(&mut app, &mut events, "the task to run", |a| {
+            matches!(a.modal, orchestra::tui::app::Modal::None)
+                && a.selected_task().is_some_and(|t| {
+                    t.name == format!("raced {i}") && t.status() == TaskStatus::Running
+                })
+        })
+        .await;
+        let n = app.notice().expect("a notice");
+        assert_eq!(n.level, orchestra::tui::app::Level::Info, "{}", n.text);
+    }
+    engine.shutdown().await;
+}

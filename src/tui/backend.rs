@@ -8,7 +8,7 @@
 
 use super::transcript_view::TRANSCRIPT_BYTES;
 use crate::engine::{CreateTask, Engine, EngineError, Event, Input, SessionInfo, TaskPatch};
-use crate::task::Task;
+use crate::task::{Task, TaskStatus};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
@@ -23,7 +23,7 @@ pub struct ProviderChoice {
     pub id: String,
     pub name: String,
     pub installed: bool,
-    /// How to install it (a command, or where to read), when it is not installed.
+    /// How to install it (the engine's hint), when it is not installed.
     pub install: Option<String>,
     /// A task on it needs a description (a plain shell does not: it just starts).
     pub needs_description: bool,
@@ -176,7 +176,7 @@ impl Cockpit for EngineCockpit {
                 id: p.id.clone(),
                 name: p.name.clone(),
                 installed: p.installed(),
-                install: None,
+                install: (!p.installed()).then(|| p.install_hint()),
                 needs_description: p.needs_instruction(),
             })
             .collect()
@@ -229,10 +229,17 @@ impl Cockpit for EngineCockpit {
                         .map_err(msg)?;
                     let mut note = None;
                     if start && let Err(e) = engine.start_task(&task.id).await {
-                        note = Some(format!(
-                            "created {:?}, but it did not start: {e}",
-                            task.name
-                        ));
+                        // Started meanwhile by someone else (autopilot): what was asked
+                        // for happened, once.
+                        let started = engine.get_task(&task.id).is_ok_and(|t| {
+                            matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
+                        });
+                        if !started {
+                            note = Some(format!(
+                                "created {:?}, but it did not start: {e}",
+                                task.name
+                            ));
+                        }
                     }
                     Ok(Outcome::Created {
                         task_id: task.id.clone(),
