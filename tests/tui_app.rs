@@ -1097,7 +1097,7 @@ async fn delete_edit_rerun_and_order_the_list() {
     // Created: the pending one (older) first, then the rerun.
     assert_eq!(names(&mut app), ["zulu pending renamed", "alpha done"]);
     app.on_terminal_event(key(KeyCode::Char('o')));
-    assert!(app.notice().unwrap().text.contains("ordered by name"));
+    assert!(app.notice().unwrap().text.contains("task list: by name"));
     assert_eq!(names(&mut app), ["alpha done", "zulu pending renamed"]);
     engine.start_task(&rerun.id).await.unwrap();
     wait_for(&mut app, &mut events, "the rerun to finish", |_| {
@@ -1113,10 +1113,7 @@ async fn delete_edit_rerun_and_order_the_list() {
         ["pending", "zulu pending renamed", "completed", "alpha done"]
     );
     let file = dir.path().join("state/tui-list-order");
-    assert_eq!(
-        std::fs::read_to_string(&file).unwrap().trim(),
-        "grouped by status"
-    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), "grouped");
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(
         std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,

@@ -5,6 +5,7 @@ use orchestra::engine::{Event, SessionInfo};
 use orchestra::session::SessionStatus;
 use orchestra::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus};
 use orchestra::tui::App;
+use orchestra::tui::app::{AppMsg, Origin};
 use orchestra::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
 use orchestra::tui::term_view::TermView;
 use parking_lot::Mutex;
@@ -948,4 +949,57 @@ fn alt_letters_type_nothing_into_the_filter() {
     let t = render(&mut a, 100, 30);
     let shown = format!("{:?}", t.backend());
     assert!(shown.contains("filter: fi "), "{shown}");
+}
+
+/// A transcript in the terminal pane, searched: the current match and the others marked, the
+/// search line in the bar.
+#[test]
+fn transcript_searched_at_80x24_and_50x12() {
+    use crossterm::event::KeyCode::*;
+    let f = fake();
+    for (w, h) in [(80, 24), (50, 12)] {
+        let mut a = app(&f);
+        render(&mut a, w, h);
+        keys(&mut a, &[Tab, Tab, Char('t')]);
+        assert!(
+            f.commands
+                .lock()
+                .contains(&Command::Transcript("s-run".into())),
+            "t asks for the transcript"
+        );
+        let mut bytes = Vec::new();
+        for i in 1..=60 {
+            let line = if i % 20 == 0 {
+                format!("step {i}: \x1b[31merror\x1b[0m in parse\r\n")
+            } else {
+                format!("step {i}: ok\r\n")
+            };
+            bytes.extend_from_slice(line.as_bytes());
+        }
+        a.on_result(AppMsg {
+            origin: Origin::Action,
+            result: Ok(Outcome::Transcript {
+                session_id: "s-run".into(),
+                bytes,
+            }),
+        });
+        keys(&mut a, &[Char('/')]);
+        for c in "ERROR".chars() {
+            keys(&mut a, &[Char(c)]);
+        }
+        keys(&mut a, &[Up]);
+        let t = render(&mut a, w, h);
+        insta::assert_snapshot!(format!("transcript_searched_{w}x{h}"), t.backend());
+    }
+}
+
+/// `o` three times: the list grouped by status, each group under its heading.
+#[test]
+fn list_grouped_by_status() {
+    use crossterm::event::KeyCode::*;
+    let f = fake();
+    let mut a = app(&f);
+    keys(&mut a, &[Char('o'), Char('o'), Char('o')]);
+    let t = render(&mut a, 80, 24);
+    insta::assert_snapshot!(t.backend());
 }

@@ -84,7 +84,7 @@ impl App {
             None => String::new(),
         };
         self.notify(
-            format!("tasks ordered by {}{kept}", self.order.as_str()),
+            format!("task list: {}{kept}", self.order.label()),
             Level::Info,
         );
     }

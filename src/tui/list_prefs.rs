@@ -33,12 +33,22 @@ impl ListOrder {
         Self::ALL[(i + 1) % Self::ALL.len()]
     }
 
-    /// As written in the file and said on screen.
+    /// As written in the file.
     pub fn as_str(self) -> &'static str {
         match self {
             ListOrder::Created => "created",
             ListOrder::Name => "name",
             ListOrder::Status => "status",
+            ListOrder::Grouped => "grouped",
+        }
+    }
+
+    /// As said on screen.
+    pub fn label(self) -> &'static str {
+        match self {
+            ListOrder::Created => "by created",
+            ListOrder::Name => "by name",
+            ListOrder::Status => "by status",
             ListOrder::Grouped => "grouped by status",
         }
     }
@@ -135,7 +145,7 @@ mod tests {
             seen.push(o.as_str());
             o = o.next();
         }
-        assert_eq!(seen, ["created", "name", "status", "grouped by status"]);
+        assert_eq!(seen, ["created", "name", "status", "grouped"]);
         assert_eq!(o, ListOrder::Created);
     }
 }

@@ -349,7 +349,7 @@ impl App {
         )];
         if self.order != super::list_prefs::ListOrder::Created {
             title.push(Span::styled(
-                format!("by {} ", self.order.as_str()),
+                format!("{} ", self.order.label()),
                 Style::default().fg(Color::DarkGray),
             ));
         }
@@ -712,7 +712,7 @@ impl App {
         if let Some(t) = self.shown_transcript() {
             block = block.title_top(
                 Line::from(Span::styled(
-                    transcript_title(t),
+                    transcript_title(t, area.width.saturating_sub(2) as usize / 2),
                     Style::default()
                         .fg(Color::Black)
                         .bg(Color::LightCyan)
@@ -1256,12 +1256,20 @@ fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
 }
 
-/// The transcript's mark in the terminal pane's title: where the view is, and the search.
-fn transcript_title(t: &super::transcript_view::Transcript) -> String {
-    let place = match t.offset() {
-        0 => "end".to_string(),
-        n => format!("{n} rows back"),
+/// The transcript's mark in the terminal pane's title: how long it is and where the view is,
+/// shorter where the pane is narrow (at most `w` columns).
+fn transcript_title(t: &super::transcript_view::Transcript, w: usize) -> String {
+    let (place, short) = match t.offset() {
+        0 => ("end".to_string(), "end".to_string()),
+        n => (format!("{n} rows back"), format!("↑{n}")),
     };
     let cut = if t.truncated { " (its end)" } else { "" };
-    format!(" transcript{cut} · {} rows · {place} ", t.len())
+    first_fitting(
+        &[
+            format!(" transcript{cut} · {} rows · {place} ", t.len()),
+            format!(" transcript · {short} "),
+            format!(" {short} "),
+        ],
+        w,
+    )
 }
