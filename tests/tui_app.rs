@@ -941,7 +941,9 @@ async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
     let mut events = engine.subscribe();
     let s = engine
         .spawn_session(orchestra::engine::SpawnSession {
-            task: "echo live-$((6*7)); sleep 30".into(),
+            // It asks for the mouse, as full-screen agents do: the wheel goes to it, except
+            // over its transcript.
+            task: "printf '\\033[?1000h'; i=1; while [ $i -le 80 ]; do echo row-$i; i=$((i+1)); done; echo live-$((6*7)); sleep 30".into(),
             provider_id: Some("exec".into()),
             ..Default::default()
         })
@@ -964,16 +966,34 @@ async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
         "{:?}",
         app.notice()
     );
+    // The transcript file follows the screen (written as output is read).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !String::from_utf8_lossy(&engine.session_transcript(&s.id, None).await.unwrap())
+        .contains("live-42")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the transcript never got the output"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     app.on_terminal_event(key(KeyCode::Char('t')));
     wait_for(&mut app, &mut events, "the live transcript", |a| {
         a.shown_transcript().is_some()
     })
     .await;
-    assert!(
-        screen_rows(&mut app, 120, 40)
-            .join("\n")
-            .contains("live-42")
-    );
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(shown.contains("live-42"), "{shown}");
+    let term = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40))
+        .unwrap()
+        .term_inner;
+    app.on_terminal_event(E::Mouse(crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::ScrollUp,
+        column: term.x + 2,
+        row: term.y + 2,
+        modifiers: KeyModifiers::NONE,
+    }));
+    assert_eq!(app.shown_transcript().unwrap().offset(), 3);
     engine.shutdown().await;
 }
 

@@ -1376,7 +1376,11 @@ impl App {
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 let up = m.kind == MouseEventKind::ScrollUp;
                 if a.term.contains(pos) {
-                    if self.scroll.is_none() && self.wheel_to_agent(up, pos, a.term_inner) {
+                    // A shown transcript scrolls itself; the agent gets the wheel otherwise.
+                    if self.scroll.is_none()
+                        && self.shown_transcript().is_none()
+                        && self.wheel_to_agent(up, pos, a.term_inner)
+                    {
                         return;
                     }
                     self.scroll_by(if up { 3 } else { -3 });

@@ -56,9 +56,15 @@ impl App {
         self.run(Command::Transcript(sid), Origin::Action);
     }
 
-    /// Before drawing: a session whose terminal is gone (it ran in an earlier orchestra)
-    /// shows its transcript without being asked; it is read once per selection.
-    pub(crate) fn transcript_for_gone_terminal(&mut self) {
+    /// Before drawing: the shown transcript is replayed at the pane's size, and a session
+    /// whose terminal is gone (it ran in an earlier orchestra) shows its transcript without
+    /// being asked (it is read once per selection).
+    pub(crate) fn prepare_transcript(&mut self) {
+        if let Some(inner) = self.areas.map(|a| a.term_inner)
+            && let Some(t) = self.shown_transcript_mut()
+        {
+            t.fit(inner.height, inner.width);
+        }
         let Some(sid) = self.shown_session_id() else {
             return;
         };
@@ -82,7 +88,7 @@ impl App {
             .map(|a| (a.term_inner.width, a.term_inner.height))
             .unwrap_or((120, 40));
         let truncated = bytes.len() >= TRANSCRIPT_BYTES;
-        let mut t = Transcript::new(&session_id, &bytes, truncated, rows, cols);
+        let mut t = Transcript::new(&session_id, bytes, truncated, rows, cols);
         if t.is_empty() {
             self.notify("the session printed nothing", Level::Info);
         }

@@ -33,6 +33,8 @@ pub struct Match {
 
 pub struct Transcript {
     pub session_id: String,
+    /// What was read, kept to replay it at another size.
+    bytes: Vec<u8>,
     screen: vt100::Screen,
     /// Rows scrolled back from the end (0: the end is shown).
     offset: usize,
@@ -76,10 +78,10 @@ fn row_text(screen: &vt100::Screen, row: u16, width: u16) -> RowText {
 
 impl Transcript {
     /// Replays `bytes` on a screen `cols` × `rows` (the pane it is shown in).
-    pub fn new(session_id: &str, bytes: &[u8], truncated: bool, rows: u16, cols: u16) -> Self {
+    pub fn new(session_id: &str, bytes: Vec<u8>, truncated: bool, rows: u16, cols: u16) -> Self {
         let (rows, cols) = (rows.max(1), cols.max(1));
         let mut parser = vt100::Parser::new(rows, cols, SCROLLBACK_ROWS);
-        parser.process(bytes);
+        parser.process(&bytes);
         let mut screen = parser.screen().clone();
         // Every row, oldest first: page through the scrollback.
         screen.set_scrollback(usize::MAX);
@@ -109,6 +111,7 @@ impl Transcript {
         }
         Transcript {
             session_id: session_id.to_string(),
+            bytes,
             screen,
             offset: 0,
             max,
@@ -118,6 +121,19 @@ impl Transcript {
             current: None,
             truncated,
         }
+    }
+
+    /// Replays it for a pane of another size (lines wrap at its width); the search stays.
+    pub fn fit(&mut self, rows: u16, cols: u16) {
+        if self.screen.size() == (rows.max(1), cols.max(1)) {
+            return;
+        }
+        let bytes = std::mem::take(&mut self.bytes);
+        let mut fitted = Transcript::new(&self.session_id, bytes, self.truncated, rows, cols);
+        if !self.query.is_empty() {
+            fitted.search(&self.query);
+        }
+        *self = fitted;
     }
 
     /// Rows scrolled back from the end.
@@ -294,7 +310,7 @@ mod tests {
 
     #[test]
     fn every_row_is_kept_and_scrolls() {
-        let mut t = Transcript::new("s", &numbered(500), false, 10, 20);
+        let mut t = Transcript::new("s", numbered(500), false, 10, 20);
         assert_eq!(t.len(), 500);
         assert_eq!(shown(&mut t, 20, 10)[8], "line 500");
         t.to_start();
@@ -307,7 +323,7 @@ mod tests {
     fn search_goes_to_the_latest_match_and_steps_through_them() {
         let mut bytes = numbered(300);
         bytes.extend_from_slice("修 Needle at the end\r\n".as_bytes());
-        let mut t = Transcript::new("s", &bytes, false, 10, 30);
+        let mut t = Transcript::new("s", bytes, false, 10, 30);
         t.search("line 2");
         // line 2, line 20–29, line 200–299.
         assert_eq!(t.matches().len(), 111);
@@ -337,5 +353,11 @@ mod tests {
         assert_eq!(buf[(2, y)].bg, Color::Reset);
         t.search("absent");
         assert!(t.matches().is_empty() && t.current().is_none());
+        // A narrower pane wraps the lines anew; the search stays.
+        t.search("needle");
+        t.fit(10, 12);
+        assert_eq!(t.query(), "needle");
+        assert_eq!(t.matches().len(), 1);
+        assert!(t.len() > 301);
     }
 }

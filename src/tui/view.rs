@@ -250,7 +250,7 @@ impl App {
             return;
         };
         self.areas = Some(areas);
-        self.transcript_for_gone_terminal();
+        self.prepare_transcript();
         self.draw_top(frame, areas.top);
         self.draw_tasks(frame, areas.tasks);
         self.draw_steps(frame, areas.steps);
