@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod daemon;
 pub mod engine;
 pub mod providers;
 pub mod session;
