@@ -73,7 +73,8 @@ pub enum Confirm {
         session_id: String,
         name: String,
     },
-    Quit {
+    /// Stop orchestra, ending `live` agents (counted by orchestra when the key was pressed).
+    Stop {
         live: usize,
     },
 }
@@ -300,6 +301,8 @@ pub struct App {
     /// Something visible changed since the last frame.
     pub dirty: bool,
     quit: bool,
+    /// What to print once the terminal is restored (orchestra was stopped).
+    pub farewell: Option<String>,
     /// Colours on (off with NO_COLOR).
     pub color: bool,
     /// A fixed clock (ms since the epoch), for tests.
@@ -353,6 +356,7 @@ impl App {
             stale: true,
             dirty: true,
             quit: false,
+            farewell: None,
             color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             clock: None,
             tx,
@@ -681,6 +685,15 @@ impl App {
             (_, Ok(Outcome::Transcript { session_id, bytes })) => {
                 self.on_transcript(session_id, bytes)
             }
+            (_, Ok(Outcome::Live(live))) => {
+                if matches!(self.modal, Modal::None) {
+                    self.open(Modal::Confirm(Confirm::Stop { live }));
+                }
+            }
+            (_, Ok(Outcome::Stopped(text))) => {
+                self.farewell = Some(text);
+                self.quit = true;
+            }
             (_, Ok(Outcome::Done(text))) => {
                 if !text.is_empty() {
                     self.notify(text, Level::Info);
@@ -935,7 +948,10 @@ impl App {
                         Confirm::RemoveSession { session_id, .. } => {
                             self.run(Command::RemoveSession(session_id), Origin::Action)
                         }
-                        Confirm::Quit { .. } => self.quit = true,
+                        Confirm::Stop { .. } => {
+                            self.notify("stopping orchestra…", Level::Info);
+                            self.run(Command::StopOrchestra, Origin::Action)
+                        }
                     }
                     Modal::None
                 }
@@ -1063,14 +1079,11 @@ impl App {
     /// Does what a key bound outside typing mode and overlays asks.
     fn perform(&mut self, action: Action) {
         match action {
-            Action::Quit => {
-                let live = self.live_sessions();
-                if live > 0 {
-                    self.open(Modal::Confirm(Confirm::Quit { live }));
-                } else {
-                    self.quit = true;
-                }
-            }
+            // Agents belong to orchestra: leaving the TUI ends none of them.
+            Action::Detach => self.quit = true,
+            // The question names the agents running now, as orchestra counts them (one started
+            // from the CLI a moment ago included), not the ones last drawn.
+            Action::Stop => self.run(Command::CountLive, Origin::Action),
             Action::Refresh => self.refresh(),
             Action::Help => self.open(Modal::Help),
             Action::Filter => {
