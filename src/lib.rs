@@ -4,6 +4,7 @@
 //! `session`, `providers` and `store`. Nothing below the engine knows a front end exists.
 
 pub mod api;
+pub mod boot;
 pub mod cli;
 pub mod daemon;
 pub mod engine;

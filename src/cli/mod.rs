@@ -39,7 +39,7 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-const CLIENT_HEADING: &str = "Options of task, session, report and status (also after them)";
+const CLIENT_HEADING: &str = "Options of task, session, report, status and stop (also after them)";
 
 /// Flags every command takes, before or after its name.
 #[derive(Debug, Clone, Args)]
@@ -120,6 +120,9 @@ pub enum Command {
     Report(client::ReportArgs),
     /// Show a running orchestra's state: autopilot, task counts, sessions, uptime.
     Status(client::StatusArgs),
+    /// Stop the running orchestra: every agent is ended (its whole process group), the tasks
+    /// they ran are cancelled, state is flushed. Waits until it has exited.
+    Stop(client::StopArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     #[command(after_long_help = COMPLETIONS_HELP)]
     Completions {
@@ -176,7 +179,7 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
         // `orchestra --url URL`: the TUI attached to that orchestra.
         None => match client_flags.iter().find(|f| *f != "--url") {
             Some(flag) => Err(format!(
-                "{flag} is a flag of the task, session, report and status commands (e.g. `orchestra {flag} … status`); without a command orchestra opens the TUI"
+                "{flag} is a flag of the task, session, report, status and stop commands (e.g. `orchestra {flag} … status`); without a command orchestra opens the TUI"
             )),
             None if client_flags.is_empty() || server_flags.is_empty() => Ok(()),
             None => Err(format!(
@@ -189,11 +192,17 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
                 "`serve` takes its flags after its name: `orchestra serve {flag} …`"
             )),
             (None, Some(flag)) => Err(format!(
-                "`serve` does not take {flag} (a flag of the task, session, report and status commands)"
+                "`serve` does not take {flag} (a flag of the task, session, report, status and stop commands)"
             )),
             (None, None) => Ok(()),
         },
-        Some(Command::Task(_) | Command::Session(_) | Command::Report(_) | Command::Status(_)) => {
+        Some(
+            Command::Task(_)
+            | Command::Session(_)
+            | Command::Report(_)
+            | Command::Status(_)
+            | Command::Stop(_),
+        ) => {
             match server_flags.first() {
                 Some(flag) => Err(format!(
                     "`{name}` does not take {flag} (a flag of the TUI and of `orchestra serve`)"
@@ -269,6 +278,7 @@ impl Cli {
             Some(Command::Session(a)) => &mut a.client,
             Some(Command::Report(a)) => &mut a.client,
             Some(Command::Status(a)) => &mut a.client,
+            Some(Command::Stop(a)) => &mut a.client,
             _ => return,
         };
         let from_command_line =

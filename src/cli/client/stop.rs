@@ -1,0 +1,94 @@
+//! `orchestra stop`: asks the running orchestra to stop (`POST /api/daemon/stop`), then waits
+//! until it has exited, so that when this returns its agents are gone and its state is saved.
+
+use super::error::{CliError, CliResult};
+use super::output::{self, out};
+use super::{ClientArgs, Ctx};
+use crate::cli::GlobalArgs;
+use crate::daemon::{ServerFile, pid_alive};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Time allowed for flushing and exiting beyond the agents' grace period.
+const EXIT_MARGIN: Duration = Duration::from_secs(30);
+
+pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
+    if args.url.is_none() {
+        running_here(global)?;
+    }
+    let ctx = Ctx::connect(args, global)?;
+    let answer = ctx.client.post("/api/daemon/stop", None)?;
+    let ended = answer.get("ended").and_then(Value::as_u64).unwrap_or(0);
+    let grace = answer
+        .get("graceMs")
+        .and_then(Value::as_u64)
+        .map_or(Duration::from_secs(3), Duration::from_millis);
+    let deadline = Instant::now() + grace + EXIT_MARGIN;
+    // The pid is only ours to watch when server.json named it: a --url may be another machine.
+    let pid = ctx.client.server_pid();
+    let gone = match pid {
+        Some(pid) => wait(deadline, || !pid_alive(pid)),
+        None => wait(deadline, || {
+            ctx.client
+                .get("/api/status")
+                .is_err_and(|e| e.exit == super::error::Exit::Unreachable)
+        }),
+    };
+    let who = match pid {
+        Some(pid) => format!("orchestra (pid {pid})"),
+        None => format!("orchestra at {}", ctx.client.base()),
+    };
+    if !gone {
+        let log = ctx
+            .client
+            .state_dir()
+            .map(|d| format!("; see {}", d.join("logs/orchestra.log").display()))
+            .unwrap_or_default();
+        return Err(CliError::server(format!(
+            "{who} was asked to stop but is still running after {} s{log}",
+            (grace + EXIT_MARGIN).as_secs()
+        )));
+    }
+    if ctx.json {
+        output::json(&answer);
+    } else {
+        let agents = if ended == 1 { "agent" } else { "agents" };
+        out(&format!("stopped {who}; ended {ended} {agents}"));
+    }
+    Ok(())
+}
+
+/// Without --url: an orchestra must be running on the state directory, else there is nothing
+/// to stop (exit 3), said plainly rather than as a connection failure.
+fn running_here(global: &GlobalArgs) -> CliResult<()> {
+    let dir = crate::state_dir::resolve(global.state_dir.as_deref())
+        .map_err(|e| CliError::unreachable(format!("cannot find orchestra: {e}; or pass --url")))?;
+    let why = match ServerFile::read(&dir) {
+        Ok(Some(file)) if file.pid_alive() => return Ok(()),
+        Ok(Some(file)) => format!(
+            "{} is left over from pid {}, which is no longer running",
+            ServerFile::path(&dir).display(),
+            file.pid.map_or("?".to_string(), |p| p.to_string())
+        ),
+        Ok(None) => format!("no {}", ServerFile::path(&dir).display()),
+        // Unreadable or invalid: let the connection say what is wrong with it.
+        Err(_) => return Ok(()),
+    };
+    Err(CliError::unreachable(format!(
+        "no orchestra is running on {} ({why}); nothing to stop",
+        dir.display()
+    )))
+}
+
+/// Polls `done` until it holds or the deadline passes; whether it held.
+fn wait(deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
