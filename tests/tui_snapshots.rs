@@ -193,6 +193,7 @@ fn fake() -> Arc<Fake> {
             session("s-free", None, SessionStatus::Busy, false),
         ],
         autopilot: false,
+        offline: None,
         url: Some("http://127.0.0.1:4000".into()),
     };
     let mut screens = HashMap::new();
@@ -632,7 +633,14 @@ fn overlays_at_80x24_and_50x12() {
     both_sizes("form", &f, |a| keys(a, &[Char('n')]));
     both_sizes("confirm_cancel", &f, |a| keys(a, &[Char('c')]));
     both_sizes("confirm_end_session", &f, |a| keys(a, &[End, Char('c')]));
-    both_sizes("confirm_quit", &f, |a| keys(a, &[Char('q')]));
+    // Q asks orchestra how many agents run (no runtime here: its answer is handed over).
+    both_sizes("confirm_stop", &f, |a| {
+        keys(a, &[Char('Q')]);
+        a.on_result(AppMsg {
+            origin: Origin::Action,
+            result: Ok(Outcome::Live(2)),
+        });
+    });
     both_sizes("filter", &f, |a| {
         keys(a, &[Char('/'), Char('f'), Char('i')])
     });

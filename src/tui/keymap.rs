@@ -236,7 +236,7 @@ impl Action {
     pub fn help(self) -> &'static str {
         use Action::*;
         match self {
-            Detach => "detach: leave; the agents keep running (`orchestra` comes back)",
+            Detach => "detach: leave the TUI; the agents keep running",
             Stop => "stop orchestra and end every agent (asks first)",
             Refresh => "re-read everything and redraw",
             Help => "this help",
