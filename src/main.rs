@@ -79,11 +79,10 @@ async fn attach_target(cli: &orchestra::cli::Cli) -> anyhow::Result<orchestra::t
         .context("cannot find the state directory")?;
     let serve_args = cli.server.serve_args();
     let found = dir.clone();
-    let (endpoint, _started) = tokio::task::spawn_blocking(move || {
-        orchestra::daemon::find_or_start(&found, &serve_args)
-    })
-    .await
-    .context("starting orchestra failed")??;
+    let (endpoint, _started) =
+        tokio::task::spawn_blocking(move || orchestra::daemon::find_or_start(&found, &serve_args))
+            .await
+            .context("starting orchestra failed")??;
     Ok(orchestra::tui::Target {
         url: endpoint.url,
         token: endpoint.token,

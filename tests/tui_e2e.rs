@@ -148,8 +148,8 @@ impl Tmux {
     /// The TUI's pid: the child of the pane's shell.
     fn tui_pid(&self) -> u32 {
         let shell = self.pane_var("pane_pid");
-        let children =
-            std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap_or_default();
+        let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+            .unwrap_or_default();
         children
             .split_whitespace()
             .next()
@@ -683,7 +683,9 @@ fn detach_and_come_back_to_the_same_screen() {
     }
     let listed = cli(&root, &["task", "list"]);
     assert!(
-        listed.lines().any(|l| l.contains("kept") && l.contains("running")),
+        listed
+            .lines()
+            .any(|l| l.contains("kept") && l.contains("running")),
         "{listed}"
     );
 
@@ -696,7 +698,9 @@ fn detach_and_come_back_to_the_same_screen() {
     again.wait("typing mode", |s| s.contains("TYPING"));
     again.send_literal("echo after-$((6*7))");
     again.send(&["Enter"]);
-    again.wait("what was typed, run by the same shell", |s| s.contains("after-42"));
+    again.wait("what was typed, run by the same shell", |s| {
+        s.contains("after-42")
+    });
     again.send(&["C-q"]);
     again.wait("typing mode to end", |s| !s.contains("TYPING"));
     stop_with_q(&again, 1, &marker);
@@ -724,7 +728,9 @@ fn two_terminals_show_what_one_types() {
     tmux.wait("typing mode", |s| s.contains("TYPING"));
     tmux.send_literal("echo both-$((50+5))");
     tmux.send(&["Enter"]);
-    tmux.wait("the output in the TUI that typed", |s| s.contains("both-55"));
+    tmux.wait("the output in the TUI that typed", |s| {
+        s.contains("both-55")
+    });
     other.wait("the output in the other TUI", |s| s.contains("both-55"));
     tmux.send(&["C-q"]);
     tmux.wait("typing mode to end", |s| !s.contains("TYPING"));
@@ -761,9 +767,82 @@ fn killing_the_terminal_leaves_the_agents_running() {
     assert!(sleep_runs(&marker), "the agent outlives its terminal");
     let listed = cli(&root, &["task", "list"]);
     assert!(
-        listed.lines().any(|l| l.contains("long") && l.contains("running")),
+        listed
+            .lines()
+            .any(|l| l.contains("long") && l.contains("running")),
         "{listed}"
     );
     cli(&root, &["stop"]);
+    no_process_left(&marker);
+}
+
+/// Orchestra gone: the TUI says so in its top bar, and when orchestra is back (restarted, on
+/// another port) it reconnects by itself, keeping the selection, the filter and the focus.
+#[test]
+fn orchestra_gone_and_back_keeps_the_place() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tmux, root) = start(tmp.path());
+    let marker = root.to_string_lossy().into_owned();
+    let state = root.join("state");
+    cli(&root, &["task", "add", "beta", "--description", "echo b"]);
+    cli(&root, &["task", "add", "alpha", "--description", "echo a"]);
+    tmux.wait("both tasks", |s| {
+        s.contains("○ alpha") && s.contains("○ beta")
+    });
+    // Filter to alpha, then focus the Details pane.
+    tmux.send(&["/"]);
+    tmux.send_literal("alp");
+    tmux.send(&["Enter"]);
+    tmux.send(&["Tab"]);
+    let before = tmux.wait("the filter and the focus", |s| {
+        s.contains("/alp") && !s.contains("beta") && s.contains("┏ Details")
+    });
+    let url = |s: &str| {
+        s.lines()
+            .next()
+            .and_then(|l| l.split("API ").nth(1))
+            .map(|u| u.trim().to_string())
+    };
+    let old_url = url(&before).expect("the API URL in the top bar");
+
+    let pid = daemon_pid(&state).expect("the daemon's pid");
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    tmux.wait("the notice that orchestra is gone", |s| {
+        s.lines()
+            .next()
+            .is_some_and(|l| l.contains("orchestra is not answering; reconnecting"))
+    });
+
+    // Started again (as `orchestra serve` would be by anyone), on a new port.
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_orchestra"))
+        .args(["serve", "--state-dir"])
+        .arg(&state)
+        .env("HOME", root.join("home"))
+        .env_remove("ORCHESTRA_URL")
+        .env_remove("ORCHESTRA_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("orchestra serve");
+    let after = tmux.wait("the TUI back on the new orchestra", |s| {
+        url(s).is_some_and(|u| u != old_url) && !s.contains("not answering")
+    });
+    assert!(
+        after.contains("/alp") && after.contains("○ alpha") && !after.contains("beta"),
+        "the filter is kept:\n{after}"
+    );
+    assert!(after.contains("┏ Details"), "the focus is kept:\n{after}");
+    assert!(
+        after.contains("echo a"),
+        "alpha is still selected:\n{after}"
+    );
+    tmux.send(&["q"]);
+    exits(&tmux);
+    cli(&root, &["stop"]);
+    let _ = serve.wait();
     no_process_left(&marker);
 }

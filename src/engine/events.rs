@@ -218,7 +218,11 @@ mod tests {
             lines: Arc::new(vec!["a".into()]),
         };
         match roundtrip(&ev) {
-            Event::Task { kind, task: t, lines } => {
+            Event::Task {
+                kind,
+                task: t,
+                lines,
+            } => {
                 assert_eq!(kind, TaskEventKind::Output);
                 assert_eq!(*t, task);
                 assert_eq!(*lines, vec!["a".to_string()]);
@@ -232,7 +236,11 @@ mod tests {
                 data: Arc::new(json!({"id": "s1"})),
             };
             match roundtrip(&ev) {
-                Event::Session { kind: k, session_id, data } => {
+                Event::Session {
+                    kind: k,
+                    session_id,
+                    data,
+                } => {
                     assert_eq!((k, session_id.as_str()), (kind, "s1"));
                     assert_eq!(*data, json!({"id": "s1"}));
                 }

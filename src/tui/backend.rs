@@ -375,7 +375,9 @@ impl Cockpit for EngineCockpit {
                 Command::CountLive => Ok(Outcome::Live(engine.session_counts().0)),
                 Command::StopOrchestra => {
                     let ended = engine.session_counts().0;
-                    engine.shutdown_because(crate::engine::STOPPED_BY_USER).await;
+                    engine
+                        .shutdown_because(crate::engine::STOPPED_BY_USER)
+                        .await;
                     Ok(Outcome::Stopped(format!(
                         "orchestra stopped; {ended} agent{} ended",
                         if ended == 1 { "" } else { "s" }

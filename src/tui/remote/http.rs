@@ -102,7 +102,10 @@ impl Api {
             return Ok(Value::Null);
         }
         serde_json::from_str(&text).map_err(|_| {
-            ApiError::Unreachable(format!("{}{path} answered with something that is not JSON; is that an orchestra?", self.base))
+            ApiError::Unreachable(format!(
+                "{}{path} answered with something that is not JSON; is that an orchestra?",
+                self.base
+            ))
         })
     }
 
@@ -193,6 +196,8 @@ impl Api {
                 }
             }
         };
-        result.map_err(|e| ApiError::Unreachable(format!("cannot reach orchestra at {}: {e}", self.base)))
+        result.map_err(|e| {
+            ApiError::Unreachable(format!("cannot reach orchestra at {}: {e}", self.base))
+        })
     }
 }

@@ -212,9 +212,10 @@ fn run(shared: &Shared, locate: &Locate) {
     let mut wait = RETRY_FIRST;
     loop {
         let api = locate().unwrap_or_else(|| shared.api());
+        // What matters first, for a narrow top bar: it is gone, and the TUI is on it.
         let gone = |why: String| {
             format!(
-                "orchestra at {} is not answering ({why}); reconnecting…",
+                "orchestra is not answering; reconnecting… ({}: {why})",
                 api.base
             )
         };
@@ -329,12 +330,24 @@ mod tests {
             task: t.clone(),
             lines: Arc::new(vec![]),
         };
-        assert!(apply(&mut snap, &ev(TaskEventKind::Created, &task("a", "one"))));
-        assert!(apply(&mut snap, &ev(TaskEventKind::Created, &task("b", "two"))));
-        assert!(apply(&mut snap, &ev(TaskEventKind::Updated, &task("a", "uno"))));
+        assert!(apply(
+            &mut snap,
+            &ev(TaskEventKind::Created, &task("a", "one"))
+        ));
+        assert!(apply(
+            &mut snap,
+            &ev(TaskEventKind::Created, &task("b", "two"))
+        ));
+        assert!(apply(
+            &mut snap,
+            &ev(TaskEventKind::Updated, &task("a", "uno"))
+        ));
         let names: Vec<&str> = snap.tasks.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["uno", "two"]);
-        assert!(apply(&mut snap, &ev(TaskEventKind::Deleted, &task("a", "uno"))));
+        assert!(apply(
+            &mut snap,
+            &ev(TaskEventKind::Deleted, &task("a", "uno"))
+        ));
         assert_eq!(snap.tasks.len(), 1);
         assert!(apply(&mut snap, &Event::Orchestrator { state: "running" }));
         assert!(snap.autopilot);

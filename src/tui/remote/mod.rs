@@ -217,7 +217,8 @@ fn run_command(
     cmd: Command,
 ) -> Result<Outcome, String> {
     let e = |e: ApiError| e.to_string();
-    let task = |id: &str, action: &str| format!("/api/coding-agents/tasks/{}/{action}", segment(id));
+    let task =
+        |id: &str, action: &str| format!("/api/coding-agents/tasks/{}/{action}", segment(id));
     let session = |id: &str| format!("/api/coding-agents/sessions/{}", segment(id));
     let trash = |rest: &str| match &state_dir {
         Some(d) => d.join("trash").join(rest).display().to_string(),
@@ -238,7 +239,9 @@ fn run_command(
             if let Some(d) = working_directory {
                 body["workingDirectory"] = json!(d);
             }
-            let created = api.post("/api/coding-agents/tasks", Some(body)).map_err(e)?;
+            let created = api
+                .post("/api/coding-agents/tasks", Some(body))
+                .map_err(e)?;
             let id = task_id(&created)?;
             let mut note = None;
             if start && let Err(err) = api.post(&task(&id, "start"), None) {
@@ -338,8 +341,12 @@ fn run_command(
             })
         }
         Command::RemoveSession(id) => {
-            api.request(Method::Delete, &format!("{}?remove=true", session(&id)), None)
-                .map_err(e)?;
+            api.request(
+                Method::Delete,
+                &format!("{}?remove=true", session(&id)),
+                None,
+            )
+            .map_err(e)?;
             Ok(Outcome::Done(format!(
                 "removed the session; its transcript is kept in {}",
                 trash(&format!("sessions/{id}"))

@@ -131,7 +131,10 @@ async fn run(
     };
     let request = match url.as_str().into_client_request() {
         Ok(mut r) => {
-            if let Some(t) = token.as_deref().and_then(|t| format!("Bearer {t}").parse().ok()) {
+            if let Some(t) = token
+                .as_deref()
+                .and_then(|t| format!("Bearer {t}").parse().ok())
+            {
                 r.headers_mut().insert("Authorization", t);
             }
             r
