@@ -536,8 +536,10 @@ fn stopping_with_agents_running_cancels_their_tasks_saying_so() {
     let (tmux, root) = start(tmp.path());
     let marker = root.to_string_lossy().into_owned();
     start_a_long_task(&tmux);
-    // Q asks first, naming the agents orchestra runs; y ends them and orchestra.
-    stop_with_q(&tmux, 1, &marker);
+    // An agent started from the CLI just before Q is counted: the question names what
+    // orchestra runs when Q is pressed, not what was last drawn. y ends them and orchestra.
+    cli(&root, &["session", "spawn", "--provider", "shell"]);
+    stop_with_q(&tmux, 2, &marker);
     // Ended on purpose: cancelled, saying by whom; not failed, interrupted or killed.
     let s = support::Server::start_in(&root.join("state"), &[]);
     let tasks = s.get("/api/coding-agents/tasks").json()["tasks"].clone();
