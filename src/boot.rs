@@ -168,10 +168,7 @@ pub struct Serving {
 impl Running {
     /// Serves the API until a signal (SIGTERM, SIGINT, SIGHUP) or a stop request.
     pub fn serve(&mut self) -> Result<Serving> {
-        let listener = self
-            .listener
-            .take()
-            .context("the API is already being served")?;
+        let listener = self.listener.take().context("the API is already being served")?;
         let app = api::router(self.engine.clone(), self.access.clone());
         let closing = self.engine.clone();
         let asked = self.engine.closing();

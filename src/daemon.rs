@@ -134,7 +134,10 @@ pub fn answers(endpoint: &Endpoint) -> bool {
         .timeout_global(Some(Duration::from_secs(2)))
         .build()
         .new_agent();
-    let mut request = agent.get(format!("{}/api/status", endpoint.url.trim_end_matches('/')));
+    let mut request = agent.get(format!(
+        "{}/api/status",
+        endpoint.url.trim_end_matches('/')
+    ));
     if let Some(token) = &endpoint.token {
         request = request.header("Authorization", format!("Bearer {token}"));
     }
@@ -377,14 +380,8 @@ mod tests {
         std::fs::write(&log, &text).unwrap();
         let quote = quote_log(&log, offset);
         assert!(!quote.contains("earlier"), "{quote}");
-        assert!(
-            quote.contains("line 19") && quote.contains("line 8"),
-            "{quote}"
-        );
+        assert!(quote.contains("line 19") && quote.contains("line 8"), "{quote}");
         assert!(!quote.lines().any(|l| l.trim() == "line 7"), "{quote}");
-        assert_eq!(
-            quote_log(&log, text.len() as u64),
-            "; it wrote nothing there"
-        );
+        assert_eq!(quote_log(&log, text.len() as u64), "; it wrote nothing there");
     }
 }
