@@ -349,6 +349,21 @@ fn typing_goes_to_the_agent_and_ctrl_q_leaves() {
     assert!(format!("{:?}", t.backend()).contains("fix the parser"));
 }
 
+/// A terminal with nothing above its screen (an attached TUI gets the screen only) scrolls
+/// back into the session's transcript, which has everything it printed.
+#[test]
+fn scrolling_back_without_scrollback_shows_the_transcript() {
+    let f = fake();
+    let mut a = app(&f);
+    render(&mut a, 80, 24);
+    a.on_terminal_event(key(crossterm::event::KeyCode::PageUp));
+    assert_eq!(
+        f.commands.lock().last(),
+        Some(&Command::Transcript("s-run".into()))
+    );
+    assert_eq!(a.scrolled_back(), None);
+}
+
 #[test]
 fn scrollback_mark() {
     let f = fake();

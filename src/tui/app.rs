@@ -1324,15 +1324,16 @@ impl App {
             screen.set_scrollback(usize::MAX);
             let max = screen.scrollback();
             if max == 0 {
-                let full = screen.alternate_screen();
-                self.notify(
-                    if full {
-                        "no scrollback: the agent is a full-screen program"
-                    } else {
-                        "no scrollback yet"
-                    },
-                    Level::Info,
-                );
+                if screen.alternate_screen() {
+                    self.notify(
+                        "no scrollback: the agent is a full-screen program",
+                        Level::Info,
+                    );
+                } else {
+                    // Nothing above the screen here (an attached terminal gets the screen
+                    // only): what scrolled away is in the transcript, which scrolls.
+                    self.toggle_transcript();
+                }
                 return;
             }
             self.scroll = Some(ScrollView {

@@ -142,6 +142,11 @@ impl Api {
                 .ok()
                 .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_string))
                 .unwrap_or_else(|| format!("{path} failed with HTTP {status}"));
+            let error = if status == 401 && self.token.is_none() {
+                format!("{error} (pass --token or set ORCHESTRA_TOKEN)")
+            } else {
+                error
+            };
             return Err(ApiError::Refused { status, error });
         }
         Ok(bytes)

@@ -50,12 +50,11 @@ impl RemoteCockpit {
         locate: Locate,
         state_dir: Option<PathBuf>,
     ) -> Result<RemoteCockpit, String> {
+        // Only what the first frame shows; the providers (whose detection runs programs)
+        // come with the event stream's connection, on the link's thread.
         let snap = link::fetch_snapshot(&api)?;
-        let (providers, default) = link::fetch_providers(&api)?;
         let shared = Shared::new(api);
         *shared.snap.lock() = snap;
-        *shared.providers.lock() = providers;
-        *shared.default_provider.lock() = default;
         link::spawn(shared.clone(), locate)
             .map_err(|e| format!("cannot start the event thread: {e}"))?;
         Ok(RemoteCockpit {
