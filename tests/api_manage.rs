@@ -315,7 +315,10 @@ fn a_sessions_raw_transcript_live_ended_and_after_a_restart() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.header("content-type"), Some("application/octet-stream"));
     assert!(r.body.contains("\u{1b}[31mred-42\u{1b}[0m"), "{:?}", r.body);
-    let full = r.body;
+    // Ended, so nothing more arrives between the two reads below.
+    assert_eq!(s.delete(&format!("{SESSIONS}/{sid}")).status, 200);
+    let full = s.get(&path).body;
+    assert!(full.contains("red-42"), "{full:?}");
     let tail = s.get(&format!("{path}?bytes=10")).body;
     assert_eq!(tail.len(), 10);
     assert!(full.ends_with(&tail));

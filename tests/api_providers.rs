@@ -173,4 +173,16 @@ fn autopilot_skips_a_task_whose_provider_is_missing_without_failing_it() {
     assert_eq!(t["metadata"]["status"], "pending", "{t}");
     assert!(t["metadata"].get("error").is_none(), "{t}");
     assert_eq!(skips(), 1, "logged more than once");
+
+    // Installed again: the autopilot, looking again now and then, runs it.
+    let tmp = later.with_extension("tmp");
+    std::fs::write(&tmp, "#!/bin/sh\necho later-ran\n").unwrap();
+    std::fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::rename(&tmp, &later).unwrap();
+    let mut last = Value::Null;
+    let ran = wait_until(Duration::from_secs(40), || {
+        last = s.get(&format!("{TASKS}/{stuck}")).json()["task"].clone();
+        last["metadata"]["status"] == "completed"
+    });
+    assert!(ran, "never ran once installed: {last}");
 }

@@ -2,11 +2,14 @@
 
 use super::{Engine, EngineError, RunState, now_ms};
 use crate::store::{Record, Table};
+use crate::task::TaskStatus;
 use serde_json::json;
+
+/// How often the autopilot looks again at tasks it skipped for a missing provider.
+const RECHECK_SKIPPED: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The settings record that keeps the autopilot switch.
 const AUTOPILOT_SETTING: &str = "autopilot";
-use crate::task::TaskStatus;
 
 impl Engine {
     /// Called after every task change: a freed slot or a new task may let the next one run.
@@ -72,7 +75,15 @@ impl Engine {
         let notify = self.inner.dispatch_handle();
         tokio::spawn(async move {
             loop {
-                notify.notified().await;
+                let waiting_for_install = weak
+                    .upgrade()
+                    .is_some_and(|inner| !inner.skipped.lock().is_empty());
+                if waiting_for_install {
+                    // A CLI installed meanwhile wakes nothing: look again now and then.
+                    let _ = tokio::time::timeout(RECHECK_SKIPPED, notify.notified()).await;
+                } else {
+                    notify.notified().await;
+                }
                 let Some(inner) = weak.upgrade() else { return };
                 let engine = Engine { inner };
                 engine.dispatch().await;
@@ -81,8 +92,7 @@ impl Engine {
     }
 
     /// Leaves a task it cannot start now (its provider is not installed) pending, saying so
-    /// once per task rather than at every pass; it starts once the provider is installed and
-    /// anything wakes the dispatcher.
+    /// once per task rather than at every pass; it starts once the provider is installed.
     fn skip_task(&self, id: &str, why: &EngineError) {
         if self.inner.skipped.lock().insert(id.to_string()) {
             tracing::warn!(task = %id, reason = %why, "autopilot leaves a task pending");
@@ -94,6 +104,11 @@ impl Engine {
             return;
         }
         let tasks = self.tasks_oldest_first();
+        self.inner.skipped.lock().retain(|id| {
+            tasks
+                .iter()
+                .any(|t| &t.id == id && t.status() == TaskStatus::Pending)
+        });
         let mut busy = tasks
             .iter()
             .filter(|t| {
