@@ -892,6 +892,8 @@ async fn an_earlier_runs_session_shows_its_transcript_searchable_and_can_be_dele
     assert_eq!(app.shown_transcript().unwrap().query(), "ROW-15");
     app.on_terminal_event(key(KeyCode::Esc));
     assert!(app.shown_transcript().is_none());
+    let shown = screen_rows(&mut app, w, h).join("\n");
+    assert!(shown.contains("Press t to read its transcript."), "{shown}");
     // t shows it again.
     app.on_terminal_event(key(KeyCode::Char('t')));
     wait_for(&mut app, &mut events, "the transcript again", |a| {
