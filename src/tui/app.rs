@@ -126,6 +126,8 @@ pub enum Origin {
     Action,
     /// Results nobody needs to see (resizes).
     Quiet,
+    /// Reading a transcript: a failure ends the wait for it.
+    Transcript,
 }
 
 /// A finished command.
@@ -292,6 +294,8 @@ pub struct App {
     pub(crate) transcript: Option<super::transcript_view::Transcript>,
     /// The session whose transcript was last asked for (asked once per selection).
     pub(crate) transcript_requested: Option<String>,
+    /// That transcript is still being read.
+    pub(crate) transcript_pending: bool,
     /// How the task list is ordered (kept in the state directory).
     pub(crate) order: super::list_prefs::ListOrder,
     pub(crate) areas: Option<Areas>,
@@ -348,6 +352,7 @@ impl App {
             help_scroll: 0,
             transcript: None,
             transcript_requested: None,
+            transcript_pending: false,
             order: super::list_prefs::ListOrder::default(),
             help_rows: 0,
             help_len: 0,
@@ -481,6 +486,7 @@ impl App {
             self.scroll = None;
             self.transcript = None;
             self.transcript_requested = None;
+            self.transcript_pending = false;
             self.steps_scroll = 0;
             self.dirty = true;
         }
@@ -698,6 +704,10 @@ impl App {
                 if !text.is_empty() {
                     self.notify(text, Level::Info);
                 }
+            }
+            (Origin::Transcript, Err(e)) => {
+                self.transcript_pending = false;
+                self.notify(format!("cannot read the transcript: {e}"), Level::Error);
             }
             (_, Err(e)) => self.notify(e, Level::Error),
         }

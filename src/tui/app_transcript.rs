@@ -22,10 +22,10 @@ impl App {
 
     /// A transcript is being read for the shown session.
     pub fn transcript_loading(&self) -> bool {
-        self.shown_session_id().is_some_and(|sid| {
-            self.transcript_requested.as_deref() == Some(sid.as_str())
-                && self.shown_transcript().is_none()
-        })
+        self.transcript_pending
+            && self
+                .shown_session_id()
+                .is_some_and(|sid| self.transcript_requested.as_deref() == Some(sid.as_str()))
     }
 
     /// `t`: shows the shown session's whole transcript (or closes it when shown).
@@ -53,7 +53,8 @@ impl App {
 
     fn request_transcript(&mut self, sid: String) {
         self.transcript_requested = Some(sid.clone());
-        self.run(Command::Transcript(sid), Origin::Action);
+        self.transcript_pending = true;
+        self.run(Command::Transcript(sid), Origin::Transcript);
     }
 
     /// Before drawing: the shown transcript is replayed at the pane's size, and a session
@@ -80,6 +81,9 @@ impl App {
 
     /// A transcript arrived: shown if its session still is.
     pub(crate) fn on_transcript(&mut self, session_id: String, bytes: Vec<u8>) {
+        if self.transcript_requested.as_deref() == Some(session_id.as_str()) {
+            self.transcript_pending = false;
+        }
         if self.shown_session_id().as_deref() != Some(session_id.as_str()) {
             return;
         }

@@ -266,6 +266,10 @@ impl Form {
                 return FormAction::None;
             }
         }
+        if is_new_line_key(key) {
+            // Not a text field: a new line means nothing here (and must not create).
+            return FormAction::None;
+        }
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         match key.code {
             KeyCode::Esc => return FormAction::Cancel,
@@ -415,6 +419,11 @@ mod tests {
         ));
         // exec runs its description: required, and the message says why.
         f.provider = 2;
+        // Alt-Enter on a field that is not text neither submits nor edits.
+        f.field = Field::Provider;
+        let alt_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT);
+        assert_eq!(f.handle(&alt_enter), FormAction::None);
+        assert!(f.errors.is_empty());
         assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::None);
         let e = f.error_for(Field::Description).unwrap();
         assert_eq!(e, "required for EXEC: what it should do");

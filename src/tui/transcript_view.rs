@@ -9,12 +9,14 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::Widget;
+use unicode_width::UnicodeWidthChar;
 
-/// The most of a transcript read (its end): enough for any screenful worth reading back,
-/// small enough to parse in a blink.
-pub const TRANSCRIPT_BYTES: usize = 8 << 20;
-/// Rows kept above the screen.
-const SCROLLBACK_ROWS: usize = 100_000;
+/// The most of a transcript read (its end, some 25 000 lines of text): enough to read back
+/// what a session did, small enough to replay on the UI thread without a visible pause (it
+/// is replayed again when the pane changes size).
+pub const TRANSCRIPT_BYTES: usize = 2 << 20;
+/// Rows kept above the screen: more than that many bytes make.
+const SCROLLBACK_ROWS: usize = 50_000;
 
 /// One row of text, with the screen column of each of its characters.
 #[derive(Debug, Clone, Default)]
@@ -52,22 +54,15 @@ fn lower(c: char) -> char {
     c.to_lowercase().next().unwrap_or(c)
 }
 
-/// The text of a visible row, trailing blanks trimmed.
-fn row_text(screen: &vt100::Screen, row: u16, width: u16) -> RowText {
+/// The text of one row as the screen gives it (wide characters once, trailing blanks cut),
+/// with each character's column.
+fn row_text(text: &str) -> RowText {
     let mut out = RowText::default();
-    for col in 0..width {
-        let Some(cell) = screen.cell(row, col) else {
-            continue;
-        };
-        if cell.is_wide_continuation() {
-            continue;
-        }
-        let text = cell.contents();
-        let text = if text.is_empty() { " " } else { text };
-        for c in text.chars() {
-            out.chars.push(c);
-            out.cols.push(col);
-        }
+    let mut col: u16 = 0;
+    for c in text.chars() {
+        out.chars.push(c);
+        out.cols.push(col);
+        col = col.saturating_add(c.width().unwrap_or(0) as u16);
     }
     while out.chars.last() == Some(&' ') {
         out.chars.pop();
@@ -91,10 +86,11 @@ impl Transcript {
         loop {
             screen.set_scrollback(offset);
             let top = max - offset;
-            for r in 0..rows {
-                let slot = &mut texts[top + r as usize];
-                if slot.is_none() {
-                    *slot = Some(row_text(&screen, r, cols));
+            for (r, text) in screen.rows(0, cols).enumerate() {
+                if let Some(slot) = texts.get_mut(top + r)
+                    && slot.is_none()
+                {
+                    *slot = Some(row_text(&text));
                 }
             }
             if offset == 0 {

@@ -779,9 +779,12 @@ impl App {
         if !drawn {
             frame.render_widget(
                 Paragraph::new(if self.transcript_loading() {
-                    "The agent's terminal is gone (it ran in an earlier orchestra).\nReading its transcript…"
+                    "The agent's terminal is gone (it ran in an earlier orchestra).\nReading its transcript…".to_string()
                 } else {
-                    "The agent's terminal is gone (it ran in an earlier orchestra).\nPress t to read its transcript."
+                    format!(
+                        "The agent's terminal is gone (it ran in an earlier orchestra).\nPress {} to read its transcript.",
+                        keymap::key_for(self.pane_context(), Action::Transcript).unwrap_or_default()
+                    )
                 })
                     .style(dim)
                     .wrap(Wrap { trim: false }),
