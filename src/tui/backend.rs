@@ -1,10 +1,10 @@
 //! The one interface the TUI uses to reach an orchestra: owned snapshots out, commands in, an
 //! event stream, and per-session screens and input.
 //!
-//! [`EngineCockpit`] implements it over the in-process [`Engine`]. A remote implementation
-//! over the HTTP API (snapshots from `GET /api/tasks` and `/api/sessions`, events from SSE,
-//! screens from a local vt100 parser fed by the session's output) can later let the TUI
-//! attach to a running `orchestra serve` without touching the app.
+//! `orchestra` uses [`super::RemoteCockpit`]: the API of a running orchestra (snapshot and
+//! events from the API and its event stream, screens from each shown session's stream).
+//! [`EngineCockpit`] implements it over an in-process [`Engine`], for tests that drive the
+//! app without a daemon; the app and its views have one code path for both.
 
 use super::transcript_view::TRANSCRIPT_BYTES;
 use crate::engine::{CreateTask, Engine, EngineError, Event, Input, SessionInfo, TaskPatch};
