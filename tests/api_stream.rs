@@ -506,3 +506,18 @@ fn the_token_is_required_when_set() {
     let mut c = try_connect(&s, &id, &[("Authorization", "Bearer sekrit")]).expect("token");
     c.wait(|c| c.term.is_some(), "the hello");
 }
+
+#[test]
+fn a_session_of_an_earlier_run_says_hello_and_exit_without_a_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = Server::start_in(dir.path(), &[]);
+    let id = shell(&first, "", 80, 24);
+    first.stop();
+    let s = Server::start_in(dir.path(), &[]);
+    let mut c = try_connect(&s, &id, &[]).expect("an ended session can be watched");
+    c.wait(|c| c.closed, "the close");
+    let kinds: Vec<&str> = c.events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(kinds, ["hello", "exit"], "{:?}", c.events);
+    assert_eq!(c.events[0]["status"], "exited");
+    assert_eq!(c.output_bytes, 0, "its terminal is gone");
+}
