@@ -69,7 +69,9 @@ impl Server {
             .spawn()
             .ok()?;
         let mut line = String::new();
-        BufReader::new(child.stdout.take()?).read_line(&mut line).ok()?;
+        BufReader::new(child.stdout.take()?)
+            .read_line(&mut line)
+            .ok()?;
         let addr = line
             .trim()
             .strip_prefix("orchestra listening on http://")?
@@ -137,9 +139,8 @@ struct Seen {
     screen: String,
 }
 
-type Socket = tokio_tungstenite::WebSocketStream<
-    tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
->;
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn connect(addr: &str, id: &str, recv_buffer: Option<u32>) -> Option<Socket> {
     let tcp = tokio::net::TcpSocket::new_v4().ok()?;
@@ -217,8 +218,10 @@ fn one_run(server: &Server, file: &Path, watcher: Watcher) -> Option<Run> {
     let created = server.call(
         "POST",
         "/api/coding-agents/sessions",
-        Some(json!({"task": format!("read go; cat {}", file.display()), "providerId": "exec",
-            "cols": 200, "rows": 50})),
+        Some(
+            json!({"task": format!("read go; cat {}", file.display()), "providerId": "exec",
+            "cols": 200, "rows": 50}),
+        ),
     );
     let id = created["sessionId"].as_str()?.to_string();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -342,7 +345,11 @@ fn main() {
                 "  client: {} frames, {} kB; final screen {}",
                 r.seen.frames,
                 r.seen.bytes / 1024,
-                if r.same_screen { "= server's" } else { "DIFFERS" }
+                if r.same_screen {
+                    "= server's"
+                } else {
+                    "DIFFERS"
+                }
             );
         }
         println!("{line}");

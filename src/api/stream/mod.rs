@@ -187,8 +187,7 @@ impl Client {
             status: *status.borrow_and_update(),
             modes: first.modes.unwrap_or_default(),
         };
-        if send_event(sink, &hello).await.is_err()
-            || send_output(sink, first.bytes).await.is_err()
+        if send_event(sink, &hello).await.is_err() || send_output(sink, first.bytes).await.is_err()
         {
             return;
         }
