@@ -11,20 +11,16 @@
 //! Without `--bench` (as `cargo test --all-targets` runs it, unoptimised) it is a smoke run
 //! on 2 MB whose figures mean nothing. Figures are recorded in BENCHMARKS.md.
 
+mod support;
+
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::env_num;
 use tokio_tungstenite::tungstenite::Message;
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Lines that all differ, with colours, so every screen update has work in it.
 fn make_file(path: &Path, mb: u64) -> std::io::Result<u64> {
@@ -102,18 +98,7 @@ impl Server {
     }
 
     fn cpu_ticks(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
-            .ok()
-            .and_then(|t| {
-                let f: Vec<String> = t
-                    .rsplit_once(')')?
-                    .1
-                    .split_whitespace()
-                    .map(String::from)
-                    .collect();
-                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-            })
-            .unwrap_or(0)
+        support::cpu_ticks(self.child.id() as i32)
     }
 }
 
