@@ -560,3 +560,16 @@ fn a_session_of_an_earlier_run_says_hello_and_exit_without_a_screen() {
     assert_eq!(c.events[0]["status"], "exited");
     assert_eq!(c.output_bytes, 0, "its terminal is gone");
 }
+
+#[test]
+fn a_page_of_an_allowed_origin_may_watch() {
+    let s = Server::start_with(&["--allow-origin", "http://localhost:3000"]);
+    let id = shell(&s, "", 80, 24);
+    let mut c = try_connect(&s, &id, &[("Origin", "http://localhost:3000")])
+        .expect("an allowed origin connects");
+    c.wait(|c| c.output_bytes > 0, "the first screen");
+    let r = try_connect(&s, &id, &[("Origin", "http://localhost:3001")])
+        .err()
+        .expect("another origin is refused");
+    assert_eq!(r.status, 403);
+}
