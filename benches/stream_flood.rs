@@ -8,6 +8,8 @@
 //! `read go; cat FILE` at 200×50: the watcher (if any) connects, then Enter starts the flood
 //! and the clock, which stops when the session has ended. `STREAM_MB` (default 100) sizes
 //! the file, `STREAM_ROUNDS` (default 3) the rounds, interleaved; best of them is reported.
+//! Then 20 idle shells, each watched by two stream clients: the daemon's CPU over 10 s
+//! (`STREAM_IDLE_SECS`; issue 10: no measurable CPU).
 //! Without `--bench` (as `cargo test --all-targets` runs it, unoptimised) it is a smoke run
 //! on 2 MB whose figures mean nothing. Figures are recorded in BENCHMARKS.md.
 
@@ -53,7 +55,14 @@ impl Server {
         let home = state.join("home");
         std::fs::create_dir_all(&home).ok()?;
         let mut child = Command::new(bin)
-            .args(["serve", "--addr", "127.0.0.1:0", "--state-dir"])
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--max-sessions",
+                "64",
+                "--state-dir",
+            ])
             .arg(state)
             .env("HOME", &home)
             .env("SHELL", "/bin/bash")
@@ -339,4 +348,64 @@ fn main() {
         }
         println!("{line}");
     }
+    idle_streams(
+        &server,
+        if bench { 20 } else { 2 },
+        Duration::from_secs(env_num("STREAM_IDLE_SECS", if bench { 10 } else { 1 })),
+    );
+}
+
+/// `n` idle shells, each watched by two stream clients: the daemon's CPU over `window`.
+fn idle_streams(server: &Server, n: usize, window: Duration) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(_) => return,
+    };
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let created = server.call(
+            "POST",
+            "/api/coding-agents/sessions",
+            Some(json!({"task": "", "providerId": "shell", "cols": 120, "rows": 40})),
+        );
+        match created["sessionId"].as_str() {
+            Some(id) => ids.push(id.to_string()),
+            None => {
+                println!("idle: spawning a shell failed: {created}");
+                return;
+            }
+        }
+    }
+    let mut sockets = Vec::new();
+    for id in &ids {
+        for _ in 0..2 {
+            match rt.block_on(connect(&server.addr, id, None)) {
+                Some(s) => sockets.push(s),
+                None => return,
+            }
+        }
+    }
+    // Every shell at its prompt and settled: ready.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while ids.iter().any(|id| {
+        server.call("GET", &format!("/api/coding-agents/sessions/{id}"), None)["session"]["status"]
+            != "ready"
+    }) {
+        if Instant::now() > deadline {
+            println!("idle: the shells did not all become ready");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = server.cpu_ticks();
+    std::thread::sleep(window);
+    let ticks = server.cpu_ticks() - before;
+    println!(
+        "idle: {n} idle shells, each watched by 2 stream clients, over {:.0} s: {ticks} ticks of server CPU",
+        window.as_secs_f64()
+    );
+    drop(sockets);
 }
