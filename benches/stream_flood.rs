@@ -8,8 +8,12 @@
 //! `read go; cat FILE` at 200×50: the watcher (if any) connects, then Enter starts the flood
 //! and the clock, which stops when the session has ended. `STREAM_MB` (default 100) sizes
 //! the file, `STREAM_ROUNDS` (default 3) the rounds, interleaved; best of them is reported.
+//! Then 20 idle shells, each watched by two stream clients: the daemon's CPU over 10 s
+//! (`STREAM_IDLE_SECS`; issue 10: no measurable CPU).
 //! Without `--bench` (as `cargo test --all-targets` runs it, unoptimised) it is a smoke run
 //! on 2 MB whose figures mean nothing. Figures are recorded in BENCHMARKS.md.
+
+mod support;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -17,14 +21,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::env_num;
 use tokio_tungstenite::tungstenite::Message;
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Lines that all differ, with colours, so every screen update has work in it.
 fn make_file(path: &Path, mb: u64) -> std::io::Result<u64> {
@@ -57,7 +55,14 @@ impl Server {
         let home = state.join("home");
         std::fs::create_dir_all(&home).ok()?;
         let mut child = Command::new(bin)
-            .args(["serve", "--addr", "127.0.0.1:0", "--state-dir"])
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--max-sessions",
+                "64",
+                "--state-dir",
+            ])
             .arg(state)
             .env("HOME", &home)
             .env("SHELL", "/bin/bash")
@@ -69,7 +74,9 @@ impl Server {
             .spawn()
             .ok()?;
         let mut line = String::new();
-        BufReader::new(child.stdout.take()?).read_line(&mut line).ok()?;
+        BufReader::new(child.stdout.take()?)
+            .read_line(&mut line)
+            .ok()?;
         let addr = line
             .trim()
             .strip_prefix("orchestra listening on http://")?
@@ -100,18 +107,7 @@ impl Server {
     }
 
     fn cpu_ticks(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
-            .ok()
-            .and_then(|t| {
-                let f: Vec<String> = t
-                    .rsplit_once(')')?
-                    .1
-                    .split_whitespace()
-                    .map(String::from)
-                    .collect();
-                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-            })
-            .unwrap_or(0)
+        support::cpu_ticks(self.child.id() as i32)
     }
 }
 
@@ -137,9 +133,8 @@ struct Seen {
     screen: String,
 }
 
-type Socket = tokio_tungstenite::WebSocketStream<
-    tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
->;
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn connect(addr: &str, id: &str, recv_buffer: Option<u32>) -> Option<Socket> {
     let tcp = tokio::net::TcpSocket::new_v4().ok()?;
@@ -217,8 +212,10 @@ fn one_run(server: &Server, file: &Path, watcher: Watcher) -> Option<Run> {
     let created = server.call(
         "POST",
         "/api/coding-agents/sessions",
-        Some(json!({"task": format!("read go; cat {}", file.display()), "providerId": "exec",
-            "cols": 200, "rows": 50})),
+        Some(
+            json!({"task": format!("read go; cat {}", file.display()), "providerId": "exec",
+            "cols": 200, "rows": 50}),
+        ),
     );
     let id = created["sessionId"].as_str()?.to_string();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -342,9 +339,73 @@ fn main() {
                 "  client: {} frames, {} kB; final screen {}",
                 r.seen.frames,
                 r.seen.bytes / 1024,
-                if r.same_screen { "= server's" } else { "DIFFERS" }
+                if r.same_screen {
+                    "= server's"
+                } else {
+                    "DIFFERS"
+                }
             );
         }
         println!("{line}");
     }
+    idle_streams(
+        &server,
+        if bench { 20 } else { 2 },
+        Duration::from_secs(env_num("STREAM_IDLE_SECS", if bench { 10 } else { 1 })),
+    );
+}
+
+/// `n` idle shells, each watched by two stream clients: the daemon's CPU over `window`.
+fn idle_streams(server: &Server, n: usize, window: Duration) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(_) => return,
+    };
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let created = server.call(
+            "POST",
+            "/api/coding-agents/sessions",
+            Some(json!({"task": "", "providerId": "shell", "cols": 120, "rows": 40})),
+        );
+        match created["sessionId"].as_str() {
+            Some(id) => ids.push(id.to_string()),
+            None => {
+                println!("idle: spawning a shell failed: {created}");
+                return;
+            }
+        }
+    }
+    let mut sockets = Vec::new();
+    for id in &ids {
+        for _ in 0..2 {
+            match rt.block_on(connect(&server.addr, id, None)) {
+                Some(s) => sockets.push(s),
+                None => return,
+            }
+        }
+    }
+    // Every shell at its prompt and settled: ready.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while ids.iter().any(|id| {
+        server.call("GET", &format!("/api/coding-agents/sessions/{id}"), None)["session"]["status"]
+            != "ready"
+    }) {
+        if Instant::now() > deadline {
+            println!("idle: the shells did not all become ready");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = server.cpu_ticks();
+    std::thread::sleep(window);
+    let ticks = server.cpu_ticks() - before;
+    println!(
+        "idle: {n} idle shells, each watched by 2 stream clients, over {:.0} s: {ticks} ticks of server CPU",
+        window.as_secs_f64()
+    );
+    drop(sockets);
 }

@@ -47,7 +47,11 @@ pub struct TerminalModes {
 /// Server → client text messages of `GET /api/coding-agents/sessions/:id/stream`. Binary
 /// messages carry terminal output instead (see docs/stream.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum StreamEvent {
     /// First message: the size to create the client's terminal at, before any output.
     Hello {
@@ -75,7 +79,11 @@ pub enum StreamEvent {
 
 /// Client → server text messages (binary messages are raw input bytes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum StreamRequest {
     /// Bytes to type into the terminal, as text (keys already encoded: `"\r"` for Enter).
     Input { data: String },
@@ -131,7 +139,13 @@ mod tests {
         );
         let r: StreamRequest =
             serde_json::from_str(r#"{"type":"resize","cols":100,"rows":30}"#).unwrap();
-        assert_eq!(r, StreamRequest::Resize { cols: 100, rows: 30 });
+        assert_eq!(
+            r,
+            StreamRequest::Resize {
+                cols: 100,
+                rows: 30
+            }
+        );
         assert!(serde_json::from_str::<StreamRequest>(r#"{"type":"nope"}"#).is_err());
     }
 }

@@ -11,9 +11,8 @@ use tokio_tungstenite::tungstenite::{self, Message, client::IntoClientRequest};
 
 const SESSIONS: &str = "/api/coding-agents/sessions";
 
-type Socket = tokio_tungstenite::WebSocketStream<
-    tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
->;
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// A stream client as docs/stream.md describes one: a terminal (a vt100 parser) created at
 /// the hello's size, resized on `size`, fed every binary message. The socket is read only
@@ -40,12 +39,15 @@ fn stream_url(s: &Server, id: &str) -> String {
     format!("ws://{}{SESSIONS}/{id}/stream", s.addr)
 }
 
+/// The HTTP answer of a refused upgrade.
+#[derive(Debug)]
+struct Refused {
+    status: u16,
+    body: Value,
+}
+
 /// Opens the stream with extra headers; the server's refusal as an HTTP response.
-fn try_connect(
-    s: &Server,
-    id: &str,
-    headers: &[(&str, &str)],
-) -> Result<StreamClient, tungstenite::http::Response<Option<Vec<u8>>>> {
+fn try_connect(s: &Server, id: &str, headers: &[(&str, &str)]) -> Result<StreamClient, Refused> {
     try_connect_with(s, id, headers, None)
 }
 
@@ -56,7 +58,7 @@ fn try_connect_with(
     id: &str,
     headers: &[(&str, &str)],
     recv_buffer: Option<u32>,
-) -> Result<StreamClient, tungstenite::http::Response<Option<Vec<u8>>>> {
+) -> Result<StreamClient, Refused> {
     let rt = runtime();
     let mut request = stream_url(s, id).into_client_request().expect("request");
     for (k, v) in headers {
@@ -85,7 +87,11 @@ fn try_connect_with(
             output_bytes: 0,
             closed: false,
         }),
-        Err(tungstenite::Error::Http(response)) => Err(*response),
+        Err(tungstenite::Error::Http(response)) => Err(Refused {
+            status: response.status().as_u16(),
+            body: serde_json::from_slice(response.body().as_deref().unwrap_or_default())
+                .unwrap_or(Value::Null),
+        }),
         Err(e) => panic!("connect: {e}"),
     }
 }
@@ -95,8 +101,8 @@ fn connect(s: &Server, id: &str) -> StreamClient {
 }
 
 fn connect_with(s: &Server, id: &str, recv_buffer: Option<u32>) -> StreamClient {
-    let mut c = try_connect_with(s, id, &[], recv_buffer)
-        .unwrap_or_else(|r| panic!("refused: {}", r.status()));
+    let mut c =
+        try_connect_with(s, id, &[], recv_buffer).unwrap_or_else(|r| panic!("refused: {r:?}"));
     c.wait(|c| c.output_bytes > 0, "the hello and the first screen");
     c
 }
@@ -206,7 +212,9 @@ impl StreamClient {
 }
 
 fn num(v: &Value) -> u16 {
-    v.as_u64().and_then(|n| u16::try_from(n).ok()).expect("a size")
+    v.as_u64()
+        .and_then(|n| u16::try_from(n).ok())
+        .expect("a size")
 }
 
 fn shell(s: &Server, task: &str, cols: u16, rows: u16) -> String {
@@ -230,11 +238,14 @@ fn hello_then_the_screen_then_what_is_typed() {
     let hello = c.events[0].clone();
     assert_eq!(hello["type"], "hello");
     assert_eq!(hello["sessionId"], id.as_str());
-    assert_eq!((hello["cols"].as_u64(), hello["rows"].as_u64()), (Some(90), Some(25)));
+    assert_eq!(
+        (hello["cols"].as_u64(), hello["rows"].as_u64()),
+        (Some(90), Some(25))
+    );
     assert!(hello["status"].is_string(), "{hello}");
     // bash's readline turns bracketed paste on; the rest is off at a prompt.
     assert_eq!(hello["modes"]["bracketedPaste"], true, "{hello}");
-    assert_eq!(c.screen().bracketed_paste(), true);
+    assert!(c.screen().bracketed_paste());
     for mode in ["altScreen", "appCursor", "appKeypad", "hideCursor"] {
         assert_eq!(hello["modes"][mode], false, "{hello}");
     }
@@ -323,9 +334,15 @@ fn the_terminal_takes_the_size_of_the_latest_active_client() {
     let mut a = connect(&s, &id);
     let mut b = connect(&s, &id);
     a.resize(100, 30);
-    assert!(wait_until(Duration::from_secs(10), || session(&s, &id)["cols"] == 100));
+    assert!(wait_until(
+        Duration::from_secs(10),
+        || session(&s, &id)["cols"] == 100
+    ));
     b.resize(70, 20);
-    assert!(wait_until(Duration::from_secs(10), || session(&s, &id)["cols"] == 70));
+    assert!(wait_until(
+        Duration::from_secs(10),
+        || session(&s, &id)["cols"] == 70
+    ));
     b.type_text("stty size\r");
     b.wait_text("20 70");
     // Both clients follow the terminal's size.
@@ -337,11 +354,17 @@ fn the_terminal_takes_the_size_of_the_latest_active_client() {
     a.wait_text("30 100");
     b.wait(|c| c.screen().size() == (30, 100), "the size 100x30");
     let info = session(&s, &id);
-    assert_eq!((info["cols"].as_u64(), info["rows"].as_u64()), (Some(100), Some(30)));
+    assert_eq!(
+        (info["cols"].as_u64(), info["rows"].as_u64()),
+        (Some(100), Some(30))
+    );
 
     // When A leaves, B (the one active before) sets the size.
     drop(a);
-    assert!(wait_until(Duration::from_secs(10), || session(&s, &id)["cols"] == 70));
+    assert!(wait_until(
+        Duration::from_secs(10),
+        || session(&s, &id)["cols"] == 70
+    ));
 
     // A size out of range is refused with an error message; the stream goes on.
     b.resize(1, 5000);
@@ -432,7 +455,10 @@ fn an_ended_session_sends_its_final_screen_exit_and_closes() {
     assert_eq!(live.events.last(), Some(&exit));
 
     // Someone who connects later still sees the last screen.
-    assert!(wait_until(Duration::from_secs(10), || session(&s, &id)["ended"] == true));
+    assert!(wait_until(
+        Duration::from_secs(10),
+        || session(&s, &id)["ended"] == true
+    ));
     let mut late = connect(&s, &id);
     assert_eq!(late.events[0]["status"], "exited");
     late.wait(|c| c.closed, "the close");
@@ -459,21 +485,29 @@ fn killed_session_exit_names_the_signal() {
 #[test]
 fn refusals_unknown_session_cross_site_page_not_a_websocket_bad_messages() {
     let s = Server::start();
-    let r = try_connect(&s, "no-such-session", &[]).err().expect("refused");
-    assert_eq!(r.status(), 404);
-    let body: Value = serde_json::from_slice(r.body().as_deref().unwrap_or_default())
-        .expect("JSON error");
-    assert!(body["error"].as_str().unwrap_or("").contains("no-such-session"));
+    let r = try_connect(&s, "no-such-session", &[])
+        .err()
+        .expect("refused");
+    assert_eq!(r.status, 404);
+    assert!(
+        r.body["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no-such-session")
+    );
 
     let id = shell(&s, "", 80, 24);
     // A page of another site must not drive the terminal (browsers apply no CORS here).
     let r = try_connect(&s, &id, &[("Origin", "http://evil.example")])
         .err()
         .expect("refused");
-    assert_eq!(r.status(), 403);
-    let body: Value = serde_json::from_slice(r.body().as_deref().unwrap_or_default())
-        .expect("JSON error");
-    assert!(body["error"].as_str().unwrap_or("").contains("evil.example"));
+    assert_eq!(r.status, 403);
+    assert!(
+        r.body["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("evil.example")
+    );
     // The API's own origin is fine.
     let own = format!("http://{}", s.addr);
     let mut c = try_connect(&s, &id, &[("Origin", own.as_str())]).expect("own origin");
@@ -482,7 +516,12 @@ fn refusals_unknown_session_cross_site_page_not_a_websocket_bad_messages() {
     // A plain GET is told to use a WebSocket.
     let r = s.get(&format!("{SESSIONS}/{id}/stream"));
     assert_eq!(r.status, 426, "{}", r.body);
-    assert!(r.json()["error"].as_str().unwrap_or("").contains("WebSocket"));
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("WebSocket")
+    );
 
     // Messages it does not understand get an error message; the stream goes on.
     c.send(Message::text("{\"type\":\"dance\"}"));
@@ -502,7 +541,35 @@ fn the_token_is_required_when_set() {
     assert_eq!(r.status, 201, "{}", r.body);
     let id = r.json()["sessionId"].as_str().expect("id").to_string();
     let r = try_connect(&s, &id, &[]).err().expect("refused");
-    assert_eq!(r.status(), 401);
+    assert_eq!(r.status, 401);
     let mut c = try_connect(&s, &id, &[("Authorization", "Bearer sekrit")]).expect("token");
     c.wait(|c| c.term.is_some(), "the hello");
+}
+
+#[test]
+fn a_session_of_an_earlier_run_says_hello_and_exit_without_a_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = Server::start_in(dir.path(), &[]);
+    let id = shell(&first, "", 80, 24);
+    first.stop();
+    let s = Server::start_in(dir.path(), &[]);
+    let mut c = try_connect(&s, &id, &[]).expect("an ended session can be watched");
+    c.wait(|c| c.closed, "the close");
+    let kinds: Vec<&str> = c.events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(kinds, ["hello", "exit"], "{:?}", c.events);
+    assert_eq!(c.events[0]["status"], "exited");
+    assert_eq!(c.output_bytes, 0, "its terminal is gone");
+}
+
+#[test]
+fn a_page_of_an_allowed_origin_may_watch() {
+    let s = Server::start_with(&["--allow-origin", "http://localhost:3000"]);
+    let id = shell(&s, "", 80, 24);
+    let mut c = try_connect(&s, &id, &[("Origin", "http://localhost:3000")])
+        .expect("an allowed origin connects");
+    c.wait(|c| c.output_bytes > 0, "the first screen");
+    let r = try_connect(&s, &id, &[("Origin", "http://localhost:3001")])
+        .err()
+        .expect("another origin is refused");
+    assert_eq!(r.status, 403);
 }

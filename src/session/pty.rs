@@ -105,7 +105,8 @@ impl Shared {
     }
 
     fn screen_changed(&self) {
-        self.screen_generation.send_modify(|g| *g = g.wrapping_add(1));
+        self.screen_generation
+            .send_modify(|g| *g = g.wrapping_add(1));
     }
 }
 

@@ -104,13 +104,8 @@ pub fn load(state_dir: &Path) -> ListOrder {
 pub fn save(state_dir: &Path, order: ListOrder) -> std::io::Result<()> {
     let path = file(state_dir);
     let tmp = path.with_extension("tmp");
-    let mut options = std::fs::OpenOptions::new();
+    let mut options = crate::state_dir::private_file();
     options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
     let mut f = options.open(&tmp)?;
     writeln!(f, "{}", order.as_str())?;
     f.sync_all()?;

@@ -130,9 +130,6 @@ struct Client {
     streams: Arc<Streams>,
 }
 
-/// Why sending stopped: the peer is gone, or the session ended and was said to have.
-struct Stopped;
-
 impl Client {
     async fn run(
         self,
@@ -171,7 +168,7 @@ impl Client {
         pty: Option<Arc<PtySession>>,
         mut status: watch::Receiver<SessionStatus>,
         mut errors: mpsc::Receiver<String>,
-    ) -> Stopped {
+    ) {
         let Some(pty) = pty else {
             // Restored from an earlier run: its terminal is gone, only its end is known.
             return self.send_restored(sink).await;
@@ -190,10 +187,9 @@ impl Client {
             status: *status.borrow_and_update(),
             modes: first.modes.unwrap_or_default(),
         };
-        if send_event(sink, &hello).await.is_err()
-            || send_output(sink, first.bytes).await.is_err()
+        if send_event(sink, &hello).await.is_err() || send_output(sink, first.bytes).await.is_err()
         {
-            return Stopped;
+            return;
         }
         if finished {
             return send_exit(sink, &pty).await;
@@ -204,7 +200,7 @@ impl Client {
             tokio::select! {
                 changed = changes.changed() => {
                     if changed.is_err() {
-                        return Stopped;
+                        return;
                     }
                     // While output keeps coming, let it gather for a moment.
                     tokio::time::sleep_until(next_frame).await;
@@ -213,7 +209,7 @@ impl Client {
                     let update = pty.with_screen(|s| screen.diff(s));
                     screen.sent(&update);
                     if send_update(sink, update).await.is_err() {
-                        return Stopped;
+                        return;
                     }
                     next_frame = Instant::now() + FRAME_INTERVAL;
                     if finished {
@@ -227,12 +223,12 @@ impl Client {
                     }
                     let now = *status.borrow_and_update();
                     if send_event(sink, &StreamEvent::Status { status: now }).await.is_err() {
-                        return Stopped;
+                        return;
                     }
                 }
                 Some(error) = errors.recv() => {
                     if send_event(sink, &StreamEvent::Error { error }).await.is_err() {
-                        return Stopped;
+                        return;
                     }
                 }
             }
@@ -240,9 +236,9 @@ impl Client {
     }
 
     /// A session whose process belongs to an earlier run: hello, its end, close.
-    async fn send_restored(&self, sink: &mut Sink) -> Stopped {
+    async fn send_restored(&self, sink: &mut Sink) {
         let Ok(info) = self.engine.get_session(&self.session_id) else {
-            return Stopped;
+            return;
         };
         let hello = StreamEvent::Hello {
             session_id: info.id.clone(),
@@ -258,7 +254,6 @@ impl Client {
         if send_event(sink, &hello).await.is_ok() && send_event(sink, &exit).await.is_ok() {
             let _ = sink.send(close_message()).await;
         }
-        Stopped
     }
 
     /// Input and resizes from the client, in order, until it closes.
@@ -353,7 +348,7 @@ async fn send_update(sink: &mut Sink, update: Update) -> Result<(), axum::Error>
 }
 
 /// The session ended: say how, then close.
-async fn send_exit(sink: &mut Sink, pty: &PtySession) -> Stopped {
+async fn send_exit(sink: &mut Sink, pty: &PtySession) {
     let exit = pty.exit_info().unwrap_or_default();
     let event = StreamEvent::Exit {
         exit_code: exit.code,
@@ -362,7 +357,6 @@ async fn send_exit(sink: &mut Sink, pty: &PtySession) -> Stopped {
     if send_event(sink, &event).await.is_ok() {
         let _ = sink.send(close_message()).await;
     }
-    Stopped
 }
 
 fn close_message() -> Message {

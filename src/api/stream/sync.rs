@@ -198,7 +198,10 @@ mod tests {
             (m.mouse, m.mouse_encoding),
             (MouseMode::ButtonMotion, MouseEncoding::Sgr)
         );
-        assert_eq!(c.screen().cell(0, 2).unwrap().fgcolor(), vt100::Color::Idx(1));
+        assert_eq!(
+            c.screen().cell(0, 2).unwrap().fgcolor(),
+            vt100::Color::Idx(1)
+        );
         assert!(c.screen().cell(0, 2).unwrap().bold());
     }
 
@@ -238,9 +241,7 @@ mod tests {
         sync(&mut s, &mut c, &server);
         // A flood the client never saw: scrolling, colours, cursor moves, erasures.
         for i in 0..500 {
-            server.process(
-                format!("\x1b[3{}m{i:>5} flood \x1b[0m\x1b[K\r\n", i % 8).as_bytes(),
-            );
+            server.process(format!("\x1b[3{}m{i:>5} flood \x1b[0m\x1b[K\r\n", i % 8).as_bytes());
             if i % 37 == 0 {
                 server.process(b"\x1b[2;5H\x1b[1mover\x1b[0m\x1b[10;1H");
             }
