@@ -46,6 +46,10 @@ async fn a_task_created_typed_into_and_resized_over_the_api() {
     let s = Server::start();
     let cockpit = attach(&s);
     let mut events = cockpit.subscribe();
+    // The providers come once the event stream is connected (the form waits for them).
+    let providers = cockpit.providers();
+    assert!(providers.iter().any(|p| p.id == "shell"), "{providers:?}");
+    assert_eq!(cockpit.default_provider().as_deref(), Some("shell"));
     let created = cockpit
         .execute(Command::CreateTask {
             name: "remote shell".into(),

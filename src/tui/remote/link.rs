@@ -27,8 +27,10 @@ const RETRY_MAX: Duration = Duration::from_secs(2);
 pub struct Shared {
     pub api: RwLock<Api>,
     pub snap: Mutex<Snapshot>,
-    pub providers: Mutex<Vec<ProviderChoice>>,
-    pub default_provider: Mutex<Option<String>>,
+    /// The providers and the default one; `None` until first read (detecting them runs
+    /// programs on the daemon's side, so it is not waited for before the first frame).
+    providers: Mutex<Option<(Vec<ProviderChoice>, Option<String>)>>,
+    providers_read: Condvar,
     pub events: broadcast::Sender<Event>,
     /// Bumped each time the link (re)connects: a session stream opened before it is stale.
     pub generation: AtomicU64,
@@ -45,8 +47,8 @@ impl Shared {
                 ..Default::default()
             }),
             api: RwLock::new(api),
-            providers: Mutex::new(Vec::new()),
-            default_provider: Mutex::new(None),
+            providers: Mutex::new(None),
+            providers_read: Condvar::new(),
             events,
             generation: AtomicU64::new(0),
             changed: Condvar::new(),
@@ -55,6 +57,18 @@ impl Shared {
 
     pub fn api(&self) -> Api {
         self.api.read().clone()
+    }
+
+    /// The providers, waiting up to `budget` for their first read (the new-task form asks).
+    pub fn providers(&self, budget: Duration) -> (Vec<ProviderChoice>, Option<String>) {
+        let deadline = std::time::Instant::now() + budget;
+        let mut p = self.providers.lock();
+        while p.is_none() {
+            if self.providers_read.wait_until(&mut p, deadline).timed_out() {
+                break;
+            }
+        }
+        p.clone().unwrap_or_default()
     }
 
     /// Waits (blocking, up to `budget`) until the copy satisfies `done`: a command's effect
@@ -238,15 +252,16 @@ fn connect(shared: &Shared, api: &Api) -> Result<ureq::Body, String> {
         .open_stream("/api/coding-agents/events")
         .map_err(|e| e.to_string())?;
     let snap = fetch_snapshot(api)?;
-    // Providers rarely change; a failure here leaves the last list.
-    if let Ok((providers, default)) = fetch_providers(api) {
-        *shared.providers.lock() = providers;
-        *shared.default_provider.lock() = default;
-    }
     *shared.api.write() = api.clone();
     shared.replace(snap);
     shared.generation.fetch_add(1, Ordering::SeqCst);
     shared.nudge();
+    // Then the providers (they rarely change; a failure leaves the last list). Events that
+    // arrive meanwhile wait in the connection.
+    if let Ok(found) = fetch_providers(api) {
+        *shared.providers.lock() = Some(found);
+        shared.providers_read.notify_all();
+    }
     Ok(body)
 }
 

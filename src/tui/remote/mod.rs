@@ -20,6 +20,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::broadcast;
 
+/// How long the new-task form waits for the providers' first read (orchestra detects them
+/// by running them: seconds on a machine with many agent CLIs).
+const PROVIDERS_READ: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How long a command waits for its effect to come back on the event stream.
 const CAUGHT_UP: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -137,11 +141,11 @@ impl Cockpit for RemoteCockpit {
     }
 
     fn providers(&self) -> Vec<ProviderChoice> {
-        self.shared.providers.lock().clone()
+        self.shared.providers(PROVIDERS_READ).0
     }
 
     fn default_provider(&self) -> Option<String> {
-        self.shared.default_provider.lock().clone()
+        self.shared.providers(PROVIDERS_READ).1
     }
 
     /// Tasks run where the user started the TUI, as they would with a CLI in that directory.
