@@ -120,55 +120,12 @@ fn write_server_file(state: &StateDir, url: &str, token: Option<&str>) -> Result
 }
 
 impl Running {
-    /// Ends every session, flushes the store and removes server.json. The tasks those
-    /// sessions ran are cancelled: the user stopped orchestra.
-    pub async fn shutdown(&self) {
-        self.shutdown_because(crate::engine::STOPPED_BY_USER).await;
-    }
-
-    /// `shutdown`, with the reason the cancelled tasks give.
-    pub async fn shutdown_because(&self, reason: &str) {
-        self.engine.shutdown_because(reason).await;
-        let _ = std::fs::remove_file(self.state.server_file());
-        tracing::info!("orchestra stopped");
-    }
-}
-
-/// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away) with the signal's name.
-/// In the TUI's raw mode Ctrl-C is a key, not SIGINT. The handlers are installed when this is
-/// called, not when the future is first polled, so a signal that arrives right after start-up
-/// is not lost (and does not kill the process before it can clean up).
-pub fn termination() -> impl std::future::Future<Output = &'static str> + Send + 'static {
-    use tokio::signal::unix::{SignalKind, signal};
-    let handlers = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    );
-    async move {
-        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = handlers else {
-            // Without signal handlers we can only wait forever; SIGKILL still works.
-            return std::future::pending::<&'static str>().await;
-        };
-        tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-            _ = hup.recv() => "SIGHUP",
-        }
-    }
-}
-
-/// The API being served; see [`Running::serve`].
-pub struct Serving {
-    server: tokio::task::JoinHandle<std::io::Result<()>>,
-    /// The signal that stopped it, if one did (else a client asked it to stop).
-    signal: tokio::sync::oneshot::Receiver<&'static str>,
-}
-
-impl Running {
     /// Serves the API until a signal (SIGTERM, SIGINT, SIGHUP) or a stop request.
     pub fn serve(&mut self) -> Result<Serving> {
-        let listener = self.listener.take().context("the API is already being served")?;
+        let listener = self
+            .listener
+            .take()
+            .context("the API is already being served")?;
         let app = api::router(self.engine.clone(), self.access.clone());
         let closing = self.engine.clone();
         let asked = self.engine.closing();
@@ -204,4 +161,48 @@ impl Running {
             Err(_) => self.shutdown().await,
         }
     }
+
+    /// Ends every session, flushes the store and removes server.json. The tasks those
+    /// sessions ran are cancelled: the user stopped orchestra.
+    pub async fn shutdown(&self) {
+        self.shutdown_because(crate::engine::STOPPED_BY_USER).await;
+    }
+
+    /// `shutdown`, with the reason the cancelled tasks give.
+    pub async fn shutdown_because(&self, reason: &str) {
+        self.engine.shutdown_because(reason).await;
+        let _ = std::fs::remove_file(self.state.server_file());
+        tracing::info!(reason, "orchestra stopped");
+    }
+}
+
+/// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away) with the signal's name.
+/// In the TUI's raw mode Ctrl-C is a key, not SIGINT. The handlers are installed when this is
+/// called, not when the future is first polled, so a signal that arrives right after start-up
+/// is not lost (and does not kill the process before it can clean up).
+pub fn termination() -> impl std::future::Future<Output = &'static str> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let handlers = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    );
+    async move {
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = handlers else {
+            // Without signal handlers we can only wait forever; SIGKILL still works.
+            return std::future::pending::<&'static str>().await;
+        };
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+            _ = hup.recv() => "SIGHUP",
+        }
+    }
+}
+
+/// The API being served; see [`Running::serve`].
+pub struct Serving {
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The signal that stopped it, if one did (else a client asked it to stop).
+    signal: tokio::sync::oneshot::Receiver<&'static str>,
 }

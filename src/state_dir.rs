@@ -211,7 +211,7 @@ impl StateDir {
         self.path.join("logs")
     }
     pub fn server_file(&self) -> PathBuf {
-        self.path.join("server.json")
+        self.path.join(crate::daemon::SERVER_FILE)
     }
 }
 

@@ -146,7 +146,9 @@ fn serving(state: &Path) -> Vec<u32> {
             continue;
         };
         if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline"))
-            && cmdline.split(|b| *b == 0).any(|arg| arg == needle.as_slice())
+            && cmdline
+                .split(|b| *b == 0)
+                .any(|arg| arg == needle.as_slice())
             && pid_alive(pid)
         {
             out.push(pid);
@@ -162,7 +164,10 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
     assert!(daemon::find(&state).is_none());
     let (endpoint, started, _daemon) = place.start(&[]);
     assert!(started);
-    assert!(endpoint.url.starts_with("http://127.0.0.1:"), "{endpoint:?}");
+    assert!(
+        endpoint.url.starts_with("http://127.0.0.1:"),
+        "{endpoint:?}"
+    );
     assert_eq!(endpoint.token, None);
     let pid = server_pid(&state);
 
@@ -194,7 +199,10 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
     assert_eq!(serving(&state), vec![pid]);
 
     let out = ok(&place.stop());
-    assert_eq!(out, format!("stopped orchestra (pid {pid}); ended 0 agents\n"));
+    assert_eq!(
+        out,
+        format!("stopped orchestra (pid {pid}); ended 0 agents\n")
+    );
     assert!(!pid_alive(pid), "stop returns once the daemon has exited");
     assert!(!ServerFile::path(&state).exists());
     assert!(daemon::find(&state).is_none());
@@ -229,7 +237,15 @@ fn a_stale_server_file_is_ignored_and_replaced() {
     assert_ne!(file.pid, Some(dead));
     assert_eq!(file.url, endpoint.url);
     assert!(file.pid_alive());
-    ok(&place.stop());
+
+    // By a URL alone (as for another machine's orchestra): gone once its URL stops answering.
+    let out = ok(&place.cli(&["stop", "--url", &endpoint.url]));
+    assert_eq!(
+        out,
+        format!("stopped orchestra at {}; ended 0 agents\n", endpoint.url)
+    );
+    let pid = file.pid.unwrap();
+    assert!(daemon::wait_exit(pid, Duration::from_secs(20)));
 }
 
 #[test]
@@ -261,7 +277,8 @@ fn two_starts_at_once_end_with_one_daemon() {
     let pid = server_pid(&place.state());
     // The loser's daemon gave up on the locked state directory and exited.
     assert!(
-        wait_until(Duration::from_secs(10), || serving(&place.state()) == vec![pid]),
+        wait_until(Duration::from_secs(10), || serving(&place.state())
+            == vec![pid]),
         "{:?}",
         serving(&place.state())
     );
@@ -318,7 +335,10 @@ fn stop_ends_the_agents_and_their_tasks_are_cancelled_by_the_user() {
     assert!(!children.is_empty());
 
     let out = ok(&place.stop());
-    assert_eq!(out, format!("stopped orchestra (pid {pid}); ended 1 agent\n"));
+    assert_eq!(
+        out,
+        format!("stopped orchestra (pid {pid}); ended 1 agent\n")
+    );
     assert!(!pid_alive(pid));
     let pids: Vec<String> = agent.iter().map(u32::to_string).collect();
     let ps = Command::new("ps")
@@ -344,7 +364,10 @@ fn stop_ends_the_agents_and_their_tasks_are_cancelled_by_the_user() {
     let s = Server::attach(&endpoint.url, &state, None);
     let m = s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"]["metadata"].clone();
     assert_eq!(m["status"], "cancelled", "{m}");
-    assert_eq!(m["error"], "cancelled: orchestra was stopped by the user", "{m}");
+    assert_eq!(
+        m["error"], "cancelled: orchestra was stopped by the user",
+        "{m}"
+    );
     ok(&place.stop());
 }
 
@@ -355,7 +378,8 @@ fn stop_with_nothing_running_says_so_with_exit_3() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
     let err = text(&o.stderr);
     assert!(
-        err.starts_with("orchestra: no orchestra is running on ") && err.contains("nothing to stop"),
+        err.starts_with("orchestra: no orchestra is running on ")
+            && err.contains("nothing to stop"),
         "{err}"
     );
     assert!(o.stdout.is_empty());

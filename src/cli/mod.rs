@@ -197,14 +197,12 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
             | Command::Report(_)
             | Command::Status(_)
             | Command::Stop(_),
-        ) => {
-            match server_flags.first() {
-                Some(flag) => Err(format!(
-                    "`{name}` does not take {flag} (a flag of the TUI and of `orchestra serve`)"
-                )),
-                None => Ok(()),
-            }
-        }
+        ) => match server_flags.first() {
+            Some(flag) => Err(format!(
+                "`{name}` does not take {flag} (a flag of the TUI and of `orchestra serve`)"
+            )),
+            None => Ok(()),
+        },
         Some(Command::Completions { .. } | Command::Man { .. }) => {
             match server_flags.first().or(client_flags.first()) {
                 Some(flag) => Err(format!("`{name}` does not take {flag}")),

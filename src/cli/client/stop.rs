@@ -1,13 +1,13 @@
 //! `orchestra stop`: asks the running orchestra to stop (`POST /api/daemon/stop`), then waits
 //! until it has exited, so that when this returns its agents are gone and its state is saved.
 
-use super::error::{CliError, CliResult};
+use super::error::{CliError, CliResult, Exit};
 use super::output::{self, out};
 use super::{ClientArgs, Ctx};
 use crate::cli::GlobalArgs;
-use crate::daemon::{ServerFile, pid_alive};
+use crate::daemon::{self, ServerFile};
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Time allowed for flushing and exiting beyond the agents' grace period.
 const EXIT_MARGIN: Duration = Duration::from_secs(30);
@@ -23,15 +23,16 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
         .get("graceMs")
         .and_then(Value::as_u64)
         .map_or(Duration::from_secs(3), Duration::from_millis);
-    let deadline = Instant::now() + grace + EXIT_MARGIN;
-    // The pid is only ours to watch when server.json named it: a --url may be another machine.
+    let budget = grace + EXIT_MARGIN;
+    // The pid is only ours to watch when this machine's server.json names it: a --url may be
+    // another machine's orchestra. Without it, it is gone once its URL no longer answers.
     let pid = ctx.client.server_pid();
     let gone = match pid {
-        Some(pid) => wait(deadline, || !pid_alive(pid)),
-        None => wait(deadline, || {
+        Some(pid) => daemon::wait_exit(pid, budget),
+        None => daemon::poll_until(budget, || {
             ctx.client
                 .get("/api/status")
-                .is_err_and(|e| e.exit == super::error::Exit::Unreachable)
+                .is_err_and(|e| e.exit == Exit::Unreachable)
         }),
     };
     let who = match pid {
@@ -46,7 +47,7 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
             .unwrap_or_default();
         return Err(CliError::server(format!(
             "{who} was asked to stop but is still running after {} s{log}",
-            (grace + EXIT_MARGIN).as_secs()
+            budget.as_secs()
         )));
     }
     if ctx.json {
@@ -78,17 +79,4 @@ fn running_here(global: &GlobalArgs) -> CliResult<()> {
         "no orchestra is running on {} ({why}); nothing to stop",
         dir.display()
     )))
-}
-
-/// Polls `done` until it holds or the deadline passes; whether it held.
-fn wait(deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
