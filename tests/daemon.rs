@@ -114,6 +114,33 @@ fn server_pid(state: &Path) -> u32 {
         .expect("server.json names a pid")
 }
 
+/// A loopback URL where nothing listens (a port just released).
+fn quiet_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}")
+}
+
+/// Writes the server.json of an orchestra that was killed (its pid has ended, nothing
+/// listens at its URL) into `state`; returns that pid.
+fn left_over_server_file(state: &Path) -> u32 {
+    std::fs::create_dir_all(state).unwrap();
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    ServerFile {
+        url: quiet_url(),
+        token: None,
+        pid: Some(dead),
+    }
+    .write(state)
+    .unwrap();
+    dead
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -212,23 +239,8 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
 fn a_stale_server_file_is_ignored_and_replaced() {
     let place = Place::new();
     let state = place.state();
-    std::fs::create_dir_all(&state).unwrap();
     // An orchestra that was killed: its pid ended, nothing listens at its URL.
-    let mut gone = Command::new("true").spawn().unwrap();
-    let dead = gone.id();
-    gone.wait().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    ServerFile {
-        url: format!("http://127.0.0.1:{port}"),
-        token: None,
-        pid: Some(dead),
-    }
-    .write(&state)
-    .unwrap();
+    let dead = left_over_server_file(&state);
     assert!(daemon::find(&state).is_none());
 
     let (endpoint, started, _daemon) = place.start(&[]);
@@ -385,17 +397,7 @@ fn stop_with_nothing_running_says_so_with_exit_3() {
     assert!(o.stdout.is_empty());
 
     // A server.json whose orchestra was killed.
-    std::fs::create_dir_all(place.state()).unwrap();
-    let mut gone = Command::new("true").spawn().unwrap();
-    let dead = gone.id();
-    gone.wait().unwrap();
-    ServerFile {
-        url: "http://127.0.0.1:9".into(),
-        token: None,
-        pid: Some(dead),
-    }
-    .write(&place.state())
-    .unwrap();
+    let dead = left_over_server_file(&place.state());
     let o = place.stop();
     assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
     let err = text(&o.stderr);
@@ -405,12 +407,7 @@ fn stop_with_nothing_running_says_so_with_exit_3() {
     );
 
     // A URL where nothing listens.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let o = place.cli(&["stop", "--url", &format!("http://127.0.0.1:{port}")]);
+    let o = place.cli(&["stop", "--url", &quiet_url()]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("cannot reach orchestra"));
 }
