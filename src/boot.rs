@@ -20,7 +20,10 @@ use std::time::Duration;
 /// Everything a running orchestra holds; dropping it releases the state directory.
 pub struct Running {
     pub engine: Engine,
+    /// Where clients on this machine (the CLI, the TUI, the agents) reach it.
     pub url: String,
+    /// The address it listens on, as asked (`http://0.0.0.0:PORT` for every interface).
+    pub listening: String,
     pub state: StateDir,
     pub listener: Option<tokio::net::TcpListener>,
     pub access: Access,
@@ -85,7 +88,8 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
         tracing::warn!("could not start the guard: sessions may outlive a SIGKILLed orchestra");
     }
     let engine = Engine::open(&state, ec).await?;
-    engine.set_url(bound.url.clone());
+    let url = local_url(&bound)?;
+    engine.set_url(url.clone());
     let mut allowed_hosts = args.allow_host.clone();
     if !args.addr.ip().is_unspecified() {
         allowed_hosts.push(args.addr.ip().to_string());
@@ -95,16 +99,36 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
         allowed_hosts,
         allowed_origins: args.allow_origin.clone(),
     };
-    write_server_file(&state, &bound.url, access.token.as_deref())?;
+    write_server_file(&state, &url, access.token.as_deref())?;
     tracing::info!(url = %bound.url, state_dir = %state.path.display(), "orchestra started");
     Ok(Running {
         engine,
-        url: bound.url,
+        url,
+        listening: bound.url,
         state,
         listener: Some(bound.listener),
         access,
         _guard: guard,
         _log_guard: log_guard,
+    })
+}
+
+/// The URL local clients use. Bound to every interface (0.0.0.0, ::), orchestra is reached on
+/// loopback: a `Host` the API always accepts, where `0.0.0.0` is refused.
+fn local_url(bound: &api::Bound) -> Result<String> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let addr = bound
+        .listener
+        .local_addr()
+        .context("cannot read the address the API listens on")?;
+    Ok(match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => {
+            format!("http://{}:{}", Ipv4Addr::LOCALHOST, addr.port())
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => {
+            format!("http://[{}]:{}", Ipv6Addr::LOCALHOST, addr.port())
+        }
+        _ => bound.url.clone(),
     })
 }
 

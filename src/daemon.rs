@@ -276,9 +276,12 @@ struct Spawned {
 /// `exe serve --state-dir DIR ARGS…` in its own session, stdin from /dev/null, output
 /// appended to the daemon log.
 fn spawn_daemon(exe: &Path, state_dir: &Path, serve_args: &[String]) -> Result<Spawned> {
+    // The state directory first, so that it is made private (0700), not with the usual mode.
     let logs = state_dir.join("logs");
-    crate::state_dir::create_private_dir(&logs)
-        .with_context(|| format!("cannot create {}", logs.display()))?;
+    for dir in [state_dir, &logs] {
+        crate::state_dir::create_private_dir(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+    }
     let log = logs.join(DAEMON_LOG);
     let out = crate::state_dir::private_file()
         .create(true)

@@ -216,6 +216,11 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
     assert!(wait_until(Duration::from_secs(5), || {
         std::fs::read_to_string(&log).is_ok_and(|t| t.contains(&listening))
     }));
+    // The state directory it made is private from the start: nothing had to be tightened.
+    let mode = std::fs::metadata(&state).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(!said.contains("private"), "{said}");
 
     // Found again, not started again.
     assert_eq!(daemon::find(&state), Some(endpoint.clone()));
@@ -416,8 +421,17 @@ fn stop_with_nothing_running_says_so_with_exit_3() {
 fn the_stop_route_follows_the_api_rules() {
     let place = Place::new();
     let state = place.state();
-    let (endpoint, _, _daemon) = place.start(&["--token", "sekrit"]);
+    // On every interface (so with a token), it is found on loopback.
+    let (endpoint, _, _daemon) = place.start(&["--addr", "0.0.0.0:0", "--token", "sekrit"]);
     assert_eq!(endpoint.token.as_deref(), Some("sekrit"));
+    assert!(
+        endpoint.url.starts_with("http://127.0.0.1:"),
+        "{endpoint:?}"
+    );
+    assert!(
+        !place.find_or_start(&[]).unwrap().1,
+        "found, not started again"
+    );
     let pid = server_pid(&state);
     let addr = endpoint.url.trim_start_matches("http://");
 
