@@ -147,7 +147,7 @@ fn a_405_message_lists_the_allowed_methods() {
     let session = "/api/coding-agents/sessions/any-id";
     for (method, path, want) in [
         ("PUT", TASKS.to_string(), vec!["GET", "POST"]),
-        ("DELETE", task.clone(), vec!["GET", "PATCH"]),
+        ("PUT", task.clone(), vec!["GET", "PATCH", "DELETE"]),
         ("GET", format!("{task}/start"), vec!["POST"]),
         ("PUT", session.to_string(), vec!["GET", "DELETE"]),
         ("GET", "/api/agent/stop".to_string(), vec!["POST"]),

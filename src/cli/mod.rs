@@ -99,8 +99,7 @@ pub struct ServerArgs {
         long,
         value_name = "ORIGIN",
         env = "ORCHESTRA_ALLOW_ORIGINS",
-        value_delimiter = ',',
-        global = true
+        value_delimiter = ','
     )]
     pub allow_origin: Vec<String>,
     /// Log to stderr too (the log file in the state directory is always written).

@@ -103,8 +103,10 @@ fn start_created(ctx: &Ctx, id: &str) -> CliResult<(Value, &'static str)> {
     if refused.http_status == Some(409) {
         let now = ctx.client.get(&path)?;
         let status = str_at(task_of(&now)?, "/metadata/status").unwrap_or_default();
-        // Completed or failed too: it was started and has already finished.
-        if matches!(status, "running" | "paused" | "completed" | "failed") {
+        // Completed or failed too: it was started and has already finished. A start still in
+        // progress elsewhere leaves it pending for a moment; the server says so.
+        let elsewhere = refused.message.contains("started elsewhere");
+        if elsewhere || matches!(status, "running" | "paused" | "completed" | "failed") {
             return Ok((now, "started elsewhere first (by autopilot, most likely):"));
         }
     }
