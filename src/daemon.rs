@@ -200,12 +200,14 @@ pub fn find_or_start_with(
             && let Some(c) = child.as_mut()
             && let Ok(Some(status)) = c.try_wait()
         {
-            // It gave up (most often: another orchestra holds the state directory, started a
-            // moment ago by someone else). Keep looking for that one until the deadline.
+            // It gave up. Most often another orchestra holds the state directory, started a
+            // moment ago by someone else: keep looking for that one until the deadline.
             exit = Some(status);
             child = None;
         }
-        if Instant::now() >= deadline {
+        // Gave up with nobody else there (a bad flag, a bad config): no reason to wait.
+        let alone = exit.is_some() && !lock_holder(&state_dir).is_some_and(pid_alive);
+        if alone || Instant::now() >= deadline {
             if let Some(c) = child.take() {
                 // Not listening in time: do not leave a half-started daemon behind.
                 end_child(c);
@@ -226,6 +228,15 @@ pub fn find_or_start_with(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The pid in the state directory's lock file: the orchestra that holds it, or held it last.
+fn lock_holder(state_dir: &Path) -> Option<u32> {
+    std::fs::read_to_string(state_dir.join(crate::state_dir::LOCK_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Ends a daemon that did not start in time: SIGTERM (it stops gracefully if it got that far),
