@@ -24,9 +24,14 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
         .and_then(Value::as_u64)
         .map_or(Duration::from_secs(3), Duration::from_millis);
     let budget = grace + EXIT_MARGIN;
-    // The pid is only ours to watch when this machine's server.json names it: a --url may be
-    // another machine's orchestra. Without it, it is gone once its URL no longer answers.
-    let pid = ctx.client.server_pid();
+    // The pid is only ours to watch when this machine's server.json names the one that
+    // answered: a --url may be another machine's orchestra. Otherwise it is gone once its URL
+    // no longer answers.
+    let answered = answer.get("pid").and_then(Value::as_u64);
+    let pid = ctx
+        .client
+        .server_pid()
+        .filter(|p| answered == Some(u64::from(*p)));
     let gone = match pid {
         Some(pid) => daemon::wait_exit(pid, budget),
         None => daemon::poll_until(budget, || {
@@ -65,12 +70,11 @@ fn running_here(global: &GlobalArgs) -> CliResult<()> {
     let dir = crate::state_dir::resolve(global.state_dir.as_deref())
         .map_err(|e| CliError::unreachable(format!("cannot find orchestra: {e}; or pass --url")))?;
     let why = match ServerFile::read(&dir) {
-        Ok(Some(file)) if file.pid_alive() => return Ok(()),
-        Ok(Some(file)) => format!(
-            "{} is left over from pid {}, which is no longer running",
+        Ok(Some(ServerFile { pid: Some(pid), .. })) if !daemon::pid_alive(pid) => format!(
+            "{} is left over from pid {pid}, which is no longer running",
             ServerFile::path(&dir).display(),
-            file.pid.map_or("?".to_string(), |p| p.to_string())
         ),
+        Ok(Some(_)) => return Ok(()),
         Ok(None) => format!("no {}", ServerFile::path(&dir).display()),
         // Unreadable or invalid: let the connection say what is wrong with it.
         Err(_) => return Ok(()),
