@@ -11,7 +11,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-use support::{BIN, Server, create_task, raw_request, session_pids, wait_task_status, wait_until};
+use support::{
+    BIN, Events, Server, create_task, raw_request, session_pids, wait_task_status, wait_until,
+};
 
 /// A test's home and state directory, and a launcher that runs the built orchestra with the
 /// test's environment (an empty home: no user rc files in the shells, no user config).
@@ -351,10 +353,17 @@ fn stop_ends_the_agents_and_their_tasks_are_cancelled_by_the_user() {
         .collect();
     assert!(!children.is_empty());
 
+    // An attached client (an event stream) does not hold the stop up.
+    let mut events = Events::open(&s);
+
     let out = ok(&place.stop());
     assert_eq!(
         out,
         format!("stopped orchestra (pid {pid}); ended 1 agent\n")
+    );
+    assert!(
+        events.next().is_none(),
+        "the event stream ended with orchestra"
     );
     assert!(!pid_alive(pid));
     let pids: Vec<String> = agent.iter().map(u32::to_string).collect();
