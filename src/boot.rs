@@ -63,6 +63,8 @@ fn init_logging(
     Some(guard)
 }
 
+/// Takes the state directory (one orchestra per directory), starts logging, the guard and the
+/// engine, binds the API and writes server.json. Nothing is served until [`Running::serve`].
 pub async fn start(args: &ServerArgs) -> Result<Running> {
     let dir = state_dir::resolve(args.state_dir.as_deref())?;
     let state = StateDir::lock(&dir)?;
