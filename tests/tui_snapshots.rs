@@ -1003,3 +1003,24 @@ fn list_grouped_by_status() {
     let t = render(&mut a, 80, 24);
     insta::assert_snapshot!(t.backend());
 }
+
+#[test]
+fn the_details_pane_keeps_the_lines_of_multi_line_text() {
+    let f = fake();
+    {
+        let mut snap = f.snap.lock();
+        let mut t = (*snap.tasks[4]).clone();
+        t.description = "echo one\necho two".into();
+        t.metadata.error = Some("exit code 2\nsecond line of the error".into());
+        snap.tasks[4] = Arc::new(t);
+    }
+    let mut a = app(&f);
+    a.refresh();
+    a.select_task("t-fail");
+    let t = render(&mut a, 100, 30);
+    let text = format!("{:?}", t.backend());
+    assert!(!text.contains("echo oneecho two"), "{text}");
+    for line in ["echo one ", "echo two ", "second line of the error"] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
+}
