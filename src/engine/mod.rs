@@ -9,12 +9,14 @@ mod gitfiles;
 mod runs;
 mod session_info;
 mod sessions;
+mod status;
 mod tasks;
 
 pub use error::{EngineError, EngineResult};
 pub use events::{Event, SessionEventKind, TaskEventKind};
 pub use session_info::{Message, Role, SessionInfo};
 pub use sessions::{Input, SpawnSession};
+pub use status::SessionStatus;
 pub use tasks::{CreateTask, TaskPatch};
 
 use crate::providers::Providers;

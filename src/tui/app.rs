@@ -5,8 +5,8 @@ use super::backend::{Cockpit, Command, Outcome, Snapshot};
 use super::form::{Form, FormAction, LineEdit};
 use super::keymap::{self, Action, Context};
 use super::keys;
+use crate::engine::SessionStatus;
 use crate::engine::{Event, TaskEventKind};
-use crate::session::SessionStatus;
 use crate::task::{Task, TaskStatus};
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
