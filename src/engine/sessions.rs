@@ -413,10 +413,10 @@ impl Engine {
                 self.session_output(&entry, lines).await;
             }
             for a in activity {
-                self.session_fact(&entry, Fact::Activity(a)).await;
+                self.on_session_fact(&entry, Fact::Activity(a)).await;
             }
             if let Some(exit) = exited {
-                self.session_fact(&entry, Fact::Exited).await;
+                self.on_session_fact(&entry, Fact::Exited).await;
                 self.finish_reply(&entry).await;
                 self.mark_exited(&entry, exit).await;
                 return;
@@ -424,18 +424,13 @@ impl Engine {
         }
     }
 
-    /// Decides the session's status again (see `status.rs`) and publishes it if it changed.
-    pub(crate) async fn on_session_status(&self, entry: &Arc<SessionEntry>) {
-        let (status, prompt) = self.decide_status(entry);
-        let info = {
-            let mut info = entry.info.lock();
-            if info.ended || (info.status == status && info.prompt == prompt) {
-                return;
-            }
-            info.status = status;
-            info.prompt = prompt;
-            info.clone()
+    /// Records a fact the session runtime reported; when the status it decides (see
+    /// `status.rs`) changed, persists and publishes it and acts on it.
+    async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
+        let Some(info) = entry.record_fact(fact) else {
+            return;
         };
+        let status = info.status;
         self.store()
             .put_later(vec![session_record(&info, entry.seq)]);
         self.publish_session(SessionEventKind::Status, &info);
@@ -661,14 +656,14 @@ impl Engine {
     /// when the follower gets to it), so the response already shows it.
     pub(crate) async fn stop_group(&self, entry: &Arc<SessionEntry>) -> EngineResult<()> {
         entry.live_pty()?.pause().map_err(session_error)?;
-        self.session_fact(entry, Fact::Paused(true)).await;
+        self.on_session_fact(entry, Fact::Paused(true)).await;
         Ok(())
     }
 
     /// SIGCONT to the session's whole process group, recording the status it returns to.
     pub(crate) async fn continue_group(&self, entry: &Arc<SessionEntry>) -> EngineResult<()> {
         entry.live_pty()?.resume().map_err(session_error)?;
-        self.session_fact(entry, Fact::Paused(false)).await;
+        self.on_session_fact(entry, Fact::Paused(false)).await;
         Ok(())
     }
 
@@ -700,19 +695,17 @@ impl Engine {
 
     /// Records a session's end once (the follower and `end_session` may both get here).
     async fn mark_exited(&self, entry: &Arc<SessionEntry>, exit: ExitInfo) {
-        entry.facts.lock().apply(Fact::Exited);
-        let (status, prompt) = self.decide_status(entry);
+        // Its status (`exited`) is decided like any other; the end goes out as `session:exited`.
+        entry.record_fact(Fact::Exited);
         let info = {
             let mut info = entry.info.lock();
             if info.ended {
                 return;
             }
             info.ended = true;
-            info.status = status;
             info.exit_code = exit.code;
             info.signal = exit.signal.clone();
             info.ended_at = Some(now_ms());
-            info.prompt = prompt;
             info.clone()
         };
         if let Err(e) = self

@@ -2,16 +2,16 @@
 //!
 //! The session runtime reports facts — output activity (silent, active, quiet since), paused,
 //! exited — and the provider's screen patterns say what a quiet screen shows (a prompt, a
-//! busy indicator, an input prompt). [`decide`] combines them; [`Engine::on_session_status`]
-//! is the only writer of a session's `status` and `prompt` and publishes `session:status`.
+//! busy indicator, an input prompt). [`decide`] combines them; [`SessionEntry::record_fact`]
+//! is the only writer of a session's `status` and `prompt` (`sessions.rs` publishes
+//! `session:status` for what it returns), and what the API and the TUI read.
 //! Hook events, when agents report through them, come before the screen patterns here.
 
-use super::Engine;
+use super::session_info::SessionInfo;
 use super::sessions::SessionEntry;
 use crate::providers::patterns::{Prompt, Verdict};
 use crate::session::Activity;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::time::Duration;
 
 /// What a session is doing.
@@ -101,7 +101,7 @@ pub(crate) enum Fact {
 }
 
 impl Facts {
-    pub(crate) fn apply(&mut self, fact: Fact) {
+    fn apply(&mut self, fact: Fact) {
         match fact {
             Fact::Activity(a) => self.activity = a,
             Fact::Paused(p) => self.paused = p,
@@ -159,31 +159,37 @@ pub(crate) fn decide(facts: &Facts, screen: Option<Screen>, recognised: bool) ->
     }
 }
 
-impl Engine {
-    /// The session runtime reported `fact`: record it and decide the status again.
-    pub(crate) async fn session_fact(&self, entry: &std::sync::Arc<SessionEntry>, fact: Fact) {
-        entry.facts.lock().apply(fact);
-        self.on_session_status(entry).await;
-    }
-
-    /// The status of `entry` now, and the prompt (as the API shows it) when it is blocked.
-    pub(crate) fn decide_status(&self, entry: &SessionEntry) -> (SessionStatus, Option<Value>) {
-        let facts = *entry.facts.lock();
+impl SessionEntry {
+    /// Records `fact`, decides the status again and writes it, with the prompt it is blocked
+    /// on, into the session's info: the only writer of both. All under the facts lock, so
+    /// that decisions are written in the order their facts came. Returns the info when the
+    /// status or prompt changed (never once the session's end is recorded).
+    pub(crate) fn record_fact(&self, fact: Fact) -> Option<SessionInfo> {
+        let mut facts = self.facts.lock();
+        facts.apply(fact);
         let verdict = if facts.reads_screen() {
-            entry.classify_now()
+            self.classify_now()
         } else {
             None
         };
         let screen = verdict.as_ref().map(Screen::of);
-        let mut agent = entry.agent.lock();
-        let status = decide(&facts, screen, agent.recognised);
-        agent.recognised |= screen.is_some_and(|s| s != Screen::Unknown);
-        agent.prompt = match verdict {
-            Some(Verdict::Prompt(p)) if status == SessionStatus::Blocked => Some(p),
-            _ => None,
+        let (status, prompt) = {
+            let mut agent = self.agent.lock();
+            let status = decide(&facts, screen, agent.recognised);
+            agent.recognised |= screen.is_some_and(|s| s != Screen::Unknown);
+            agent.prompt = match verdict {
+                Some(Verdict::Prompt(p)) if status == SessionStatus::Blocked => Some(p),
+                _ => None,
+            };
+            (status, agent.prompt.as_ref().map(Prompt::to_json))
         };
-        let json = agent.prompt.as_ref().map(Prompt::to_json);
-        (status, json)
+        let mut info = self.info.lock();
+        if info.ended || (info.status == status && info.prompt == prompt) {
+            return None;
+        }
+        info.status = status;
+        info.prompt = prompt;
+        Some(info.clone())
     }
 }
 
