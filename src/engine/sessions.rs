@@ -136,7 +136,7 @@ fn session_error(e: SessionError) -> EngineError {
     match e {
         SessionError::Ended => EngineError::Conflict("the session has ended".into()),
         SessionError::UnknownKey(k) => EngineError::Invalid(format!(
-            "unknown key {k:?}: use names like enter, tab, esc, backspace, up, down, left, right, ctrl-c, f1, or a single character"
+            "unknown key {k:?}: use names like enter, tab, shift-tab, esc, backspace, up, pageup, home, delete, f5, ctrl-c, alt-x, ctrl-up, or a single character"
         )),
         SessionError::InvalidCwd(p) => EngineError::Invalid(format!(
             "workingDirectory {} is not a directory",
@@ -539,7 +539,7 @@ impl Engine {
         let entry = self.session_entry(id)?;
         if let Input::Keys(k) = &send {
             // Validate every key before sending any.
-            crate::session::encode_keys(k, false).map_err(session_error)?;
+            crate::session::parse_keys(k).map_err(session_error)?;
         }
         self.send_to(&entry, send, None).await
     }

@@ -27,7 +27,8 @@
 //!   [`exit_info`](PtySession::exit_info),
 //!   [`snapshot`](PtySession::snapshot), [`with_screen`](PtySession::with_screen),
 //!   [`wait_exit`](PtySession::wait_exit), [`pid`](PtySession::pid)
-//! - pure helpers: [`encode_key`], [`encode_keys`], [`encode_text`], [`LineSplitter`],
+//! - pure helpers: the one key encoder ([`Key`], [`encode_key`], [`encode_keys`],
+//!   [`encode_text`], [`encode_paste`]), [`LineSplitter`],
 //!   [`Transcript`], [`become_subreaper`], [`reap_orphans`].
 //!
 //! # Guarantees
@@ -57,7 +58,7 @@ mod transcript;
 pub mod tree;
 
 pub use activity::Activity;
-pub use keys::{encode_key, encode_keys, encode_text};
+pub use keys::{Key, KeyCode, encode_key, encode_keys, encode_paste, encode_text, parse_keys};
 pub use lines::{DEFAULT_MAX_LINE, LineSplitter};
 pub use pty::PtySession;
 pub use reaper::{become_subreaper, reap_orphans};

@@ -7,6 +7,7 @@ use super::keymap::{self, Action, Context};
 use super::keys;
 use crate::engine::SessionStatus;
 use crate::engine::{Event, TaskEventKind};
+use crate::session::Key;
 use crate::task::{Task, TaskStatus};
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
@@ -761,7 +762,7 @@ impl App {
                     let mut bracketed = false;
                     self.cockpit
                         .with_screen(&sid, &mut |s| bracketed = s.bracketed_paste());
-                    let bytes = keys::encode_paste(text, bracketed);
+                    let bytes = crate::session::encode_paste(text, bracketed);
                     self.send_to_agent(&sid, bytes);
                 }
             }
@@ -820,7 +821,7 @@ impl App {
         let mut app_cursor = false;
         self.cockpit
             .with_screen(&sid, &mut |s| app_cursor = s.application_cursor());
-        if let Some(bytes) = keys::encode(&key, app_cursor) {
+        if let Some(bytes) = keys::to_key(&key).and_then(|k| k.encode(app_cursor)) {
             self.send_to_agent(&sid, bytes);
         }
     }
@@ -1337,13 +1338,10 @@ impl App {
                 vec![0x1b, b'[', b'M', 32 + button as u8, c(col), c(row)]
             }
         } else if alternate {
-            let one: &[u8] = match (up, app_cursor) {
-                (true, true) => b"\x1bOA",
-                (true, false) => b"\x1b[A",
-                (false, true) => b"\x1bOB",
-                (false, false) => b"\x1b[B",
-            };
-            one.repeat(3)
+            // The wheel scrolls a full-screen program as three arrow presses.
+            use crate::session::KeyCode as Arrow;
+            let arrow = Key::from(if up { Arrow::Up } else { Arrow::Down });
+            arrow.encode(app_cursor).unwrap_or_default().repeat(3)
         } else {
             return false;
         };
