@@ -1,11 +1,26 @@
-use clap::Parser;
-use orchestra::cli::{Cli, Command};
+use orchestra::cli::{Command, print_completions, write_man};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Some(Command::Guard { instance }) = &cli.command {
-        return orchestra::cli::guard::run(instance);
+    if let Some(instance) = orchestra::cli::guard::invoked() {
+        return orchestra::cli::guard::run(&instance);
+    }
+    let cli = orchestra::cli::parse();
+    match &cli.command {
+        Some(Command::Completions { shell }) => {
+            print_completions(*shell);
+            return ExitCode::SUCCESS;
+        }
+        Some(Command::Man { dir }) => {
+            return match write_man(dir.as_deref()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("orchestra: cannot write the manual page: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        _ => {}
     }
     // Client subcommands are blocking HTTP calls: no runtime.
     if let Some(code) = orchestra::cli::client::run(&cli) {
@@ -25,9 +40,9 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match &cli.command {
-            Some(Command::Serve) => orchestra::cli::serve::run(&cli.server).await,
+            Some(Command::Serve(args)) => orchestra::cli::serve::run(args).await,
             None => orchestra::tui::run(&cli.server).await,
-            // Client subcommands and the guard returned above, before the runtime started.
+            // Client subcommands, completions and man returned above.
             Some(_) => Ok(()),
         }
     });

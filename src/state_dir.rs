@@ -28,6 +28,8 @@ const OWN_ENTRIES: &[&str] = &[
     "logs",
     "transcripts",
     "trash",
+    "tui-list-order",
+    "tui-list-order.tmp",
 ];
 
 /// Creates `path` as a directory only its owner can use (`0700`); missing parents are created

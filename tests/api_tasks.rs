@@ -57,11 +57,15 @@ fn create_rejects_bad_input_with_400() {
     let s = Server::start();
     let cases: Vec<(&str, Value)> = vec![
         ("missing name", json!({"description": "d"})),
-        ("missing description", json!({"name": "n"})),
+        // `exec` runs its description, so it needs one (a plain shell does not).
+        (
+            "missing description",
+            json!({"name": "n", "providerId": "exec"}),
+        ),
         ("empty name", json!({"name": "", "description": "d"})),
         (
             "blank description",
-            json!({"name": "n", "description": "   "}),
+            json!({"name": "n", "description": "   ", "providerId": "exec"}),
         ),
         ("name a number", json!({"name": 5, "description": "d"})),
         (
@@ -143,7 +147,7 @@ fn a_405_message_lists_the_allowed_methods() {
     let session = "/api/coding-agents/sessions/any-id";
     for (method, path, want) in [
         ("PUT", TASKS.to_string(), vec!["GET", "POST"]),
-        ("DELETE", task.clone(), vec!["GET", "PATCH"]),
+        ("PUT", task.clone(), vec!["GET", "PATCH", "DELETE"]),
         ("GET", format!("{task}/start"), vec!["POST"]),
         ("PUT", session.to_string(), vec!["GET", "DELETE"]),
         ("GET", "/api/agent/stop".to_string(), vec!["POST"]),
@@ -187,16 +191,15 @@ fn unknown_routes_404_and_wrong_methods_405_with_allow() {
     assert!(r.json()["error"].is_string());
     let t = create_task(&s, "m", json!({}));
     let r = s.request(
-        "DELETE",
+        "PUT",
         &format!("{TASKS}/{}", t["id"].as_str().unwrap()),
-        None,
+        Some(json!({})),
     );
     assert_eq!(r.status, 405);
+    let allow = r.header("allow").unwrap().to_ascii_uppercase();
     assert!(
-        r.header("allow")
-            .unwrap()
-            .to_ascii_uppercase()
-            .contains("PATCH")
+        allow.contains("PATCH") && allow.contains("DELETE"),
+        "{allow}"
     );
     for op in ["pause", "resume", "cancel", "start", "retry"] {
         assert_eq!(
@@ -499,7 +502,7 @@ fn output_steps_and_result() {
 }
 
 #[test]
-fn retry_only_from_failed_or_cancelled() {
+fn retry_only_from_a_finished_task() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
     let t = create_task(

@@ -411,6 +411,209 @@ async fn a_digit_answers_a_blocked_agent() {
     engine.shutdown().await;
 }
 
+/// An engine over a fresh state directory, with a work directory; the app over it.
+async fn engine_and_app(
+    dir: &std::path::Path,
+) -> (
+    Engine,
+    App,
+    tokio::sync::broadcast::Receiver<orchestra::engine::Event>,
+    std::path::PathBuf,
+) {
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let state = StateDir::lock(&dir.join("state")).unwrap();
+    let mut config = EngineConfig::new(Providers::built_in(), work.clone());
+    config.grace = Duration::from_millis(500);
+    let engine = Engine::open(&state, config).await.unwrap();
+    let events = engine.subscribe();
+    let app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    (engine, app, events, work)
+}
+
+/// What the screen shows, one string per row.
+fn screen_rows(app: &mut App, w: u16, h: u16) -> Vec<String> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    let buf = term.backend().buffer().clone();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect())
+        .collect()
+}
+
+/// With the form open on the Provider field: moves right until `id` is chosen.
+fn choose_provider(app: &mut App, id: &str) {
+    for _ in 0..12 {
+        if screen_rows(app, 120, 40)
+            .iter()
+            .any(|r| r.contains(&format!("({id})")))
+        {
+            return;
+        }
+        app.on_terminal_event(key(KeyCode::Right));
+    }
+    panic!("provider {id} not offered");
+}
+
+fn paste(app: &mut App, text: &str) {
+    app.on_terminal_event(E::Paste(text.to_string()));
+}
+
+/// From the Provider field: chooses `provider`, sets the directory, start now, creates.
+fn finish_form(app: &mut App, provider: &str, work: &std::path::Path) {
+    choose_provider(app, provider);
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(app, work.to_str().unwrap());
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Char('y')));
+    app.on_terminal_event(key(KeyCode::Enter));
+}
+
+/// The bytes a task's session printed, from its transcript.
+fn transcript_of(engine: &Engine, task_id: &str) -> String {
+    let Some(sid) = engine
+        .get_task(task_id)
+        .unwrap()
+        .metadata
+        .session_id
+        .clone()
+    else {
+        return String::new();
+    };
+    let path = engine.get_session(&sid).unwrap().transcript.unwrap();
+    String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pasted_and_typed_line_breaks_are_kept_in_the_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, work) = engine_and_app(dir.path()).await;
+
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    // A one-line field says so when it joins lines.
+    paste(&mut app, "two\r\nlines");
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(shown.contains("two lines"), "{shown}");
+    assert!(
+        shown.contains("the name is one line: 1 line break became spaces"),
+        "{shown}"
+    );
+    app.on_terminal_event(key(KeyCode::Tab));
+    // Pasted (\r\n, \r and \n alike) and typed (Alt-Enter, Ctrl-j) line breaks stay.
+    paste(&mut app, "echo one-$((1+1))\r\necho two-$((2+2))\r");
+    typed(&mut app, "echo three-$((3+3))");
+    app.on_terminal_event(E::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)));
+    typed(&mut app, "echo four");
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('j'),
+        KeyModifiers::CONTROL,
+    )));
+    paste(&mut app, "echo five\n");
+    // The field grew: each line on its own row of the form.
+    let rows = screen_rows(&mut app, 120, 40);
+    for want in [
+        "echo one-",
+        "echo two-",
+        "echo three-",
+        "echo four",
+        "echo five",
+    ] {
+        assert_eq!(
+            rows.iter().filter(|r| r.contains(want)).count(),
+            1,
+            "{want:?} is not on a row of its own:\n{}",
+            rows.join("\n")
+        );
+    }
+    app.on_terminal_event(key(KeyCode::Tab));
+    finish_form(&mut app, "exec", &work);
+    wait_for(&mut app, &mut events, "the task to finish", |a| {
+        a.selected_task().is_some_and(|t| t.status().is_final())
+    })
+    .await;
+    let task = app.selected_task().unwrap().clone();
+    assert_eq!(task.name, "two lines");
+    assert_eq!(
+        task.description,
+        "echo one-$((1+1))\necho two-$((2+2))\necho three-$((3+3))\necho four\necho five"
+    );
+    assert_eq!(
+        task.status(),
+        TaskStatus::Completed,
+        "{:?}",
+        task.metadata.error
+    );
+    // Both lines ran, as two commands.
+    let out = transcript_of(&engine, &task.id);
+    for want in ["one-2", "two-4", "three-6", "four", "five"] {
+        assert!(out.contains(want), "{want:?} not run:\n{out}");
+    }
+
+    // In a shell the lines are typed: each runs as its own command.
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    typed(&mut app, "shell lines");
+    app.on_terminal_event(key(KeyCode::Tab));
+    paste(&mut app, "echo sh-$((5+5))\necho sh-$((6+6))");
+    app.on_terminal_event(key(KeyCode::Tab));
+    finish_form(&mut app, "shell", &work);
+    wait_for(&mut app, &mut events, "the shell task", |a| {
+        a.selected_task()
+            .is_some_and(|t| t.name == "shell lines" && t.status() == TaskStatus::Running)
+    })
+    .await;
+    let shell = app.selected_task().unwrap().clone();
+    assert_eq!(shell.description, "echo sh-$((5+5))\necho sh-$((6+6))");
+    let sid = shell.metadata.session_id.clone().unwrap();
+    let pty = engine.session_pty(&sid).unwrap();
+    wait_for(&mut app, &mut events, "both shell lines to run", |_| {
+        pty.with_screen(|s| {
+            let c = s.contents();
+            c.contains("sh-10") && c.contains("sh-12")
+        })
+    })
+    .await;
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_hundred_line_paste_keeps_its_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, work) = engine_and_app(dir.path()).await;
+    let script: Vec<String> = (1..=200).map(|i| format!("echo line-{i}")).collect();
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    typed(&mut app, "long paste");
+    app.on_terminal_event(key(KeyCode::Tab));
+    paste(&mut app, &script.join("\r\n"));
+    // The field stops growing and scrolls: the last lines and the cursor are in view, and
+    // it says how many rows are out of view.
+    let rows = screen_rows(&mut app, 120, 40);
+    let shown = rows.join("\n");
+    assert!(shown.contains("echo line-200"), "{shown}");
+    assert!(!shown.contains("echo line-1\u{20}"), "{shown}");
+    assert!(shown.contains("↑190 ↓0"), "{shown}");
+    assert!(rows.iter().all(|r| !r.contains("line-199 echo")));
+    app.on_terminal_event(key(KeyCode::Tab));
+    finish_form(&mut app, "exec", &work);
+    wait_for(&mut app, &mut events, "the task to finish", |a| {
+        a.selected_task().is_some_and(|t| t.status().is_final())
+    })
+    .await;
+    let task = app.selected_task().unwrap().clone();
+    assert_eq!(task.description.lines().count(), 200);
+    assert_eq!(task.description, script.join("\n"));
+    assert_eq!(task.status(), TaskStatus::Completed);
+    let out = transcript_of(&engine, &task.id);
+    assert!(
+        out.contains("line-1\r\n") && out.contains("line-200"),
+        "{out}"
+    );
+    engine.shutdown().await;
+}
+
 /// The engine's cockpit, recording every command the app asks for (the engine still runs
 /// each one): a key that does nothing asks for nothing.
 struct Recording {
@@ -536,5 +739,546 @@ async fn command_keys_with_ctrl_or_alt_do_nothing() {
         engine.get_task(&pending.id).unwrap().status(),
         TaskStatus::Pending
     );
+    engine.shutdown().await;
+}
+
+/// An engine over `dir/state` (made or reopened), running in `dir/work`.
+async fn open_engine(dir: &std::path::Path) -> (StateDir, Engine) {
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let state = StateDir::lock(&dir.join("state")).unwrap();
+    let mut config = EngineConfig::new(Providers::built_in(), work);
+    config.grace = Duration::from_millis(500);
+    let engine = Engine::open(&state, config).await.unwrap();
+    (state, engine)
+}
+
+/// Runs an exec session (with or without a task) to its end in the first orchestra.
+async fn run_to_end(engine: &Engine, script: &str, with_task: bool) -> String {
+    let sid = if with_task {
+        let t = engine
+            .create_task(orchestra::engine::CreateTask {
+                name: "earlier task".into(),
+                description: script.into(),
+                provider_id: Some("exec".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        engine.start_task(&t.id).await.unwrap();
+        engine
+            .get_task(&t.id)
+            .unwrap()
+            .metadata
+            .session_id
+            .clone()
+            .unwrap()
+    } else {
+        engine
+            .spawn_session(orchestra::engine::SpawnSession {
+                task: script.into(),
+                provider_id: Some("exec".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .id
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !engine.get_session(&sid).is_ok_and(|s| s.ended) {
+        assert!(Instant::now() < deadline, "{script:?} did not end");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    sid
+}
+
+fn cell_bg(app: &mut App, w: u16, h: u16, text: &str) -> Option<ratatui::style::Color> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    let buf = term.backend().buffer().clone();
+    for y in 0..h {
+        let row: String = (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect();
+        if let Some(i) = row.find(text) {
+            let x = row[..i].chars().count() as u16;
+            return Some(buf[(x, y)].bg);
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_earlier_runs_session_shows_its_transcript_searchable_and_can_be_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = "i=1; while [ $i -le 300 ]; do echo row-$i; i=$((i+1)); done; echo the-very-end";
+    let (task_sid, free_sid) = {
+        let (state, engine) = open_engine(dir.path()).await;
+        let task_sid = run_to_end(&engine, script, true).await;
+        let free_sid = run_to_end(&engine, "echo free-$((20+1)); echo free-tail", false).await;
+        engine.shutdown().await;
+        drop(engine);
+        drop(state);
+        (task_sid, free_sid)
+    };
+
+    // A new orchestra: those sessions' terminals are gone, their transcripts are not.
+    let (_state, engine) = open_engine(dir.path()).await;
+    let mut events = engine.subscribe();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    assert!(engine.session_pty(&task_sid).is_none());
+    let (w, h) = (120, 40);
+    screen_rows(&mut app, w, h);
+    assert_eq!(app.shown_session_id().as_deref(), Some(task_sid.as_str()));
+    // Shown without asking, from the end.
+    wait_for(&mut app, &mut events, "the transcript", |a| {
+        a.shown_transcript().is_some()
+    })
+    .await;
+    let shown = screen_rows(&mut app, w, h).join("\n");
+    assert!(
+        shown.contains("the-very-end") && shown.contains("row-300"),
+        "{shown}"
+    );
+    assert!(shown.contains("transcript · 301 rows · end "), "{shown}");
+    assert!(!shown.contains("row-1 "), "{shown}");
+
+    // The usual scroll keys scroll it: Tab to the terminal pane, Home goes to the start.
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Home));
+    let rows = screen_rows(&mut app, w, h);
+    assert!(
+        rows.iter().any(|r| r.contains("┃row-1 ")),
+        "{}",
+        rows.join("\n")
+    );
+    app.on_terminal_event(key(KeyCode::PageDown));
+    app.on_terminal_event(key(KeyCode::End));
+    assert!(
+        screen_rows(&mut app, w, h)
+            .join("\n")
+            .contains("the-very-end")
+    );
+
+    // / searches: the latest match first, highlighted; ↑ goes to older ones.
+    app.on_terminal_event(key(KeyCode::Char('/')));
+    typed(&mut app, "ROW-15");
+    let t = app.shown_transcript().unwrap();
+    // row-15 and row-150…159.
+    assert_eq!(t.matches().len(), 11);
+    assert_eq!(t.current(), Some(10));
+    let shown = screen_rows(&mut app, w, h).join("\n");
+    assert!(shown.contains("search: ROW-15  11/11"), "{shown}");
+    assert_eq!(
+        cell_bg(&mut app, w, h, "row-159"),
+        Some(ratatui::style::Color::LightRed)
+    );
+    for _ in 0..10 {
+        app.on_terminal_event(key(KeyCode::Up));
+    }
+    assert_eq!(app.shown_transcript().unwrap().current(), Some(0));
+    let rows = screen_rows(&mut app, w, h);
+    assert!(
+        rows.iter().any(|r| r.contains("┃row-15 ")),
+        "{}",
+        rows.join("\n")
+    );
+    assert_eq!(
+        cell_bg(&mut app, w, h, "row-15 "),
+        Some(ratatui::style::Color::LightRed)
+    );
+    // Esc stops typing; the matches stay marked. Esc again closes the transcript.
+    app.on_terminal_event(key(KeyCode::Esc));
+    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert_eq!(app.shown_transcript().unwrap().query(), "ROW-15");
+    app.on_terminal_event(key(KeyCode::Esc));
+    assert!(app.shown_transcript().is_none());
+    let shown = screen_rows(&mut app, w, h).join("\n");
+    assert!(shown.contains("Press t to read its transcript."), "{shown}");
+    // t shows it again.
+    app.on_terminal_event(key(KeyCode::Char('t')));
+    wait_for(&mut app, &mut events, "the transcript again", |a| {
+        a.shown_transcript().is_some()
+    })
+    .await;
+
+    // The session without a task: its row, its transcript, and D deletes it after y/n.
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Char('G')));
+    assert_eq!(app.shown_session_id().as_deref(), Some(free_sid.as_str()));
+    screen_rows(&mut app, w, h);
+    wait_for(
+        &mut app,
+        &mut events,
+        "the free session's transcript",
+        |a| a.shown_transcript().is_some(),
+    )
+    .await;
+    assert!(screen_rows(&mut app, w, h).join("\n").contains("free-21"));
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    let shown = screen_rows(&mut app, w, h).join("\n");
+    assert!(shown.contains("Delete the ended session"), "{shown}");
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    assert!(engine.get_session(&free_sid).is_ok());
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    app.on_terminal_event(key(KeyCode::Char('y')));
+    let kept = dir.path().join("state/trash/sessions").join(&free_sid);
+    wait_for(
+        &mut app,
+        &mut events,
+        "the session's removal and its notice",
+        |a| {
+            engine.get_session(&free_sid).is_err()
+                && !a.snapshot().sessions.iter().any(|s| s.id == free_sid)
+                && a.notice()
+                    .is_some_and(|n| n.text.contains(&kept.display().to_string()))
+        },
+    )
+    .await;
+    assert!(kept.exists(), "nothing kept in {}", kept.display());
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_state, engine) = open_engine(dir.path()).await;
+    let mut events = engine.subscribe();
+    let s = engine
+        .spawn_session(orchestra::engine::SpawnSession {
+            // It asks for the mouse, as full-screen agents do: the wheel goes to it, except
+            // over its transcript.
+            task: "printf '\\033[?1000h'; i=1; while [ $i -le 80 ]; do echo row-$i; i=$((i+1)); done; echo live-$((6*7)); sleep 30".into(),
+            provider_id: Some("exec".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    wait_for(&mut app, &mut events, "the session row", |a| {
+        a.shown_session_id().as_deref() == Some(s.id.as_str())
+    })
+    .await;
+    let pty = engine.session_pty(&s.id).unwrap();
+    wait_for(&mut app, &mut events, "its output", |_| {
+        pty.with_screen(|sc| sc.contents().contains("live-42"))
+    })
+    .await;
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert!(
+        app.notice().unwrap().text.contains("end it first"),
+        "{:?}",
+        app.notice()
+    );
+    // The transcript file follows the screen (written as output is read).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !String::from_utf8_lossy(&engine.session_transcript(&s.id, None).await.unwrap())
+        .contains("live-42")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the transcript never got the output"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    app.on_terminal_event(key(KeyCode::Char('t')));
+    wait_for(&mut app, &mut events, "the live transcript", |a| {
+        a.shown_transcript().is_some()
+    })
+    .await;
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(shown.contains("live-42"), "{shown}");
+    let term = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40))
+        .unwrap()
+        .term_inner;
+    app.on_terminal_event(E::Mouse(crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::ScrollUp,
+        column: term.x + 2,
+        row: term.y + 2,
+        modifiers: KeyModifiers::NONE,
+    }));
+    assert_eq!(app.shown_transcript().unwrap().offset(), 3);
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_edit_rerun_and_order_the_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_state, engine) = open_engine(dir.path()).await;
+    let mut events = engine.subscribe();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let create = |name: &str, description: &str| {
+        let engine = engine.clone();
+        let (name, description) = (name.to_string(), description.to_string());
+        async move {
+            engine
+                .create_task(orchestra::engine::CreateTask {
+                    name,
+                    description,
+                    provider_id: Some("exec".into()),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+        }
+    };
+    let done = create("alpha done", "echo done-$((2*21))").await;
+    let pending = create("zulu pending", "echo one").await;
+    engine.start_task(&done.id).await.unwrap();
+    wait_for(&mut app, &mut events, "the first task to complete", |_| {
+        engine.get_task(&done.id).unwrap().status() == TaskStatus::Completed
+    })
+    .await;
+
+    // e on a finished task says why not; on the pending one it opens the form, filled.
+    app.select_task(&done.id);
+    app.on_terminal_event(key(KeyCode::Char('e')));
+    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert!(app.notice().unwrap().text.contains("only a pending task"));
+    app.select_task(&pending.id);
+    app.on_terminal_event(key(KeyCode::Char('e')));
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("Edit task") && shown.contains("zulu pending"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Directory"), "{shown}");
+    typed(&mut app, " renamed");
+    app.on_terminal_event(key(KeyCode::Tab));
+    paste(&mut app, "\necho two");
+    app.on_terminal_event(key(KeyCode::Enter));
+    wait_for(&mut app, &mut events, "the edit", |a| {
+        matches!(a.modal, orchestra::tui::app::Modal::None)
+    })
+    .await;
+    let edited = engine.get_task(&pending.id).unwrap();
+    assert_eq!(edited.name, "zulu pending renamed");
+    assert_eq!(edited.description, "echo one\necho two");
+    assert_eq!(edited.status(), TaskStatus::Pending);
+
+    // R reruns a completed task: a new pending task linked to it.
+    app.select_task(&done.id);
+    app.on_terminal_event(key(KeyCode::Char('R')));
+    wait_for(&mut app, &mut events, "the rerun", |a| {
+        a.selected_task().is_some_and(|t| {
+            t.metadata.retry_of.as_deref() == Some(done.id.as_str())
+                && t.status() == TaskStatus::Pending
+        })
+    })
+    .await;
+    let rerun = app.selected_task().unwrap().clone();
+    assert_eq!(rerun.description, done.description);
+
+    // D deletes only a finished task, after y/n, and says where it is kept.
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert!(app.notice().unwrap().text.contains("only a finished task"));
+    app.select_task(&done.id);
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(shown.contains("Delete the task \"alpha done\"?"), "{shown}");
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    assert!(engine.get_task(&done.id).is_ok());
+    app.on_terminal_event(key(KeyCode::Char('D')));
+    app.on_terminal_event(key(KeyCode::Char('y')));
+    let kept = dir.path().join("state/trash").join(&done.id);
+    // The list changes (an event) and the notice comes (the command's result), in any order.
+    wait_for(&mut app, &mut events, "the deletion and its notice", |a| {
+        engine.get_task(&done.id).is_err()
+            && a.snapshot().tasks.len() == 2
+            && a.notice()
+                .is_some_and(|n| n.text.contains(&kept.display().to_string()))
+    })
+    .await;
+    assert!(kept.exists(), "nothing in {}", kept.display());
+
+    // o cycles the order: created, name, status, grouped; the choice survives a restart.
+    // The task list's lines, headings by their status.
+    let names = |a: &mut App| -> Vec<String> {
+        let (w, h) = (120u16, 40u16);
+        let tasks = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, w, h))
+            .unwrap()
+            .tasks;
+        let rows = screen_rows(a, w, h);
+        rows[tasks.y as usize + 1..tasks.bottom() as usize - 1]
+            .iter()
+            .map(|r| {
+                let line: String = r
+                    .chars()
+                    .skip(tasks.x as usize + 1)
+                    .take(tasks.width as usize - 2)
+                    .collect();
+                match line.trim().strip_prefix("── ") {
+                    Some(heading) => heading.trim_end_matches(['─', ' ']).to_string(),
+                    None => ["zulu pending renamed", "alpha done"]
+                        .into_iter()
+                        .find(|n| line.contains(n))
+                        .unwrap_or("")
+                        .to_string(),
+                }
+            })
+            .filter(|n| !n.is_empty())
+            .collect()
+    };
+    // Created: the pending one (older) first, then the rerun.
+    assert_eq!(names(&mut app), ["zulu pending renamed", "alpha done"]);
+    app.on_terminal_event(key(KeyCode::Char('o')));
+    assert!(app.notice().unwrap().text.contains("task list: by name"));
+    assert_eq!(names(&mut app), ["alpha done", "zulu pending renamed"]);
+    engine.start_task(&rerun.id).await.unwrap();
+    // As the list shows it (the app's snapshot, not only the engine).
+    wait_for(&mut app, &mut events, "the rerun to finish", |a| {
+        a.snapshot()
+            .tasks
+            .iter()
+            .any(|t| t.id == rerun.id && t.status().is_final())
+    })
+    .await;
+    app.on_terminal_event(key(KeyCode::Char('o')));
+    // Status: pending before finished.
+    assert_eq!(names(&mut app), ["zulu pending renamed", "alpha done"]);
+    app.on_terminal_event(key(KeyCode::Char('o')));
+    assert_eq!(
+        names(&mut app),
+        ["pending", "zulu pending renamed", "completed", "alpha done"]
+    );
+    let file = dir.path().join("state/tui-list-order");
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), "grouped");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // A new TUI over the same state directory keeps the grouping; headings are skipped.
+    let mut again = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    assert_eq!(
+        names(&mut again),
+        ["pending", "zulu pending renamed", "completed", "alpha done"]
+    );
+    assert_eq!(again.selected_task().unwrap().id, pending.id);
+    again.on_terminal_event(key(KeyCode::Down));
+    assert_eq!(again.selected_task().unwrap().id, rerun.id);
+    engine.shutdown().await;
+}
+
+/// A plain shell starts without a description; `exec` says inline that it needs one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_task_needs_no_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, work) = engine_and_app(dir.path()).await;
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    typed(&mut app, "no description");
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Tab));
+    choose_provider(&mut app, "exec");
+    app.on_terminal_event(key(KeyCode::Enter));
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("⚠ required for Command: what it should do"),
+        "{shown}"
+    );
+    assert!(engine.list_tasks(None, None).is_empty());
+    // The shell: optional, and it says so while the field is empty.
+    app.on_terminal_event(key(KeyCode::Tab));
+    choose_provider(&mut app, "shell");
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("optional: Shell just starts without one"),
+        "{shown}"
+    );
+    finish_form(&mut app, "shell", &work);
+    wait_for(&mut app, &mut events, "the shell to run", |a| {
+        a.selected_task()
+            .is_some_and(|t| t.status() == TaskStatus::Running)
+    })
+    .await;
+    let t = app.selected_task().unwrap().clone();
+    assert_eq!(t.description, "");
+    assert_eq!(t.metadata.provider_id, "shell");
+    engine.shutdown().await;
+}
+/// Every known provider is offered; one that is not installed says how to install it, and
+/// creating a task on it is refused with the engine's message, shown in the form.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_that_is_not_installed_is_offered_but_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[[provider]]\nid = \"ghost\"\nname = \"Ghost Agent\"\ncommand = \"orchestra-test-no-such-cli\"\ncoding_agent = true\ninstall = \"npm install -g ghost-agent\"\n",
+    )
+    .unwrap();
+    let loaded = orchestra::providers::Config::load(Some(&config)).unwrap();
+    let providers = Providers::from_config(&loaded, None).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let state = StateDir::lock(&dir.path().join("state")).unwrap();
+    let engine = Engine::open(&state, EngineConfig::new(providers, work.clone()))
+        .await
+        .unwrap();
+    let mut events = engine.subscribe();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    typed(&mut app, "needs a ghost");
+    app.on_terminal_event(key(KeyCode::Tab));
+    typed(&mut app, "do it");
+    app.on_terminal_event(key(KeyCode::Tab));
+    choose_provider(&mut app, "ghost");
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("Ghost Agent (ghost) — not installed"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("install it with: npm install -g ghost-agent"),
+        "{shown}"
+    );
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut app, work.to_str().unwrap());
+    app.on_terminal_event(key(KeyCode::Enter));
+    wait_for(
+        &mut app,
+        &mut events,
+        "the engine's answer",
+        |a| matches!(&a.modal, orchestra::tui::app::Modal::Form(f) if !f.busy),
+    )
+    .await;
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("is not installed") && shown.contains("npm install -g ghost-agent"),
+        "{shown}"
+    );
+    assert!(engine.list_tasks(None, None).is_empty());
+    engine.shutdown().await;
+}
+
+/// "Start now" with autopilot on: whoever starts the task first, the form reports no failure
+/// (the other start's refusal is not one). That it runs once is the engine's start claim.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_now_with_autopilot_on_reports_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, work) = engine_and_app(dir.path()).await;
+    engine.set_autopilot(true).await;
+    for i in 0..4 {
+        app.on_terminal_event(key(KeyCode::Char('n')));
+        typed(&mut app, &format!("raced {i}"));
+        app.on_terminal_event(key(KeyCode::Tab));
+        typed(&mut app, "sleep 30");
+        app.on_terminal_event(key(KeyCode::Tab));
+        finish_form(&mut app, "exec", &work);
+        wait_for(&mut app, &mut events, "the task to run", |a| {
+            matches!(a.modal, orchestra::tui::app::Modal::None)
+                && a.selected_task().is_some_and(|t| {
+                    t.name == format!("raced {i}") && t.status() == TaskStatus::Running
+                })
+        })
+        .await;
+        let n = app.notice().expect("a notice");
+        assert_eq!(n.level, orchestra::tui::app::Level::Info, "{}", n.text);
+    }
     engine.shutdown().await;
 }

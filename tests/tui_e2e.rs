@@ -528,3 +528,64 @@ fn ctrl_a_does_not_turn_autopilot_on() {
             .all(|(_, d)| d.contains("tmux"))
     });
 }
+
+/// Issue 9 item 2: a real bracketed paste (tmux `paste-buffer -p`, newlines sent as `\r` as a
+/// terminal sends them) into the form's description keeps its lines, and an `exec` task runs
+/// each line as its own command.
+#[test]
+fn a_pasted_description_keeps_its_lines() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tmux, root) = start(tmp.path());
+    let marker = root.to_string_lossy().into_owned();
+    tmux.send(&["n"]);
+    tmux.wait("the form", |s| s.contains("New task"));
+    tmux.send_literal("two lines");
+    tmux.send(&["Tab"]);
+    let ok = tmux
+        .cmd()
+        .args([
+            "set-buffer",
+            "-b",
+            "p",
+            "echo one-$((1+1))\necho two-$((2+2))",
+        ])
+        .status()
+        .unwrap()
+        .success()
+        && tmux
+            .cmd()
+            .args(["paste-buffer", "-p", "-b", "p", "-t", "tui"])
+            .status()
+            .unwrap()
+            .success();
+    assert!(ok, "tmux paste");
+    tmux.wait("each pasted line on its own row", |s| {
+        s.lines()
+            .any(|l| l.contains("echo one-$((1+1))") && !l.contains("echo two"))
+            && s.lines().any(|l| l.contains("echo two-$((2+2))"))
+    });
+    // The provider: `e` jumps to exec. The directory is the default; start now is on.
+    tmux.send(&["Tab"]);
+    tmux.send(&["e"]);
+    tmux.wait("exec chosen", |s| s.contains("(exec)"));
+    tmux.send(&["Enter"]);
+    tmux.wait("both commands' output", |s| {
+        s.contains("one-2") && s.contains("two-4") && s.contains("✓ two lines")
+    });
+    tmux.send(&["q"]);
+    let status = tmux.wait_exit(|t, s| {
+        if s.contains("Quit and end") {
+            t.send(&["y"]);
+        }
+    });
+    assert!(status.is_empty() || status == "0", "exit status {status}");
+    wait_until("no process left", 10, || {
+        processes_with(&marker)
+            .iter()
+            .all(|(_, d)| d.contains("tmux"))
+    });
+}

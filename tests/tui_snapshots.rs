@@ -5,6 +5,7 @@ use orchestra::engine::SessionStatus;
 use orchestra::engine::{Event, SessionInfo};
 use orchestra::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus};
 use orchestra::tui::App;
+use orchestra::tui::app::{AppMsg, Origin};
 use orchestra::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
 use orchestra::tui::term_view::TermView;
 use parking_lot::Mutex;
@@ -35,16 +36,22 @@ impl Cockpit for Fake {
                 id: "claude".into(),
                 name: "Claude Code".into(),
                 installed: false,
+                install: Some("npm install -g @anthropic-ai/claude-code".into()),
+                needs_description: true,
             },
             ProviderChoice {
                 id: "shell".into(),
                 name: "Shell".into(),
                 installed: true,
+                install: None,
+                needs_description: false,
             },
             ProviderChoice {
                 id: "exec".into(),
                 name: "Command".into(),
                 installed: true,
+                install: None,
+                needs_description: true,
             },
         ]
     }
@@ -578,6 +585,28 @@ fn digits_without_a_prompt_and_sessions_without_a_task() {
     );
 }
 
+#[test]
+fn form_description_grows_then_scrolls() {
+    let f = fake();
+    let mut a = app(&f);
+    a.on_terminal_event(key(crossterm::event::KeyCode::Char('n')));
+    a.on_terminal_event(crossterm::event::Event::Paste("three lines".into()));
+    a.on_terminal_event(key(crossterm::event::KeyCode::Tab));
+    a.on_terminal_event(crossterm::event::Event::Paste(
+        "cargo build\r\ncargo test\r\nthen a line long enough to wrap onto the next row of the field, as prose does"
+            .into(),
+    ));
+    let t = render(&mut a, 80, 24);
+    insta::assert_snapshot!("form_description_grown", t.backend());
+    let more: Vec<String> = (4..=20).map(|i| format!("line {i}")).collect();
+    a.on_terminal_event(crossterm::event::Event::Paste(format!(
+        "\n{}",
+        more.join("\n")
+    )));
+    let t = render(&mut a, 80, 24);
+    insta::assert_snapshot!("form_description_scrolled", t.backend());
+}
+
 /// Renders at 80×24 and at the smallest size, 50×12, each as its own snapshot.
 fn both_sizes(name: &str, f: &Arc<Fake>, setup: impl Fn(&mut App)) {
     for (w, h) in [(80, 24), (50, 12)] {
@@ -763,7 +792,7 @@ fn a_wide_character_does_not_cover_the_form_border() {
     let f = fake();
     {
         let mut snap = f.snap.lock();
-        // Its third row is beside the form's left border, whose column is the name's second.
+        // Its third row is beside the form's left edge, whose column is the name's second.
         let mut t = (*snap.tasks[2]).clone();
         t.name = "修复解析器的一个错误".into();
         snap.tasks[2] = Arc::new(t);
@@ -773,7 +802,8 @@ fn a_wide_character_does_not_cover_the_form_border() {
     let t = render(&mut a, 80, 24);
     let buf = t.backend().buffer();
     let form_x = (80 - 72) / 2;
-    assert_eq!(buf[(form_x, 4)].symbol(), "│", "{:?}", t.backend());
+    // (The form's height follows its description; its middle row is always a side.)
+    assert_eq!(buf[(form_x, 12)].symbol(), "│", "{:?}", t.backend());
     // A terminal draws a wide character over the next column: none may sit just left of it.
     for y in 3..20 {
         let left = buf[(form_x - 1, y)].symbol();
@@ -919,4 +949,57 @@ fn alt_letters_type_nothing_into_the_filter() {
     let t = render(&mut a, 100, 30);
     let shown = format!("{:?}", t.backend());
     assert!(shown.contains("filter: fi "), "{shown}");
+}
+
+/// A transcript in the terminal pane, searched: the current match and the others marked, the
+/// search line in the bar.
+#[test]
+fn transcript_searched_at_80x24_and_50x12() {
+    use crossterm::event::KeyCode::*;
+    let f = fake();
+    for (w, h) in [(80, 24), (50, 12)] {
+        let mut a = app(&f);
+        render(&mut a, w, h);
+        keys(&mut a, &[Tab, Tab, Char('t')]);
+        assert!(
+            f.commands
+                .lock()
+                .contains(&Command::Transcript("s-run".into())),
+            "t asks for the transcript"
+        );
+        let mut bytes = Vec::new();
+        for i in 1..=60 {
+            let line = if i % 20 == 0 {
+                format!("step {i}: \x1b[31merror\x1b[0m in parse\r\n")
+            } else {
+                format!("step {i}: ok\r\n")
+            };
+            bytes.extend_from_slice(line.as_bytes());
+        }
+        a.on_result(AppMsg {
+            origin: Origin::Action,
+            result: Ok(Outcome::Transcript {
+                session_id: "s-run".into(),
+                bytes,
+            }),
+        });
+        keys(&mut a, &[Char('/')]);
+        for c in "ERROR".chars() {
+            keys(&mut a, &[Char(c)]);
+        }
+        keys(&mut a, &[Up]);
+        let t = render(&mut a, w, h);
+        insta::assert_snapshot!(format!("transcript_searched_{w}x{h}"), t.backend());
+    }
+}
+
+/// `o` three times: the list grouped by status, each group under its heading.
+#[test]
+fn list_grouped_by_status() {
+    use crossterm::event::KeyCode::*;
+    let f = fake();
+    let mut a = app(&f);
+    keys(&mut a, &[Char('o'), Char('o'), Char('o')]);
+    let t = render(&mut a, 80, 24);
+    insta::assert_snapshot!(t.backend());
 }

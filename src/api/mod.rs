@@ -40,7 +40,10 @@ fn routes(engine: Engine) -> Router {
     const S: &str = "/api/coding-agents/sessions";
     Router::new()
         .route(T, get(tasks::list).post(tasks::create))
-        .route(&format!("{T}/{{id}}"), get(tasks::get).patch(tasks::patch))
+        .route(
+            &format!("{T}/{{id}}"),
+            get(tasks::get).patch(tasks::patch).delete(tasks::delete),
+        )
         .route(&format!("{T}/{{id}}/start"), post(tasks::start))
         .route(&format!("{T}/{{id}}/pause"), post(tasks::pause))
         .route(&format!("{T}/{{id}}/resume"), post(tasks::resume))
@@ -63,6 +66,7 @@ fn routes(engine: Engine) -> Router {
             get(sessions::messages).post(sessions::send),
         )
         .route(&format!("{S}/{{id}}/peek"), get(sessions::peek))
+        .route(&format!("{S}/{{id}}/transcript"), get(sessions::transcript))
         .route(&format!("{S}/{{id}}/resize"), post(sessions::resize))
         .route(&format!("{S}/{{id}}/pause"), post(sessions::pause))
         .route(&format!("{S}/{{id}}/resume"), post(sessions::resume))

@@ -46,8 +46,58 @@ pub async fn get(State(engine): State<Engine>, Path(id): Path<String>) -> ApiRes
     Ok(Json(session_json(&engine.get_session(&id)?)).into_response())
 }
 
-pub async fn delete(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    Ok(Json(session_json(&engine.delete_session(&id).await?)).into_response())
+/// Ends a session (idempotent); with `?remove=true`, removes an ended one's record.
+pub async fn delete(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let mut remove = false;
+    for (k, v) in super::tasks::url_pairs(q.as_deref().unwrap_or("")) {
+        if k == "remove" {
+            remove = flag("remove", &v)?;
+        }
+    }
+    let info = if remove {
+        engine.remove_session(&id).await?
+    } else {
+        engine.delete_session(&id).await?
+    };
+    Ok(Json(session_json(&info)).into_response())
+}
+
+/// A query flag: `1`/`true` (or bare) is on, `0`/`false` off.
+fn flag(name: &str, v: &str) -> Result<bool, ApiError> {
+    match v {
+        "1" | "true" | "" => Ok(true),
+        "0" | "false" => Ok(false),
+        _ => Err(ApiError::bad_request(format!(
+            "{name} must be true or false (1 or 0), not {v:?}"
+        ))),
+    }
+}
+
+/// The raw bytes a session printed (`?bytes=N`: only the last N).
+pub async fn transcript(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    engine.get_session(&id)?;
+    let mut max = None;
+    for (k, v) in super::tasks::url_pairs(q.as_deref().unwrap_or("")) {
+        if k == "bytes" {
+            max = Some(v.parse::<usize>().map_err(|_| {
+                ApiError::bad_request(format!("bytes must be a whole number of bytes, not {v:?}"))
+            })?);
+        }
+    }
+    let bytes = engine.session_transcript(&id, max).await?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/octet-stream")],
+        bytes,
+    )
+        .into_response())
 }
 
 pub async fn send(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
@@ -96,17 +146,7 @@ pub async fn peek(
                     ))
                 })?
             }
-            "ansi" => {
-                ansi = match v.as_str() {
-                    "1" | "true" | "" => true,
-                    "0" | "false" => false,
-                    _ => {
-                        return Err(ApiError::bad_request(format!(
-                            "ansi must be 1 or 0, not {v:?}"
-                        )));
-                    }
-                }
-            }
+            "ansi" => ansi = flag("ansi", &v)?,
             _ => {}
         }
     }

@@ -27,7 +27,8 @@ fn created(v: Value) -> ApiResult {
 pub async fn create(State(engine): State<Engine>, body: Body) -> ApiResult {
     let req = CreateTask {
         name: body.non_empty_str("name")?,
-        description: body.non_empty_str("description")?,
+        // Whether the provider needs one is the engine's call.
+        description: body.opt_str("description")?.unwrap_or_default(),
         provider_id: body.opt_str("providerId")?,
         working_directory: body.opt_str("workingDirectory")?,
         required_capabilities: body
@@ -119,9 +120,16 @@ pub async fn patch(State(engine): State<Engine>, Path(id): Path<String>, body: B
         })
         .transpose()?;
     let error = body.opt_str("error")?;
-    if status.is_none() && progress.is_none() && error.is_none() {
+    let name = body.opt_str("name")?;
+    let description = body.opt_str("description")?;
+    if status.is_none()
+        && progress.is_none()
+        && error.is_none()
+        && name.is_none()
+        && description.is_none()
+    {
         return Err(ApiError::bad_request(
-            "nothing to change: give at least one of status, progress, error",
+            "nothing to change: give at least one of status, progress, error, name, description",
         ));
     }
     let task = engine
@@ -131,10 +139,17 @@ pub async fn patch(State(engine): State<Engine>, Path(id): Path<String>, body: B
                 status,
                 progress,
                 error,
+                name,
+                description,
             },
         )
         .await?;
     ok(task_json(&task))
+}
+
+/// Deletes a finished task; answers with the task as it was.
+pub async fn delete(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    ok(task_json(&engine.delete_task(&id).await?))
 }
 
 pub async fn start(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {

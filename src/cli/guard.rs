@@ -60,6 +60,17 @@ fn signal_all(pids: &[i32], sig: i32) {
     }
 }
 
+/// The instance when this process was started as `orchestra __guard INSTANCE`. Checked before
+/// the command line is parsed, so the internal command stays out of help, completions and man.
+pub fn invoked() -> Option<String> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != "__guard" {
+        return None;
+    }
+    let instance = args.next()?.into_string().ok()?;
+    args.next().is_none().then_some(instance)
+}
+
 /// `orchestra __guard INSTANCE`: waits for orchestra to go, then ends what it left.
 pub fn run(instance: &str) -> ExitCode {
     // Our own group, so a signal to orchestra's group does not end us before we act.

@@ -1,7 +1,15 @@
 //! The autopilot: while on, pending tasks start oldest first, at most `max_concurrent` at once.
 
-use super::{Engine, RunState, now_ms};
+use super::{Engine, EngineError, RunState, now_ms};
+use crate::store::{Record, Table};
 use crate::task::TaskStatus;
+use serde_json::json;
+
+/// How often the autopilot looks again at tasks it skipped for a missing provider.
+const RECHECK_SKIPPED: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The settings record that keeps the autopilot switch.
+const AUTOPILOT_SETTING: &str = "autopilot";
 
 impl Engine {
     /// Called after every task change: a freed slot or a new task may let the next one run.
@@ -11,7 +19,13 @@ impl Engine {
         }
     }
 
+    /// The user's switch: applied, and kept for the next start.
     pub async fn set_autopilot(&self, on: bool) {
+        self.apply_autopilot(on);
+        self.remember_autopilot(on).await;
+    }
+
+    fn apply_autopilot(&self, on: bool) {
         self.set_run_state(if on {
             RunState::Running
         } else {
@@ -19,6 +33,35 @@ impl Engine {
         });
         if on {
             self.inner.dispatch.notify_one();
+        }
+    }
+
+    /// Keeps the switch in the store. Stopping orchestra is not turning autopilot off, so
+    /// only the user's own switches (and `stop`) call this.
+    pub(crate) async fn remember_autopilot(&self, on: bool) {
+        let record = Record {
+            table: Table::Settings,
+            id: AUTOPILOT_SETTING.into(),
+            seq: 0,
+            owner: None,
+            json: json!({ "on": on }).to_string(),
+        };
+        if let Err(e) = self.store().put(vec![record]).await {
+            tracing::error!(error = %e, "could not keep the autopilot switch");
+        }
+    }
+
+    /// At start: autopilot as the user last left it.
+    pub(crate) fn restore_autopilot(&self, settings: &[Record]) {
+        let on = settings
+            .iter()
+            .find(|r| r.id == AUTOPILOT_SETTING)
+            .and_then(|r| serde_json::from_str::<serde_json::Value>(&r.json).ok())
+            .and_then(|v| v["on"].as_bool())
+            .unwrap_or(false);
+        if on {
+            tracing::info!("autopilot is on, as it was left");
+            self.apply_autopilot(true);
         }
     }
 
@@ -32,7 +75,15 @@ impl Engine {
         let notify = self.inner.dispatch_handle();
         tokio::spawn(async move {
             loop {
-                notify.notified().await;
+                let waiting_for_install = weak
+                    .upgrade()
+                    .is_some_and(|inner| !inner.skipped.lock().is_empty());
+                if waiting_for_install {
+                    // A CLI installed meanwhile wakes nothing: look again now and then.
+                    let _ = tokio::time::timeout(RECHECK_SKIPPED, notify.notified()).await;
+                } else {
+                    notify.notified().await;
+                }
                 let Some(inner) = weak.upgrade() else { return };
                 let engine = Engine { inner };
                 engine.dispatch().await;
@@ -40,11 +91,24 @@ impl Engine {
         });
     }
 
+    /// Leaves a task it cannot start now (its provider is not installed) pending, saying so
+    /// once per task rather than at every pass; it starts once the provider is installed.
+    fn skip_task(&self, id: &str, why: &EngineError) {
+        if self.inner.skipped.lock().insert(id.to_string()) {
+            tracing::warn!(task = %id, reason = %why, "autopilot leaves a task pending");
+        }
+    }
+
     async fn dispatch(&self) {
         if self.run_state() != RunState::Running {
             return;
         }
         let tasks = self.tasks_oldest_first();
+        self.inner.skipped.lock().retain(|id| {
+            tasks
+                .iter()
+                .any(|t| &t.id == id && t.status() == TaskStatus::Pending)
+        });
         let mut busy = tasks
             .iter()
             .filter(|t| {
@@ -56,12 +120,21 @@ impl Engine {
             if busy >= self.config().max_concurrent || self.run_state() != RunState::Running {
                 break;
             }
+            if let Err(e) = self.ensure_task_provider(&t.metadata.provider_id) {
+                self.skip_task(&t.id, &e);
+                continue;
+            }
             match self.start_task(&t.id).await {
-                Ok(_) => busy += 1,
+                Ok(_) => {
+                    busy += 1;
+                    self.inner.skipped.lock().remove(&t.id);
+                }
                 // Someone else started it first (the API, a key, the CLI): theirs to run.
-                Err(super::EngineError::Conflict(why)) => {
+                Err(EngineError::Conflict(why)) => {
                     tracing::debug!(task = %t.id, %why, "autopilot left a task to its starter");
                 }
+                // Missing right as it started: skipped like above, not failed.
+                Err(e @ EngineError::Unavailable(_)) => self.skip_task(&t.id, &e),
                 Err(e) => {
                     tracing::warn!(task = %t.id, error = %e, "autopilot could not start a task");
                     let _ = self

@@ -16,6 +16,10 @@ pub enum TaskEventKind {
     Completed,
     Failed,
     Cancelled,
+    /// Name or description edited (pending tasks only).
+    Updated,
+    /// Removed from the store; the event carries the task as it was.
+    Deleted,
 }
 
 impl TaskEventKind {
@@ -31,6 +35,8 @@ impl TaskEventKind {
             TaskEventKind::Completed => "task:completed",
             TaskEventKind::Failed => "task:failed",
             TaskEventKind::Cancelled => "task:cancelled",
+            TaskEventKind::Updated => "task:updated",
+            TaskEventKind::Deleted => "task:deleted",
         }
     }
 }
@@ -41,6 +47,8 @@ pub enum SessionEventKind {
     Status,
     Message,
     Exited,
+    /// An ended session's record was removed; the event carries it as it was.
+    Removed,
 }
 
 impl SessionEventKind {
@@ -50,6 +58,7 @@ impl SessionEventKind {
             SessionEventKind::Status => "session:status",
             SessionEventKind::Message => "session:message",
             SessionEventKind::Exited => "session:exited",
+            SessionEventKind::Removed => "session:removed",
         }
     }
 }

@@ -6,11 +6,14 @@ mod autopilot;
 mod error;
 pub mod events;
 mod gitfiles;
+mod removal;
 mod runs;
 mod session_info;
 mod sessions;
 mod status;
 mod tasks;
+mod transcript;
+mod trash;
 
 pub use error::{EngineError, EngineResult};
 pub use events::{Event, SessionEventKind, TaskEventKind};
@@ -93,9 +96,23 @@ pub(crate) struct TaskSlot {
     seq: i64,
     change: tokio::sync::Mutex<()>,
     current: RwLock<Arc<Task>>,
+    /// Set (under `change`) when the task is deleted: writers that waited for the lock
+    /// must not write it back.
+    gone: std::sync::atomic::AtomicBool,
 }
 
 impl TaskSlot {
+    fn new(seq: i64, task: Arc<Task>) -> TaskSlot {
+        TaskSlot {
+            seq,
+            change: tokio::sync::Mutex::new(()),
+            current: RwLock::new(task),
+            gone: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+    fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::SeqCst)
+    }
     fn get(&self) -> Arc<Task> {
         match self.current.read() {
             Ok(g) => g.clone(),
@@ -136,6 +153,10 @@ pub(crate) struct Inner {
     starting: parking_lot::Mutex<std::collections::HashSet<String>>,
     /// Why orchestra is stopping, once it is: the error of tasks it ends.
     stop_reason: parking_lot::Mutex<Option<String>>,
+    /// Serialises removals of tasks and sessions, so each is trashed and announced once.
+    removing: tokio::sync::Mutex<()>,
+    /// Pending tasks the autopilot skips (provider not installed), each logged once.
+    skipped: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Inner {
@@ -198,11 +219,7 @@ impl Engine {
                 repairs.push(task_record(&task, rec.seq));
             }
             max_seq = max_seq.max(rec.seq);
-            let slot = Arc::new(TaskSlot {
-                seq: rec.seq,
-                change: tokio::sync::Mutex::new(()),
-                current: RwLock::new(Arc::new(task)),
-            });
+            let slot = Arc::new(TaskSlot::new(rec.seq, Arc::new(task)));
             table.by_id.insert(rec.id, slot.clone());
             table.order.push(slot);
         }
@@ -230,6 +247,8 @@ impl Engine {
             git: parking_lot::Mutex::new(HashMap::new()),
             starting: parking_lot::Mutex::new(Default::default()),
             stop_reason: parking_lot::Mutex::new(None),
+            removing: tokio::sync::Mutex::new(()),
+            skipped: parking_lot::Mutex::new(Default::default()),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);
@@ -237,6 +256,7 @@ impl Engine {
             engine.store().put(session_repairs).await?;
         }
         engine.spawn_dispatcher();
+        engine.restore_autopilot(&loaded.settings);
         Ok(engine)
     }
 

@@ -77,6 +77,8 @@ impl Engine {
     /// Runs a pending task on a session of its provider, in its directory.
     pub async fn start_task(&self, id: &str) -> EngineResult<Arc<Task>> {
         let (task, _claim) = self.claim_start(id)?;
+        // A missing CLI releases the claim at once: the task stays pending, nothing spawned.
+        self.ensure_task_provider(&task.metadata.provider_id)?;
         let dir = task.metadata.working_directory.clone();
         let snapshot = {
             let dir = dir.clone();
@@ -293,6 +295,7 @@ impl Engine {
     /// Ends every running task's session and all other sessions; autopilot off.
     pub async fn stop_all(&self) {
         self.set_run_state(RunState::Stopped);
+        self.remember_autopilot(false).await;
         self.cancel_runs(STOPPED_BY_API).await;
         self.end_all_sessions().await;
     }
@@ -340,6 +343,7 @@ impl Engine {
                     "name": p.name,
                     "command": p.command,
                     "installed": d.installed,
+                    "install": p.install_hint(),
                     "path": d.path.map(|p| p.to_string_lossy().into_owned()),
                     "version": d.version,
                     "codingAgent": p.coding_agent,

@@ -157,6 +157,16 @@ fn screen_lines(pty: &PtySession) -> Vec<String> {
     lines
 }
 
+/// A provider whose program is missing is refused (503) with the one message that says what
+/// was looked for and how to install it: for sessions, tasks created, started and dispatched.
+pub(crate) fn ensure_installed(provider: &Provider) -> EngineResult<()> {
+    if provider.installed() {
+        Ok(())
+    } else {
+        Err(EngineError::Unavailable(provider.not_installed_message()))
+    }
+}
+
 fn submit_bytes(provider: Option<&Provider>) -> &'static [u8] {
     match provider.map(|p| p.submit.as_str()) {
         Some("none") => b"",
@@ -273,13 +283,7 @@ impl Engine {
                 .cloned()
                 .map_err(EngineError::Unavailable)?,
         };
-        if provider.resolved_path().is_none() {
-            return Err(EngineError::Unavailable(format!(
-                "provider {:?} needs `{}`, which is not installed (not found on PATH)",
-                provider.id,
-                provider.program()
-            )));
-        }
+        ensure_installed(&provider)?;
         Ok(provider)
     }
 
@@ -384,7 +388,7 @@ impl Engine {
         Ok(info)
     }
 
-    fn publish_session(&self, kind: SessionEventKind, info: &SessionInfo) {
+    pub(super) fn publish_session(&self, kind: SessionEventKind, info: &SessionInfo) {
         self.publish(Event::Session {
             kind,
             session_id: info.id.clone(),

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus, text_lines};
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 /// A request to create a task, as the API or the TUI's form gives it.
 #[derive(Debug, Clone, Default)]
@@ -21,12 +21,21 @@ pub struct CreateTask {
     pub approval: Option<String>,
 }
 
-/// A partial update of a task's status, progress and error.
+/// A partial update of a task's status, progress and error, and (while it is pending) of
+/// its name and description.
 #[derive(Debug, Clone, Default)]
 pub struct TaskPatch {
     pub status: Option<TaskStatus>,
     pub progress: Option<Progress>,
     pub error: Option<String>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+}
+
+impl TaskPatch {
+    fn edits_text(&self) -> bool {
+        self.name.is_some() || self.description.is_some()
+    }
 }
 
 /// The events a status move publishes.
@@ -85,18 +94,29 @@ impl Engine {
         }
     }
 
+    /// Providers that get the description as their instruction need one; a plain shell
+    /// just starts without it.
+    fn check_description(&self, provider_id: &str, description: &str) -> EngineResult<()> {
+        let needed = self
+            .providers()
+            .get(provider_id)
+            .is_none_or(|p| p.needs_instruction());
+        if needed && description.trim().is_empty() {
+            return Err(EngineError::Invalid(format!(
+                "description must be a non-empty string: provider {provider_id:?} runs it"
+            )));
+        }
+        Ok(())
+    }
+
     pub async fn create_task(&self, req: CreateTask) -> EngineResult<Arc<Task>> {
         if req.name.trim().is_empty() {
             return Err(EngineError::Invalid(
                 "name must be a non-empty string".into(),
             ));
         }
-        if req.description.trim().is_empty() {
-            return Err(EngineError::Invalid(
-                "description must be a non-empty string".into(),
-            ));
-        }
         let provider_id = self.resolve_provider(req.provider_id.as_deref())?;
+        self.check_description(&provider_id, &req.description)?;
         let working_directory = self.resolve_dir(req.working_directory.as_deref())?;
         self.insert_task(NewTask {
             name: req.name,
@@ -110,16 +130,21 @@ impl Engine {
         .await
     }
 
+    /// Refuses (503) a task whose provider is known but not installed here.
+    pub(crate) fn ensure_task_provider(&self, provider_id: &str) -> EngineResult<()> {
+        match self.providers().get(provider_id) {
+            Some(p) => super::sessions::ensure_installed(p),
+            None => Ok(()),
+        }
+    }
+
     async fn insert_task(&self, spec: NewTask) -> EngineResult<Arc<Task>> {
+        self.ensure_task_provider(&spec.provider_id)?;
         let task = Task::new(uuid::Uuid::new_v4().to_string(), spec, now_ms());
         let seq = self.next_seq();
         self.store().put(vec![task_record(&task, seq)]).await?;
         let task = Arc::new(task);
-        let slot = Arc::new(TaskSlot {
-            seq,
-            change: tokio::sync::Mutex::new(()),
-            current: RwLock::new(task.clone()),
-        });
+        let slot = Arc::new(TaskSlot::new(seq, task.clone()));
         {
             let mut table = write(&self.inner.tasks);
             table.by_id.insert(task.id.clone(), slot.clone());
@@ -136,7 +161,7 @@ impl Engine {
         Ok(task)
     }
 
-    fn slot(&self, id: &str) -> EngineResult<Arc<TaskSlot>> {
+    pub(super) fn slot(&self, id: &str) -> EngineResult<Arc<TaskSlot>> {
         read(&self.inner.tasks)
             .by_id
             .get(id)
@@ -179,6 +204,9 @@ impl Engine {
     ) -> EngineResult<(Arc<Task>, R)> {
         let slot = self.slot(id)?;
         let _serialised = slot.change.lock().await;
+        if slot.is_gone() {
+            return Err(not_found(id));
+        }
         let mut task = (*slot.get()).clone();
         let (events, out) = change(&mut task)?;
         if events.is_empty() {
@@ -222,6 +250,14 @@ impl Engine {
     /// runs in a session act on the session (pause, resume, cancel).
     pub async fn patch_task(&self, id: &str, mut patch: TaskPatch) -> EngineResult<Arc<Task>> {
         let current = self.get_task(id)?;
+        if patch.edits_text() {
+            // Text edits first and alone: they need the task still pending.
+            self.edit_task_text(id, patch.name.take(), patch.description.take())
+                .await?;
+            if patch.status.is_none() && patch.progress.is_none() && patch.error.is_none() {
+                return self.get_task(id);
+            }
+        }
         if let Some(to) = patch.status
             && to != current.status()
             && current.metadata.session_id.is_some()
@@ -267,6 +303,53 @@ impl Engine {
                 if events.is_empty() && patch.progress.is_some() {
                     events.push((TaskEventKind::Progress, vec![]));
                 }
+                Ok((events, ()))
+            })
+            .await?;
+        Ok(task)
+    }
+
+    /// Renames a pending task or changes its description (`task:updated`).
+    async fn edit_task_text(
+        &self,
+        id: &str,
+        name: Option<String>,
+        description: Option<String>,
+    ) -> EngineResult<Arc<Task>> {
+        if name.as_ref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(EngineError::Invalid(
+                "name must be a non-empty string".into(),
+            ));
+        }
+        if let Some(d) = &description {
+            self.check_description(&self.get_task(id)?.metadata.provider_id, d)?;
+        }
+        let (task, ()) = self
+            .mutate(id, |t| {
+                if t.status() != TaskStatus::Pending {
+                    return Err(EngineError::Conflict(format!(
+                        "task is {}; only a pending task's name and description can be edited",
+                        t.status()
+                    )));
+                }
+                let mut changed = false;
+                if let Some(n) = name
+                    && n != t.name
+                {
+                    t.name = n;
+                    changed = true;
+                }
+                if let Some(d) = description
+                    && d != t.description
+                {
+                    t.description = d;
+                    changed = true;
+                }
+                let events = if changed {
+                    vec![(TaskEventKind::Updated, vec![])]
+                } else {
+                    vec![]
+                };
                 Ok((events, ()))
             })
             .await?;
@@ -350,12 +433,13 @@ impl Engine {
         Ok(task)
     }
 
-    /// A new pending task like a failed or cancelled one, linked to it.
+    /// A new pending task like a finished one (a retry, or a rerun of a completed one),
+    /// linked to it by `retryOf`.
     pub async fn retry_task(&self, id: &str) -> EngineResult<Arc<Task>> {
         let old = self.get_task(id)?;
-        if !matches!(old.status(), TaskStatus::Failed | TaskStatus::Cancelled) {
+        if !old.status().is_final() {
             return Err(EngineError::Conflict(format!(
-                "task is {}; only a failed or cancelled task can be retried",
+                "task is {}; only a finished task (completed, failed or cancelled) can be run again",
                 old.status()
             )));
         }

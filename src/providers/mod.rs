@@ -61,6 +61,9 @@ pub struct Provider {
     /// The prompts it can stop at (permission, trust, login, choice, question).
     #[serde(default)]
     pub prompts: Vec<PromptRule>,
+    /// How a user installs it (a command line, or a sentence for what comes with the system).
+    #[serde(default)]
+    pub install: Option<String>,
 }
 
 fn default_version_args() -> Vec<String> {
@@ -89,6 +92,7 @@ pub struct ProviderOverride {
     pub version_args: Option<Vec<String>>,
     pub screen: Option<ScreenPatterns>,
     pub prompts: Option<Vec<PromptRule>>,
+    pub install: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -114,6 +118,12 @@ impl Provider {
         } else {
             self.command.clone()
         }
+    }
+
+    /// Whether a task must give an instruction: coding agents and commands run it; a
+    /// plain shell that would only have it typed can start without one.
+    pub fn needs_instruction(&self) -> bool {
+        self.coding_agent || self.deliver == Delivery::Arg
     }
 
     pub fn launch(&self, first_instruction: &str) -> Launch {
@@ -170,6 +180,34 @@ impl Provider {
         self.resolved_path().is_some()
     }
 
+    /// How to install it: the table's `install`, else where its command must be.
+    pub fn install_hint(&self) -> String {
+        self.install.clone().unwrap_or_else(|| {
+            format!(
+                "install `{}` and make sure it is on PATH (or set this provider's `command` in the config file)",
+                self.command
+            )
+        })
+    }
+
+    /// The one sentence every front end shows when this provider's program is missing.
+    pub fn not_installed_message(&self) -> String {
+        let program = self.program();
+        let looked = if program.contains('/') {
+            format!("'{program}' does not exist or is not executable")
+        } else {
+            format!("'{program}' was not found on PATH")
+        };
+        let how = match &self.install {
+            Some(cmd) => format!("install it with: {cmd}"),
+            None => self.install_hint(),
+        };
+        format!(
+            "provider '{}' ({}) is not installed: {looked}; {how}",
+            self.id, self.name
+        )
+    }
+
     /// The variables this provider takes from orchestra's own environment.
     pub fn passed_env(&self) -> Vec<(String, String)> {
         std::env::vars()
@@ -216,6 +254,9 @@ impl Provider {
         }
         if let Some(v) = o.prompts {
             self.prompts = v;
+        }
+        if let Some(v) = o.install {
+            self.install = Some(v);
         }
     }
 }
@@ -320,6 +361,7 @@ impl Providers {
                         version_args: default_version_args(),
                         screen: ScreenPatterns::default(),
                         prompts: vec![],
+                        install: None,
                     };
                     entry.apply(o);
                     p.list.push(entry);
@@ -410,6 +452,33 @@ mod tests {
             claude.launch_with_approval("", "safe").args,
             ["--permission-mode", "manual"]
         );
+    }
+
+    #[test]
+    fn every_built_in_says_how_to_install_it() {
+        for p in Providers::built_in().all() {
+            assert!(
+                p.install.as_deref().is_some_and(|i| !i.is_empty()),
+                "{}",
+                p.id
+            );
+        }
+        let claude = Providers::built_in().get("claude").cloned().unwrap();
+        assert_eq!(
+            claude.install.as_deref(),
+            Some("npm install -g @anthropic-ai/claude-code")
+        );
+        let mut ghost = claude.clone();
+        ghost.command = "no-such-agent-cli".into();
+        assert_eq!(
+            ghost.not_installed_message(),
+            "provider 'claude' (Claude Code) is not installed: 'no-such-agent-cli' was not found on PATH; install it with: npm install -g @anthropic-ai/claude-code"
+        );
+        ghost.command = "/opt/none/agent".into();
+        ghost.install = None;
+        let m = ghost.not_installed_message();
+        assert!(m.contains("'/opt/none/agent' does not exist"), "{m}");
+        assert!(m.contains("make sure it is on PATH"), "{m}");
     }
 
     #[test]

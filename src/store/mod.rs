@@ -39,6 +39,7 @@ pub enum Table {
     Tasks,
     Sessions,
     Messages,
+    Settings,
 }
 
 impl Table {
@@ -47,6 +48,7 @@ impl Table {
             Table::Tasks => "tasks",
             Table::Sessions => "sessions",
             Table::Messages => "messages",
+            Table::Settings => "settings",
         }
     }
 }
@@ -67,10 +69,20 @@ pub struct Loaded {
     pub tasks: Vec<Record>,
     pub sessions: Vec<Record>,
     pub messages: Vec<Record>,
+    pub settings: Vec<Record>,
+}
+
+/// What a removal deletes: one record by id, or every record a table holds for an owner
+/// (a session's messages).
+#[derive(Debug, Clone)]
+pub enum Removal {
+    Record(Table, String),
+    OwnedBy(Table, String),
 }
 
 struct Job {
     records: Vec<Record>,
+    removals: Vec<Removal>,
     done: Option<oneshot::Sender<Result<(), String>>>,
 }
 
@@ -103,6 +115,7 @@ impl Store {
             tasks: load(&conn, Table::Tasks)?,
             sessions: load(&conn, Table::Sessions)?,
             messages: load(&conn, Table::Messages)?,
+            settings: load(&conn, Table::Settings)?,
         };
         // Checkpoints (copying the log into the database) run on their own connection and
         // thread, so no write waits behind one: the writer only asks for one now and then.
@@ -128,10 +141,20 @@ impl Store {
 
     /// Writes records in one transaction; returns once they are durable.
     pub async fn put(&self, records: Vec<Record>) -> Result<(), StoreError> {
+        self.apply(records, Vec::new()).await
+    }
+
+    /// Deletes records in one transaction; returns once that is durable.
+    pub async fn remove(&self, removals: Vec<Removal>) -> Result<(), StoreError> {
+        self.apply(Vec::new(), removals).await
+    }
+
+    async fn apply(&self, records: Vec<Record>, removals: Vec<Removal>) -> Result<(), StoreError> {
         let (done, wait) = oneshot::channel();
         self.tx
             .send(Job {
                 records,
+                removals,
                 done: Some(done),
             })
             .map_err(|_| StoreError::Closed)?;
@@ -152,6 +175,7 @@ impl Store {
     pub fn put_later(&self, records: Vec<Record>) {
         let _ = self.tx.send(Job {
             records,
+            removals: Vec::new(),
             done: None,
         });
     }
@@ -236,9 +260,25 @@ fn commit(conn: &mut Connection, batch: &[Job]) -> Result<(), rusqlite::Error> {
                     "INSERT INTO messages (id, seq, owner, data) VALUES (?1, ?2, ?3, ?4)
                      ON CONFLICT(id) DO UPDATE SET data = excluded.data"
                 }
+                Table::Settings => {
+                    "INSERT INTO settings (id, seq, owner, data) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT(id) DO UPDATE SET data = excluded.data"
+                }
             };
             tx.prepare_cached(sql)?
                 .execute(params![r.id, r.seq, r.owner, r.json])?;
+        }
+        for removal in &job.removals {
+            let (sql, key) = match removal {
+                Removal::Record(table, id) => {
+                    (format!("DELETE FROM {} WHERE id = ?1", table.name()), id)
+                }
+                Removal::OwnedBy(table, owner) => (
+                    format!("DELETE FROM {} WHERE owner = ?1", table.name()),
+                    owner,
+                ),
+            };
+            tx.prepare_cached(&sql)?.execute(params![key])?;
         }
     }
     tx.commit()
@@ -282,5 +322,45 @@ mod tests {
         let ids: Vec<_> = loaded.tasks.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["t0", "t1", "t2", "t3", "t4"]);
         assert_eq!(loaded.tasks[1].json, "{\"n\":10}");
+    }
+
+    #[tokio::test]
+    async fn removals_are_gone_after_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        let rec = |table, id: &str, owner: Option<&str>| Record {
+            table,
+            id: id.into(),
+            seq: 1,
+            owner: owner.map(String::from),
+            json: "{}".into(),
+        };
+        {
+            let (store, _) = Store::open(&db).unwrap();
+            store
+                .put(vec![
+                    rec(Table::Tasks, "t1", None),
+                    rec(Table::Tasks, "t2", None),
+                    rec(Table::Sessions, "s1", Some("t1")),
+                    rec(Table::Messages, "m1", Some("s1")),
+                    rec(Table::Messages, "m2", Some("s1")),
+                    rec(Table::Messages, "m3", Some("s2")),
+                ])
+                .await
+                .unwrap();
+            store
+                .remove(vec![
+                    Removal::Record(Table::Tasks, "t1".into()),
+                    Removal::Record(Table::Sessions, "s1".into()),
+                    Removal::OwnedBy(Table::Messages, "s1".into()),
+                ])
+                .await
+                .unwrap();
+        }
+        let (_store, loaded) = Store::open(&db).unwrap();
+        let ids = |v: &[Record]| v.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&loaded.tasks), ["t2"]);
+        assert!(loaded.sessions.is_empty());
+        assert_eq!(ids(&loaded.messages), ["m3"]);
     }
 }

@@ -12,6 +12,8 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX sessions_seq ON sessions(seq);
      CREATE TABLE messages (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, owner TEXT, data TEXT NOT NULL);
      CREATE INDEX messages_owner ON messages(owner, seq);",
+    // 2: settings the user switches (autopilot), kept across restarts; same shape.
+    "CREATE TABLE settings (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, owner TEXT, data TEXT NOT NULL);",
 ];
 
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {

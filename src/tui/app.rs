@@ -5,6 +5,7 @@ use super::backend::{Cockpit, Command, Outcome, Snapshot};
 use super::form::{Form, FormAction, LineEdit};
 use super::keymap::{self, Action, Context};
 use super::keys;
+use super::text_edit::Edited;
 use crate::engine::SessionStatus;
 use crate::engine::{Event, TaskEventKind};
 use crate::session::Key;
@@ -33,8 +34,17 @@ pub enum Row {
     Task(usize),
     /// The "sessions" heading (not selectable).
     Header,
+    /// A status's heading when the list is grouped by status (not selectable).
+    Group(TaskStatus),
     /// Index into the snapshot's sessions.
     Session(usize),
+}
+
+impl Row {
+    /// A heading: shown, never selected.
+    pub fn is_heading(self) -> bool {
+        matches!(self, Row::Header | Row::Group(_))
+    }
 }
 
 /// What is selected, by id, so it survives reordering and refreshes.
@@ -46,9 +56,27 @@ pub enum Selected {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confirm {
-    Cancel { task_id: String, name: String },
-    EndSession { session_id: String, name: String },
-    Quit { live: usize },
+    Cancel {
+        task_id: String,
+        name: String,
+    },
+    EndSession {
+        session_id: String,
+        name: String,
+    },
+    /// Delete a finished task (kept in the trash).
+    DeleteTask {
+        task_id: String,
+        name: String,
+    },
+    /// Remove an ended session's row (its transcript is kept in the trash).
+    RemoveSession {
+        session_id: String,
+        name: String,
+    },
+    Quit {
+        live: usize,
+    },
 }
 
 /// An overlay that takes the keyboard.
@@ -64,6 +92,8 @@ pub enum Modal {
         edit: LineEdit,
     },
     Filter(LineEdit),
+    /// Typing a search in the shown transcript.
+    Search(LineEdit),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +126,8 @@ pub enum Origin {
     Action,
     /// Results nobody needs to see (resizes).
     Quiet,
+    /// Reading a transcript: a failure ends the wait for it.
+    Transcript,
 }
 
 /// A finished command.
@@ -258,6 +290,14 @@ pub struct App {
     pub(crate) help_scroll: usize,
     pub(crate) help_rows: usize,
     pub(crate) help_len: usize,
+    /// A session's transcript shown in the terminal pane (`t`, or a terminal that is gone).
+    pub(crate) transcript: Option<super::transcript_view::Transcript>,
+    /// The session whose transcript was last asked for (asked once per selection).
+    pub(crate) transcript_requested: Option<String>,
+    /// That transcript is still being read.
+    pub(crate) transcript_pending: bool,
+    /// How the task list is ordered (kept in the state directory).
+    pub(crate) order: super::list_prefs::ListOrder,
     pub(crate) areas: Option<Areas>,
     resize_sent: HashMap<String, (u16, u16)>,
     /// The snapshot is out of date.
@@ -308,6 +348,10 @@ impl App {
             steps_scroll: 0,
             list_offset: 0,
             help_scroll: 0,
+            transcript: None,
+            transcript_requested: None,
+            transcript_pending: false,
+            order: super::list_prefs::ListOrder::default(),
             help_rows: 0,
             help_len: 0,
             areas: None,
@@ -320,6 +364,9 @@ impl App {
             tx,
             rx: Some(rx),
         };
+        if let Some(dir) = app.cockpit.state_dir() {
+            app.order = super::list_prefs::load(&dir);
+        }
         app.refresh();
         app
     }
@@ -378,10 +425,16 @@ impl App {
         self.filter.is_empty() || text.to_lowercase().contains(&self.filter.to_lowercase())
     }
 
-    fn rebuild_rows(&mut self) {
+    pub(crate) fn rebuild_rows(&mut self) {
         let mut rows = Vec::new();
-        for (i, t) in self.snap.tasks.iter().enumerate() {
+        let mut group = None;
+        for i in self.order.arrange(&self.snap.tasks) {
+            let t = &self.snap.tasks[i];
             if self.matches_filter(&t.name) {
+                if self.order.grouped() && group != Some(t.status()) {
+                    group = Some(t.status());
+                    rows.push(Row::Group(t.status()));
+                }
                 rows.push(Row::Task(i));
             }
         }
@@ -397,7 +450,7 @@ impl App {
         }
         self.rows = rows;
         if self.selected_index().is_none() {
-            let first = self.rows.iter().position(|r| *r != Row::Header);
+            let first = self.rows.iter().position(|r| !r.is_heading());
             self.select_index(first);
         }
     }
@@ -410,7 +463,7 @@ impl App {
                 .sessions
                 .get(i)
                 .map(|s| Selected::Session(s.id.clone())),
-            Row::Header => None,
+            Row::Header | Row::Group(_) => None,
         }
     }
 
@@ -428,6 +481,9 @@ impl App {
         if new != self.selected {
             self.selected = new;
             self.scroll = None;
+            self.transcript = None;
+            self.transcript_requested = None;
+            self.transcript_pending = false;
             self.steps_scroll = 0;
             self.dirty = true;
         }
@@ -460,7 +516,7 @@ impl App {
             .rows
             .iter()
             .enumerate()
-            .filter(|(_, r)| **r != Row::Header)
+            .filter(|(_, r)| !r.is_heading())
             .map(|(i, _)| i)
             .collect();
         if selectable.is_empty() {
@@ -581,7 +637,7 @@ impl App {
     }
 
     /// Runs a command off the UI loop; its result comes back as an [`AppMsg`].
-    fn run(&mut self, cmd: Command, origin: Origin) {
+    pub(crate) fn run(&mut self, cmd: Command, origin: Origin) {
         let fut = self.cockpit.execute(cmd);
         let tx = self.tx.clone();
         match tokio::runtime::Handle::try_current() {
@@ -613,6 +669,13 @@ impl App {
                     }
                 }
             }
+            (Origin::Form, Ok(Outcome::Done(text))) => {
+                // An edit was saved.
+                if matches!(self.modal, Modal::Form(_)) {
+                    self.modal = Modal::None;
+                }
+                self.notify(text, Level::Info);
+            }
             (Origin::Form, Err(e)) => match &mut self.modal {
                 Modal::Form(f) => f.engine_error(e),
                 _ => self.notify(e, Level::Error),
@@ -622,10 +685,17 @@ impl App {
                 let text = self.created_notice(note.as_deref().unwrap_or("task created"));
                 self.notify(text, Level::Info);
             }
+            (_, Ok(Outcome::Transcript { session_id, bytes })) => {
+                self.on_transcript(session_id, bytes)
+            }
             (_, Ok(Outcome::Done(text))) => {
                 if !text.is_empty() {
                     self.notify(text, Level::Info);
                 }
+            }
+            (Origin::Transcript, Err(e)) => {
+                self.transcript_pending = false;
+                self.notify(format!("cannot read the transcript: {e}"), Level::Error);
             }
             (_, Err(e)) => self.notify(e, Level::Error),
         }
@@ -754,8 +824,18 @@ impl App {
     fn on_paste(&mut self, text: &str) {
         match &mut self.modal {
             Modal::Form(f) => f.paste(text),
+            Modal::Search(edit) => {
+                edit.insert_str(text);
+                let query = edit.text().to_string();
+                self.search_for(&query);
+            }
             Modal::Message { edit, .. } | Modal::Filter(edit) => {
-                edit.insert_str(&text.replace('\n', " "))
+                if let Edited::JoinedLines(n) = edit.insert_str(text) {
+                    self.notify(
+                        format!("one line only: {n} pasted line breaks became spaces"),
+                        Level::Info,
+                    );
+                }
             }
             _ if self.typing => {
                 if let Some(sid) = self.shown_session_id() {
@@ -844,14 +924,7 @@ impl App {
                 FormAction::None => Modal::Form(form),
                 FormAction::Submit => {
                     form.busy = true;
-                    let cmd = Command::CreateTask {
-                        name: form.name.text().trim().to_string(),
-                        description: form.description.text().trim().to_string(),
-                        provider_id: form.provider_id().map(str::to_string),
-                        working_directory: Some(form.dir.text().trim().to_string()),
-                        start: form.start_now,
-                    };
-                    self.run(cmd, Origin::Form);
+                    self.run(form.command(), Origin::Form);
                     Modal::Form(form)
                 }
             },
@@ -865,6 +938,13 @@ impl App {
                         Confirm::EndSession { session_id, name } => {
                             self.notify(format!("ending {name:?}…"), Level::Info);
                             self.run(Command::EndSession(session_id), Origin::Action)
+                        }
+                        Confirm::DeleteTask { task_id, name } => {
+                            self.notify(format!("deleting {name:?}…"), Level::Info);
+                            self.run(Command::DeleteTask(task_id), Origin::Action);
+                        }
+                        Confirm::RemoveSession { session_id, .. } => {
+                            self.run(Command::RemoveSession(session_id), Origin::Action)
                         }
                         Confirm::Quit { .. } => self.quit = true,
                     }
@@ -895,6 +975,7 @@ impl App {
                     }
                 }
             },
+            Modal::Search(edit) => self.on_search_key(action, &key, edit),
             Modal::Filter(mut edit) => match action {
                 Some(Action::ClearFilter) => {
                     self.filter.clear();
@@ -950,6 +1031,7 @@ impl App {
         match self.focus {
             Focus::Tasks => Context::Tasks,
             Focus::Steps => Context::Steps,
+            Focus::Terminal if self.shown_transcript().is_some() => Context::Transcript,
             Focus::Terminal => Context::Terminal,
         }
     }
@@ -962,13 +1044,14 @@ impl App {
             Modal::Confirm(_) => Context::Confirm,
             Modal::Filter(_) => Context::Filter,
             Modal::Message { .. } => Context::Message,
+            Modal::Search(_) => Context::Search,
             Modal::None if self.typing => Context::Typing,
             Modal::None => self.pane_context(),
         }
     }
 
     /// Opens an overlay; an older notice is dropped so it does not come back when it closes.
-    fn open(&mut self, modal: Modal) {
+    pub(crate) fn open(&mut self, modal: Modal) {
         self.notice = None;
         self.help_scroll = 0;
         self.modal = modal;
@@ -1059,6 +1142,12 @@ impl App {
                     Level::Error,
                 ),
             },
+            Action::Transcript => self.toggle_transcript(),
+            Action::Search => self.open_search(),
+            Action::CloseTranscript => self.close_transcript(),
+            Action::Delete => self.ask_delete(),
+            Action::Edit => self.open_edit(),
+            Action::Order => self.next_order(),
             Action::Type => self.enter_terminal(),
             Action::NextPane => self.cycle_focus(true),
             Action::PrevPane => self.cycle_focus(false),
@@ -1067,10 +1156,10 @@ impl App {
             Action::SelectPrev => self.move_selection(-1),
             Action::SelectNext => self.move_selection(1),
             Action::SelectFirst => {
-                self.select_index(self.rows.iter().position(|r| *r != Row::Header))
+                self.select_index(self.rows.iter().position(|r| !r.is_heading()))
             }
             Action::SelectLast => {
-                let last = self.rows.iter().rposition(|r| *r != Row::Header);
+                let last = self.rows.iter().rposition(|r| !r.is_heading());
                 self.select_index(last)
             }
             Action::StepsUp => self.steps_scroll = self.steps_scroll.saturating_sub(1),
@@ -1080,7 +1169,10 @@ impl App {
             Action::LineBack => self.scroll_by(1),
             Action::LineForward => self.scroll_by(-1),
             Action::Oldest => self.scroll_by(isize::MAX / 2),
-            Action::Live => self.scroll = None,
+            Action::Live => match self.shown_transcript_mut() {
+                Some(t) => t.to_end(),
+                None => self.scroll = None,
+            },
             // Bound only in typing mode and overlays (handled there).
             Action::LeaveTyping
             | Action::FormNextField
@@ -1089,6 +1181,10 @@ impl App {
             | Action::FormNextChoice
             | Action::FormSubmit
             | Action::FormCancel
+            | Action::FormNewLine
+            | Action::SearchNext
+            | Action::SearchPrev
+            | Action::SearchDone
             | Action::Yes
             | Action::No
             | Action::KeepFilter
@@ -1161,6 +1257,7 @@ impl App {
                 self.focus = Focus::Terminal;
                 self.typing = true;
                 self.scroll = None;
+                self.transcript = None;
             }
             Some(_) => {
                 self.focus = Focus::Terminal;
@@ -1204,6 +1301,10 @@ impl App {
     /// Scrolls the terminal pane back (`delta` > 0) or forward; 0 back is the live view.
     pub fn scroll_by(&mut self, delta: isize) {
         self.dirty = true;
+        if let Some(t) = self.shown_transcript_mut() {
+            t.scroll_by(delta);
+            return;
+        }
         let Some(sid) = self.shown_session_id() else {
             return;
         };
@@ -1267,7 +1368,7 @@ impl App {
                     let inner_y = a.tasks.y + 1;
                     if m.row >= inner_y && m.row < a.tasks.bottom().saturating_sub(1) {
                         let i = self.list_offset + usize::from(m.row - inner_y);
-                        if self.rows.get(i).is_some_and(|r| *r != Row::Header) {
+                        if self.rows.get(i).is_some_and(|r| !r.is_heading()) {
                             self.select_index(Some(i));
                         }
                     }
@@ -1286,7 +1387,11 @@ impl App {
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 let up = m.kind == MouseEventKind::ScrollUp;
                 if a.term.contains(pos) {
-                    if self.scroll.is_none() && self.wheel_to_agent(up, pos, a.term_inner) {
+                    // A shown transcript scrolls itself; the agent gets the wheel otherwise.
+                    if self.scroll.is_none()
+                        && self.shown_transcript().is_none()
+                        && self.wheel_to_agent(up, pos, a.term_inner)
+                    {
                         return;
                     }
                     self.scroll_by(if up { 3 } else { -3 });

@@ -6,11 +6,13 @@
 //! screens from a local vt100 parser fed by the session's output) can later let the TUI
 //! attach to a running `orchestra serve` without touching the app.
 
-use crate::engine::{CreateTask, Engine, EngineError, Event, Input, SessionInfo};
-use crate::task::Task;
+use super::transcript_view::TRANSCRIPT_BYTES;
+use crate::engine::{CreateTask, Engine, EngineError, Event, Input, SessionInfo, TaskPatch};
+use crate::task::{Task, TaskStatus};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::broadcast;
@@ -21,6 +23,10 @@ pub struct ProviderChoice {
     pub id: String,
     pub name: String,
     pub installed: bool,
+    /// How to install it (the engine's hint), when it is not installed.
+    pub install: Option<String>,
+    /// A task on it needs a description (a plain shell does not: it just starts).
+    pub needs_description: bool,
 }
 
 /// Everything the screen shows except terminal contents, owned.
@@ -64,6 +70,18 @@ pub enum Command {
     },
     /// End a session (one without a task; tasks are cancelled instead).
     EndSession(String),
+    /// Read what a session printed (the end of its transcript file).
+    Transcript(String),
+    /// Remove an ended session's record (its transcript is kept in the trash).
+    RemoveSession(String),
+    /// Delete a finished task (kept in the trash).
+    DeleteTask(String),
+    /// Change a pending task's name and description.
+    EditTask {
+        task_id: String,
+        name: String,
+        description: String,
+    },
     Resize {
         session_id: String,
         cols: u16,
@@ -81,6 +99,8 @@ pub enum Outcome {
     },
     /// Done; a short line for the status bar (may be empty: nothing worth saying).
     Done(String),
+    /// A session's transcript (at most [`TRANSCRIPT_BYTES`], its end).
+    Transcript { session_id: String, bytes: Vec<u8> },
 }
 
 pub type CommandFuture = Pin<Box<dyn Future<Output = Result<Outcome, String>> + Send + 'static>>;
@@ -105,6 +125,11 @@ pub trait Cockpit: Send + Sync + 'static {
     fn write_input(&self, session_id: &str, bytes: Vec<u8>) -> Result<(), String>;
     /// Runs `f` on the session's current screen; `false` when the session has no terminal.
     fn with_screen(&self, session_id: &str, f: &mut dyn FnMut(&vt100::Screen)) -> bool;
+    /// The state directory, where the TUI keeps its own small choices (the list's order);
+    /// `None`: nowhere to keep them.
+    fn state_dir(&self) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// [`Cockpit`] over the in-process engine.
@@ -151,6 +176,8 @@ impl Cockpit for EngineCockpit {
                 id: p.id.clone(),
                 name: p.name.clone(),
                 installed: p.installed(),
+                install: (!p.installed()).then(|| p.install_hint()),
+                needs_description: p.needs_instruction(),
             })
             .collect()
     }
@@ -202,10 +229,17 @@ impl Cockpit for EngineCockpit {
                         .map_err(msg)?;
                     let mut note = None;
                     if start && let Err(e) = engine.start_task(&task.id).await {
-                        note = Some(format!(
-                            "created {:?}, but it did not start: {e}",
-                            task.name
-                        ));
+                        // Started meanwhile by someone else (autopilot): what was asked
+                        // for happened, once.
+                        let started = engine.get_task(&task.id).is_ok_and(|t| {
+                            matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
+                        });
+                        if !started {
+                            note = Some(format!(
+                                "created {:?}, but it did not start: {e}",
+                                task.name
+                            ));
+                        }
                     }
                     Ok(Outcome::Created {
                         task_id: task.id.clone(),
@@ -267,6 +301,55 @@ impl Cockpit for EngineCockpit {
                     engine.delete_session(&id).await.map_err(msg)?;
                     Ok(Outcome::Done(format!("ended {name}")))
                 }
+                Command::Transcript(id) => {
+                    let bytes = engine
+                        .session_transcript(&id, Some(TRANSCRIPT_BYTES))
+                        .await
+                        .map_err(msg)?;
+                    Ok(Outcome::Transcript {
+                        session_id: id,
+                        bytes,
+                    })
+                }
+                Command::RemoveSession(id) => {
+                    let s = engine.remove_session(&id).await.map_err(msg)?;
+                    let kept = engine
+                        .state_dir()
+                        .join("trash")
+                        .join("sessions")
+                        .join(&s.id);
+                    Ok(Outcome::Done(format!(
+                        "removed the session; its transcript is kept in {}",
+                        kept.display()
+                    )))
+                }
+                Command::DeleteTask(id) => {
+                    let t = engine.delete_task(&id).await.map_err(msg)?;
+                    let kept = engine.state_dir().join("trash").join(&t.id);
+                    Ok(Outcome::Done(format!(
+                        "deleted {:?}; it is kept in {}",
+                        t.name,
+                        kept.display()
+                    )))
+                }
+                Command::EditTask {
+                    task_id,
+                    name,
+                    description,
+                } => {
+                    let t = engine
+                        .patch_task(
+                            &task_id,
+                            TaskPatch {
+                                name: Some(name),
+                                description: Some(description),
+                                ..Default::default()
+                            },
+                        )
+                        .await
+                        .map_err(msg)?;
+                    Ok(Outcome::Done(format!("saved {:?}", t.name)))
+                }
                 Command::Resize {
                     session_id,
                     cols,
@@ -320,6 +403,10 @@ impl Cockpit for EngineCockpit {
         let _ = tx.send(bytes);
         writers.insert(session_id.to_string(), tx);
         Ok(())
+    }
+
+    fn state_dir(&self) -> Option<PathBuf> {
+        Some(self.engine.state_dir().to_path_buf())
     }
 
     fn with_screen(&self, session_id: &str, f: &mut dyn FnMut(&vt100::Screen)) -> bool {

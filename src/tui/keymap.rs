@@ -19,6 +19,11 @@ pub enum Context {
     Steps,
     /// The terminal pane has focus, not typing.
     Terminal,
+    /// The terminal pane has focus and shows a session's transcript (its keys first, then
+    /// the terminal pane's, then any pane's).
+    Transcript,
+    /// Typing a search in a transcript.
+    Search,
     /// Any of the three panes (not typing): looked up after the focused pane's own keys.
     Panes,
     /// Keys go to the agent, except these.
@@ -42,6 +47,8 @@ impl Context {
             Context::Tasks => "Tasks pane",
             Context::Steps => "Details pane",
             Context::Terminal => "Terminal pane",
+            Context::Transcript => "Terminal pane showing a transcript",
+            Context::Search => "Searching a transcript",
             Context::Panes => "Any pane",
             Context::Typing => "Typing into an agent",
             Context::Form => "New-task form",
@@ -57,17 +64,21 @@ impl Context {
         match self {
             Context::Panes => Some("1–9, y…: answer the prompt of a waiting agent"),
             Context::Typing => Some("every other key goes to the agent"),
-            Context::Form | Context::Filter | Context::Message => Some("other keys edit the text"),
+            Context::Form | Context::Filter | Context::Message | Context::Search => {
+                Some("other keys edit the text")
+            }
             _ => None,
         }
     }
 
     /// The order of sections in the help overlay.
-    pub const HELP_ORDER: [Context; 10] = [
+    pub const HELP_ORDER: [Context; 12] = [
         Context::Panes,
         Context::Tasks,
         Context::Steps,
         Context::Terminal,
+        Context::Transcript,
+        Context::Search,
         Context::Typing,
         Context::Form,
         Context::Confirm,
@@ -95,6 +106,14 @@ pub enum Action {
     Retry,
     Message,
     Autopilot,
+    /// Show the shown session's transcript (its whole output, from its file).
+    Transcript,
+    /// Delete the selected finished task or ended session (asks y/n).
+    Delete,
+    /// Edit the selected pending task's name and description.
+    Edit,
+    /// Cycle how the task list is ordered: by created, name, status; grouped by status.
+    Order,
     /// Focus the terminal and type into the agent.
     Type,
     NextPane,
@@ -118,6 +137,13 @@ pub enum Action {
     Oldest,
     /// Back to the live view.
     Live,
+    // A transcript.
+    Search,
+    CloseTranscript,
+    // Searching.
+    SearchNext,
+    SearchPrev,
+    SearchDone,
     // Typing.
     LeaveTyping,
     // Form.
@@ -127,6 +153,8 @@ pub enum Action {
     FormNextChoice,
     FormSubmit,
     FormCancel,
+    /// A line break in the description.
+    FormNewLine,
     // Confirmation.
     Yes,
     No,
@@ -163,6 +191,15 @@ impl Action {
             Retry => "retry",
             Message => "msg",
             Autopilot => "autopilot",
+            Transcript => "transcript",
+            Delete => "delete",
+            Edit => "edit",
+            Order => "order",
+            Search => "search",
+            CloseTranscript => "close",
+            SearchNext => "newer",
+            SearchPrev => "older",
+            SearchDone => "done",
             Type => "type",
             NextPane | PrevPane => "pane",
             PageBack | PageForward => "scroll",
@@ -178,6 +215,7 @@ impl Action {
             FormPrevChoice | FormNextChoice => "choose",
             FormSubmit => "create",
             FormCancel => "cancel",
+            FormNewLine => "new line",
             Yes => "yes",
             No => "no",
             KeepFilter => "keep",
@@ -206,6 +244,14 @@ impl Action {
             Retry => "run a finished task again (a new task)",
             Message => "send a one-line message to the agent",
             Autopilot => "autopilot on/off (it starts pending tasks)",
+            Transcript => "the session's whole transcript (ended ones too)",
+            Delete => "delete a finished task / ended session (y/n)",
+            Edit => "edit a pending task's name and description",
+            Order => "order the list: created, name, status, grouped",
+            Search => "search the transcript (not the task filter)",
+            CloseTranscript => "close the transcript",
+            SearchNext | SearchPrev => "the next (newer) / previous (older) match",
+            SearchDone => "stop typing; the matches stay marked",
             Type => "type into the agent (every key goes to it)",
             NextPane | PrevPane => "focus the next / previous pane",
             PageBack | PageForward => "scroll the terminal a page back / forward",
@@ -221,6 +267,7 @@ impl Action {
             FormPrevChoice | FormNextChoice => "choose the provider, or start now (y/n too)",
             FormSubmit => "create the task",
             FormCancel => "close the form",
+            FormNewLine => "a new line in the description (also Ctrl-j)",
             Yes => "yes",
             No => "no",
             KeepFilter => "keep the filter",
@@ -240,7 +287,7 @@ impl Action {
         match self {
             PageBack | PageForward => context == Context::Typing,
             Refresh | Back | PrevPane | Help | Oldest | HelpPageUp | HelpPageDown | StepsTop
-            | StepsBottom | SelectFirst | SelectLast => false,
+            | StepsBottom | SelectFirst | SelectLast | Order | Edit | Transcript | Delete => false,
             _ => true,
         }
     }
@@ -365,6 +412,14 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Terminal, Key::ch('G'), A::Live),
     bind(C::Terminal, Key::plain(K::Home), A::Oldest),
     bind(C::Terminal, Key::ch('g'), A::Oldest),
+    // The terminal pane showing a transcript (the rest as in the terminal pane).
+    bind(C::Transcript, Key::ch('/'), A::Search),
+    bind(C::Transcript, Key::plain(K::Esc), A::CloseTranscript),
+    // Typing a search.
+    bind(C::Search, Key::plain(K::Enter), A::SearchNext),
+    bind(C::Search, Key::plain(K::Down), A::SearchNext),
+    bind(C::Search, Key::plain(K::Up), A::SearchPrev),
+    bind(C::Search, Key::plain(K::Esc), A::SearchDone),
     // Any pane.
     bind(C::Panes, Key::plain(K::Enter), A::Type),
     bind(C::Panes, Key::ch('i'), A::Type),
@@ -376,6 +431,10 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Panes, Key::ch('R'), A::Retry),
     bind(C::Panes, Key::ch('m'), A::Message),
     bind(C::Panes, Key::ch('a'), A::Autopilot),
+    bind(C::Panes, Key::ch('t'), A::Transcript),
+    bind(C::Panes, Key::ch('D'), A::Delete),
+    bind(C::Panes, Key::ch('e'), A::Edit),
+    bind(C::Panes, Key::ch('o'), A::Order),
     bind(C::Panes, Key::ch('q'), A::Quit),
     bind(C::Panes, Key::ctrl('c'), A::Quit),
     bind(C::Panes, Key::ch('/'), A::Filter),
@@ -399,6 +458,15 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Form, Key::plain(K::Right), A::FormNextChoice),
     bind(C::Form, Key::plain(K::Enter), A::FormSubmit),
     bind(C::Form, Key::plain(K::Esc), A::FormCancel),
+    bind(
+        C::Form,
+        Key {
+            code: K::Enter,
+            mods: KeyModifiers::ALT,
+        },
+        A::FormNewLine,
+    ),
+    bind(C::Form, Key::ctrl('j'), A::FormNewLine),
     // A confirmation: nothing else answers it.
     bind(C::Confirm, Key::ch('y'), A::Yes),
     bind(C::Confirm, Key::ch('n'), A::No),
@@ -464,6 +532,7 @@ pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
     };
     find(context).or_else(|| match context {
         Context::Tasks | Context::Steps | Context::Terminal => find(Context::Panes),
+        Context::Transcript => find(Context::Terminal).or_else(|| find(Context::Panes)),
         _ => None,
     })
 }
@@ -474,6 +543,8 @@ fn layers(context: Context) -> &'static [Context] {
         Context::Tasks => &[Context::Tasks, Context::Panes],
         Context::Steps => &[Context::Steps, Context::Panes],
         Context::Terminal => &[Context::Terminal, Context::Panes],
+        Context::Transcript => &[Context::Transcript, Context::Terminal, Context::Panes],
+        Context::Search => &[Context::Search],
         Context::Panes => &[Context::Panes],
         Context::Typing => &[Context::Typing],
         Context::Form => &[Context::Form],

@@ -9,11 +9,17 @@
 //! timer is the one-second tick while a task runs (its elapsed time) or a notice is shown.
 
 pub mod app;
+mod app_manage;
+mod app_transcript;
 pub mod backend;
 pub mod form;
+pub mod form_view;
 pub mod keymap;
 pub mod keys;
+pub mod list_prefs;
 pub mod term_view;
+pub mod text_edit;
+pub mod transcript_view;
 pub mod view;
 
 pub use app::App;

@@ -1,7 +1,7 @@
 //! Drawing: the three panes, the bars, and the overlays.
 
 use super::app::{App, Areas, Confirm, Focus, Level, Modal, Row, ShownPrompt, session_name};
-use super::form::{Field, Form, LineEdit};
+use super::form::LineEdit;
 use super::keymap::{self, Action, Context};
 use super::term_view::TermView;
 use crate::task::{StepStatus, Task, TaskStatus};
@@ -250,6 +250,7 @@ impl App {
             return;
         };
         self.areas = Some(areas);
+        self.prepare_transcript();
         self.draw_top(frame, areas.top);
         self.draw_tasks(frame, areas.tasks);
         self.draw_steps(frame, areas.steps);
@@ -257,7 +258,7 @@ impl App {
         self.draw_bottom(frame, areas.bottom);
         match &self.modal {
             Modal::Help => self.draw_help(frame, area),
-            Modal::Form(f) => draw_form(frame, area, f),
+            Modal::Form(f) => super::form_view::draw_form(frame, area, f),
             Modal::Confirm(c) => draw_confirm(frame, area, c),
             _ => {}
         }
@@ -346,6 +347,12 @@ impl App {
             format!(" Tasks ({}) ", self.snapshot().tasks.len()),
             Style::default().add_modifier(Modifier::BOLD),
         )];
+        if self.order != super::list_prefs::ListOrder::Created {
+            title.push(Span::styled(
+                format!("{} ", self.order.label()),
+                Style::default().fg(Color::DarkGray),
+            ));
+        }
         if !self.filter.is_empty() || matches!(self.modal, Modal::Filter(_)) {
             title.push(Span::styled(
                 format!("/{} ", self.filter),
@@ -409,6 +416,10 @@ impl App {
                     Row::Header => Line::from(Span::styled(
                         fit("── sessions without a task ──", w),
                         Style::default().fg(Color::DarkGray),
+                    )),
+                    Row::Group(status) => Line::from(Span::styled(
+                        fit(&format!("── {status} ──"), w),
+                        Style::default().fg(status_color(status)),
                     )),
                     Row::Session(si) => {
                         let s = &self.snapshot().sessions[si];
@@ -698,7 +709,18 @@ impl App {
         let sid = self.shown_session_id();
         let (left, mark) = self.terminal_titles(area.width.saturating_sub(2) as usize);
         let mut block = pane_block(Line::from(left), focused, self.typing);
-        if let Some(mark) = mark {
+        if let Some(t) = self.shown_transcript() {
+            block = block.title_top(
+                Line::from(Span::styled(
+                    transcript_title(t, area.width.saturating_sub(2) as usize / 2),
+                    Style::default()
+                        .fg(Color::Black)
+                        .bg(Color::LightCyan)
+                        .add_modifier(Modifier::BOLD),
+                ))
+                .right_aligned(),
+            );
+        } else if let Some(mark) = mark {
             block = block.title_top(Line::from(mark).right_aligned());
         }
         frame.render_widget(block, area);
@@ -720,6 +742,10 @@ impl App {
             );
             return;
         };
+        if let Some(t) = self.shown_transcript() {
+            t.render(inner, frame.buffer_mut(), self.color);
+            return;
+        }
         if let Some(v) = &self.scroll {
             frame.render_widget(TermView::new(&v.screen).color(self.color), inner);
             return;
@@ -738,7 +764,14 @@ impl App {
         });
         if !drawn {
             frame.render_widget(
-                Paragraph::new("The agent's terminal is gone (it ran in an earlier orchestra).\nIts transcript is in the state directory.")
+                Paragraph::new(if self.transcript_loading() {
+                    "The agent's terminal is gone (it ran in an earlier orchestra).\nReading its transcript…".to_string()
+                } else {
+                    format!(
+                        "The agent's terminal is gone (it ran in an earlier orchestra).\nPress {} to read its transcript.",
+                        keymap::key_for(self.pane_context(), Action::Transcript).unwrap_or_default()
+                    )
+                })
                     .style(dim)
                     .wrap(Wrap { trim: false }),
                 inner,
@@ -881,6 +914,25 @@ impl App {
                 place_edit_cursor(frame, area, 8, edit);
                 return;
             }
+            Modal::Search(edit) => {
+                let found = match self.shown_transcript() {
+                    Some(_) if edit.text().is_empty() => String::new(),
+                    Some(t) => match t.current() {
+                        Some(c) => format!("  {}/{}", c + 1, t.matches().len()),
+                        None => "  no match".to_string(),
+                    },
+                    None => "  reading…".to_string(),
+                };
+                let line = Line::from(vec![
+                    Span::styled("search: ", key),
+                    Span::raw(edit.text().to_string()),
+                    Span::styled(found, Style::default().fg(Color::Yellow)),
+                    Span::styled(format!("   {}", keys_inline(Context::Search)), dim),
+                ]);
+                frame.render_widget(Paragraph::new(line), area);
+                place_edit_cursor(frame, area, 8, edit);
+                return;
+            }
             Modal::Message { name, edit, .. } => {
                 let prefix = format!("message to {}: ", fit(name, 20).trim_end());
                 let pw = prefix.width() as u16;
@@ -980,7 +1032,7 @@ fn word_wrap(text: &str, w: usize) -> Vec<String> {
 }
 
 /// The first text that fits in `w` columns; the last one cut when none does.
-fn first_fitting(candidates: &[String], w: usize) -> String {
+pub(crate) fn first_fitting(candidates: &[String], w: usize) -> String {
     match candidates.iter().find(|c| c.width() <= w) {
         Some(c) => c.clone(),
         None => fit(candidates.last().map_or("", String::as_str), w)
@@ -1007,7 +1059,7 @@ fn push_if_fits(spans: &mut Vec<Span<'static>>, area: Rect, hint: String) {
 }
 
 /// An editor line's keys as one dim hint: `Enter keep · Esc clear`.
-fn keys_inline(ctx: Context) -> String {
+pub(crate) fn keys_inline(ctx: Context) -> String {
     keymap::bar(ctx)
         .iter()
         .map(|(k, what)| format!("{k} {what}"))
@@ -1022,7 +1074,7 @@ fn place_edit_cursor(frame: &mut Frame, area: Rect, prefix: u16, edit: &LineEdit
     frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
 }
 
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
     Rect::new(
@@ -1143,7 +1195,7 @@ impl App {
 
 /// Clears the rectangle an overlay is drawn in. A wide character just left of it whose second
 /// column falls inside is blanked too: a terminal would draw it over the overlay's border.
-fn clear_overlay(frame: &mut Frame, r: Rect) {
+pub(crate) fn clear_overlay(frame: &mut Frame, r: Rect) {
     frame.render_widget(Clear, r);
     if r.x == 0 {
         return;
@@ -1166,6 +1218,12 @@ fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         Confirm::EndSession { name, .. } => {
             format!("End the session {name:?}?\nIts processes are ended (TERM, then KILL).")
         }
+        Confirm::DeleteTask { name, .. } => {
+            format!("Delete the task {name:?}?\nA copy is kept in the state directory's trash.")
+        }
+        Confirm::RemoveSession { name, .. } => format!(
+            "Delete the ended session {name:?}?\nIts transcript is kept in the state directory's trash."
+        ),
         Confirm::Quit { live } => format!(
             "{live} agent{} still running.\nQuit and end {}?",
             if *live == 1 { " is" } else { "s are" },
@@ -1201,144 +1259,20 @@ fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
 }
 
-fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
-    let r = centered(area, 72, 17);
-    clear_overlay(frame, r);
-    let block = Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(Color::Cyan))
-        .title(Line::from(Span::styled(
-            " New task ",
-            Style::default().add_modifier(Modifier::BOLD),
-        )))
-        .title_bottom(
-            Line::from(first_fitting(
-                &[
-                    format!(" {} ", keys_inline(Context::Form)),
-                    format!(
-                        " {} create · {} cancel ",
-                        keymap::key_for(Context::Form, Action::FormSubmit).unwrap_or_default(),
-                        keymap::key_for(Context::Form, Action::FormCancel).unwrap_or_default()
-                    ),
-                ],
-                r.width.saturating_sub(4) as usize,
-            ))
-            .right_aligned(),
-        );
-    let inner = block.inner(r);
-    frame.render_widget(block, r);
-    let label_w = 13usize;
-    let field_w = (inner.width as usize).saturating_sub(label_w + 1);
-    let mut lines: Vec<Line> = Vec::new();
-    let mut cursor: Option<Position> = None;
-    for field in Field::ALL {
-        let active = f.field == field;
-        let lstyle = if active {
-            Style::default()
-                .fg(Color::Cyan)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::default().fg(Color::Gray)
-        };
-        let marker = if active { "›" } else { " " };
-        let mut spans = vec![Span::styled(
-            format!("{marker}{:<w$}", field.label(), w = label_w - 1),
-            lstyle,
-        )];
-        let input_style = if active {
-            Style::default().add_modifier(Modifier::UNDERLINED)
-        } else {
-            Style::default()
-        };
-        match field {
-            Field::Name | Field::Description | Field::Directory => {
-                let edit = match field {
-                    Field::Name => &f.name,
-                    Field::Description => &f.description,
-                    _ => &f.dir,
-                };
-                // Keep the cursor in view: show the tail of long text.
-                let before: String = edit.text().chars().take(edit.cursor()).collect();
-                let bw = before.width();
-                let (shown, cx) = if bw + 1 > field_w {
-                    let skip = bw + 1 - field_w;
-                    let mut acc = 0;
-                    let tail: String = edit
-                        .text()
-                        .chars()
-                        .skip_while(|c| {
-                            let keep = acc < skip;
-                            acc += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
-                            keep
-                        })
-                        .collect();
-                    (tail, field_w - 1)
-                } else {
-                    (edit.text().to_string(), bw)
-                };
-                spans.push(Span::styled(fit(&shown, field_w), input_style));
-                if active {
-                    cursor = Some(Position::new(
-                        inner.x + label_w as u16 + cx as u16,
-                        inner.y + lines.len() as u16,
-                    ));
-                }
-            }
-            Field::Provider => {
-                let text = match f.providers.get(f.provider) {
-                    Some(p) => format!("‹ {} ({}) ›", p.name, p.id),
-                    None => "no provider installed".to_string(),
-                };
-                spans.push(Span::styled(text, input_style));
-                if active {
-                    spans.push(Span::styled(
-                        "  ←/→ choose",
-                        Style::default().fg(Color::DarkGray),
-                    ));
-                }
-            }
-            Field::StartNow => {
-                let (y, n) = if f.start_now {
-                    ("[y]", " n ")
-                } else {
-                    (" y ", "[n]")
-                };
-                spans.push(Span::styled(format!("{y} yes  {n} no"), input_style));
-                if active {
-                    spans.push(Span::styled(
-                        "  y/n or space",
-                        Style::default().fg(Color::DarkGray),
-                    ));
-                }
-            }
-        }
-        lines.push(Line::from(spans));
-        match f.error_for(field) {
-            Some(e) => lines.push(Line::from(Span::styled(
-                format!("{:w$}⚠ {e}", "", w = label_w),
-                Style::default().fg(Color::Red),
-            ))),
-            None => lines.push(Line::from("")),
-        }
-    }
-    if let Some(e) = &f.error {
-        lines.push(Line::from(Span::styled(
-            format!("⚠ {e}"),
-            Style::default().fg(Color::Red),
-        )));
-    } else if f.busy {
-        lines.push(Line::from(Span::styled(
-            "creating…",
-            Style::default().fg(Color::Yellow),
-        )));
-    } else {
-        lines.push(Line::from(Span::styled(
-            "The description is the agent's first instruction (a shell runs it).",
-            Style::default().fg(Color::DarkGray),
-        )));
-    }
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
-    if let Some(p) = cursor {
-        frame.set_cursor_position(p);
-    }
+/// The transcript's mark in the terminal pane's title: how long it is and where the view is,
+/// shorter where the pane is narrow (at most `w` columns).
+fn transcript_title(t: &super::transcript_view::Transcript, w: usize) -> String {
+    let (place, short) = match t.offset() {
+        0 => ("end".to_string(), "end".to_string()),
+        n => (format!("{n} rows back"), format!("↑{n}")),
+    };
+    let cut = if t.truncated { " (its end)" } else { "" };
+    first_fitting(
+        &[
+            format!(" transcript{cut} · {} rows · {place} ", t.len()),
+            format!(" transcript · {short} "),
+            format!(" {short} "),
+        ],
+        w,
+    )
 }

@@ -419,8 +419,13 @@ impl Events {
 
     /// The next event's name and data; `None` when the stream ends or times out.
     pub fn next(&mut self) -> Option<(String, Value)> {
+        // Keep-alives arrive more often than the read timeout: give up on time as well.
+        let deadline = Instant::now() + Duration::from_secs(30);
         let mut name = None;
         loop {
+            if Instant::now() > deadline {
+                return None;
+            }
             let mut l = String::new();
             if self.0.read_line(&mut l).ok()? == 0 {
                 return None;

@@ -217,6 +217,14 @@ impl Client {
         &self.base
     }
 
+    /// The orchestra's state directory, when it was found through its server.json.
+    pub fn state_dir(&self) -> Option<&Path> {
+        match &self.source {
+            Source::ServerFile { path, .. } => path.parent(),
+            Source::Given => None,
+        }
+    }
+
     pub fn get(&self, path: &str) -> CliResult<Value> {
         self.request(Method::Get, path, None)
     }
@@ -232,6 +240,68 @@ impl Client {
 
     /// One request; a 2xx answer's JSON, else the server's error sentence with its exit code.
     pub fn request(&self, method: Method, path: &str, body: Option<&Value>) -> CliResult<Value> {
+        let mut resp = self.call(method, path, body)?;
+        let status = resp.status().as_u16();
+        let text = self.read_text(method, path, &mut resp)?;
+        if !(200..300).contains(&status) {
+            return Err(self.refusal(method, path, status, &text));
+        }
+        serde_json::from_str(&text).map_err(|_| {
+            CliError::server(format!(
+                "{} {path}: {} answered {status} with something that is not JSON; is that URL an orchestra?",
+                method.as_str(),
+                self.base
+            ))
+        })
+    }
+
+    /// A GET whose 2xx body is copied to `out` as it arrives (raw bytes, no size cap). A reader
+    /// that went away (`… | head`) ends the copy quietly.
+    pub fn download(&self, path: &str, out: &mut dyn std::io::Write) -> CliResult<()> {
+        use std::io::{ErrorKind, Read};
+        let mut resp = self.call(Method::Get, path, None)?;
+        let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            let text = self.read_text(Method::Get, path, &mut resp)?;
+            return Err(self.refusal(Method::Get, path, status, &text));
+        }
+        let mut reader = resp.body_mut().as_reader();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(CliError::server(format!(
+                        "GET {path}: cannot read the answer from {}: {e}",
+                        self.base
+                    )));
+                }
+            };
+            match out.write_all(&buf[..n]) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::BrokenPipe => return Ok(()),
+                Err(e) => {
+                    return Err(CliError::usage(format!("cannot write to stdout: {e}")));
+                }
+            }
+        }
+        match out.flush() {
+            Err(e) if e.kind() != ErrorKind::BrokenPipe => {
+                Err(CliError::usage(format!("cannot write to stdout: {e}")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Sends one request; any HTTP answer is `Ok`.
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> CliResult<ureq::http::Response<ureq::Body>> {
         let uri = format!("{}{path}", self.base);
         let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
         let payload = body.map(Value::to_string);
@@ -264,10 +334,16 @@ impl Client {
                 }
             }
         };
-        let mut resp = result.map_err(|e| self.transport_error(method, path, e))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
+        result.map_err(|e| self.transport_error(method, path, e))
+    }
+
+    fn read_text(
+        &self,
+        method: Method,
+        path: &str,
+        resp: &mut ureq::http::Response<ureq::Body>,
+    ) -> CliResult<String> {
+        resp.body_mut()
             .with_config()
             .limit(MAX_BODY)
             .lossy_utf8(true)
@@ -278,43 +354,40 @@ impl Client {
                     method.as_str(),
                     self.base
                 ))
-            })?;
-        let json: Option<Value> = serde_json::from_str(&text).ok();
-        if (200..300).contains(&status) {
-            return json.ok_or_else(|| {
-                CliError::server(format!(
-                    "{} {path}: {} answered {status} with something that is not JSON; is that URL an orchestra?",
-                    method.as_str(),
-                    self.base
-                ))
-            });
-        }
-        let sentence = json
-            .as_ref()
-            .and_then(|v| v.get("error"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| {
-                let snippet: String = text.trim().chars().take(200).collect();
-                if snippet.is_empty() {
-                    format!("{} {path} failed with HTTP {status}", method.as_str())
-                } else {
-                    format!(
-                        "{} {path} failed with HTTP {status}: {snippet}",
-                        method.as_str()
-                    )
-                }
-            });
+            })
+    }
+
+    /// The error for a non-2xx answer: the server's sentence (`{"error": …}`) when it sent one.
+    /// A 4xx is a refusal; so is a 503 that says why (something the request needs is missing,
+    /// e.g. the provider is not installed): the server is fine, the request cannot be done.
+    /// A 500, or a 5xx that is not orchestra's answer, is a server failure.
+    fn refusal(&self, method: Method, path: &str, status: u16, text: &str) -> CliError {
+        let ours = serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_string));
+        let sentence = ours.clone().unwrap_or_else(|| {
+            let snippet: String = text.trim().chars().take(200).collect();
+            if snippet.is_empty() {
+                format!("{} {path} failed with HTTP {status}", method.as_str())
+            } else {
+                format!(
+                    "{} {path} failed with HTTP {status}: {snippet}",
+                    method.as_str()
+                )
+            }
+        });
         let sentence = if status == 401 && self.token.is_none() {
             format!("{sentence} (pass --token or set ORCHESTRA_TOKEN)")
         } else {
             sentence
         };
-        if status >= 500 {
-            Err(CliError::server(sentence))
+        let refused = status < 500 || (status == 503 && ours.is_some());
+        let error = if refused {
+            CliError::refused(sentence)
         } else {
-            Err(CliError::refused(sentence))
-        }
+            CliError::server(sentence)
+        };
+        error.with_http_status(status)
     }
 
     fn transport_error(&self, method: Method, path: &str, e: ureq::Error) -> CliError {

@@ -9,7 +9,7 @@ pub mod session;
 pub mod status;
 pub mod task;
 
-use super::{Cli, Command, ServerArgs};
+use super::{Cli, Command, GlobalArgs};
 use clap::{ArgGroup, Args, Subcommand};
 use error::{CliError, CliResult, EXIT_CODES_HELP};
 use http::Client;
@@ -110,9 +110,36 @@ pub enum TaskCmd {
         /// Task id, or a unique prefix of one.
         id: String,
     },
-    /// Create a fresh pending copy of a failed or cancelled task.
+    /// Create a fresh pending copy of a finished task (completed, failed or cancelled), linked
+    /// to it by `retryOf`; the same as `rerun`.
     #[command(after_long_help = EXIT_CODES_HELP)]
     Retry {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
+    /// Run a finished task again: a fresh pending copy linked to it by `retryOf`.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Rerun {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
+    /// Change the name or description of a pending task.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    #[command(group(ArgGroup::new("change").required(true).multiple(true).args(["name", "description"])))]
+    Edit {
+        /// Task id, or a unique prefix of one.
+        id: String,
+        /// The new name (not empty).
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+        /// The new description.
+        #[arg(long, value_name = "TEXT")]
+        description: Option<String>,
+    },
+    /// Delete a finished task with its sessions and transcripts; a copy is kept under
+    /// `<state-dir>/trash/<task-id>/`.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Delete {
         /// Task id, or a unique prefix of one.
         id: String,
     },
@@ -171,17 +198,39 @@ pub enum SessionCmd {
         #[arg(value_name = "KEY", required = true, num_args = 1..)]
         keys: Vec<String>,
     },
-    /// Print what a session's terminal shows now.
+    /// Print what a session's terminal shows now (or its last lines, with --lines).
     #[command(after_long_help = EXIT_CODES_HELP)]
     Peek {
         /// Session id, or a unique prefix of one.
         id: String,
-        /// Also print this many lines of scrollback above the screen.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        /// Print only the last N lines of the terminal, scrollback included (blank rows below
+        /// the last text are not counted).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "scrollback")]
         lines: Option<u32>,
-        /// Keep colours and attributes (ANSI escape sequences).
+        /// Print the whole screen with this many lines of scrollback above it.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        scrollback: Option<u32>,
+        /// Keep colours and attributes (ANSI escape sequences) of the screen; not with --lines
+        /// (the screen is drawn whole), except with --json.
         #[arg(long)]
         ansi: bool,
+    },
+    /// Write the raw bytes a session printed (its transcript, escape sequences included) to
+    /// stdout; works for ended sessions too.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Transcript {
+        /// Session id, or a unique prefix of one.
+        id: String,
+        /// Only the last N bytes.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        bytes: Option<u64>,
+    },
+    /// Remove an ended session from the list; its transcript is kept under
+    /// `<state-dir>/trash/sessions/<session-id>/`.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Delete {
+        /// Session id, or a unique prefix of one.
+        id: String,
     },
     /// End a session: its whole process group (TERM, then KILL after the grace period).
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -278,11 +327,11 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    fn connect(args: &ClientArgs, server: &ServerArgs) -> CliResult<Ctx> {
+    fn connect(args: &ClientArgs, global: &GlobalArgs) -> CliResult<Ctx> {
         let client = Client::discover(
             args.url.as_deref(),
-            server.state_dir.as_deref(),
-            server.token.as_deref(),
+            global.state_dir.as_deref(),
+            global.token.as_deref(),
         )?;
         Ok(Ctx {
             client,
@@ -293,15 +342,15 @@ impl Ctx {
 
 /// Runs a client subcommand; `None` when the command is not one (serve, the TUI).
 pub fn run(cli: &Cli) -> Option<ExitCode> {
-    let server = &cli.server;
+    let global = &cli.global;
     let result = match cli.command.as_ref()? {
-        Command::Task(a) => Ctx::connect(&a.client, server).and_then(|ctx| task::run(&ctx, &a.cmd)),
+        Command::Task(a) => Ctx::connect(&a.client, global).and_then(|ctx| task::run(&ctx, &a.cmd)),
         Command::Session(a) => {
-            Ctx::connect(&a.client, server).and_then(|ctx| session::run(&ctx, &a.cmd))
+            Ctx::connect(&a.client, global).and_then(|ctx| session::run(&ctx, &a.cmd))
         }
-        Command::Report(a) => report::run(a, server),
-        Command::Status(a) => Ctx::connect(&a.client, server).and_then(|ctx| status::run(&ctx)),
-        Command::Serve | Command::Guard { .. } => return None,
+        Command::Report(a) => report::run(a, global),
+        Command::Status(a) => Ctx::connect(&a.client, global).and_then(|ctx| status::run(&ctx)),
+        Command::Serve(_) | Command::Completions { .. } | Command::Man { .. } => return None,
     };
     Some(match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -322,6 +371,15 @@ pub fn absolute_dir(dir: &Path) -> CliResult<String> {
     abs.to_str()
         .map(str::to_string)
         .ok_or_else(|| CliError::usage(format!("directory {} is not valid UTF-8", abs.display())))
+}
+
+/// Where the server keeps what it deleted under `rel` (`trash/<id>`): the full path when the
+/// state directory is known here, else relative to it.
+pub fn trash_place(ctx: &Ctx, rel: &str) -> String {
+    match ctx.client.state_dir() {
+        Some(dir) => format!("{}/", dir.join(rel).display()),
+        None => format!("{rel}/ in orchestra's state directory"),
+    }
 }
 
 /// Turns an id or a unique prefix of one into the id, from the list at `list_path` (whose

@@ -4,13 +4,13 @@
 use super::error::{CliError, CliResult};
 use super::http::segment;
 use super::output::{self, clean, number, out, short_id, str_at};
-use super::task::TASKS;
+use super::task::task_path;
 use super::{Ctx, ReportArgs, ReportCmd};
-use crate::cli::ServerArgs;
+use crate::cli::GlobalArgs;
 use serde_json::{Value, json};
 use std::io::Read;
 
-pub fn run(args: &ReportArgs, server: &ServerArgs) -> CliResult<()> {
+pub fn run(args: &ReportArgs, global: &GlobalArgs) -> CliResult<()> {
     let task = args.task.as_deref().map(str::trim).filter(|t| !t.is_empty()).ok_or_else(|| {
         CliError::usage(
             "which task? pass --task ID or set ORCHESTRA_TASK_ID (every session orchestra starts for a task has it set)",
@@ -27,8 +27,8 @@ pub fn run(args: &ReportArgs, server: &ServerArgs) -> CliResult<()> {
         }
         _ => None,
     };
-    let ctx = Ctx::connect(&args.client, server)?;
-    let base = format!("{TASKS}/{}", segment(task));
+    let ctx = Ctx::connect(&args.client, global)?;
+    let base = task_path(&ctx, task)?;
     match &args.cmd {
         ReportCmd::Step { description } => step(&ctx, &base, &description.join(" ")),
         ReportCmd::StepDone { failed, output } => {

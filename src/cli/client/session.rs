@@ -3,7 +3,7 @@
 use super::error::{CliError, CliResult};
 use super::http::segment;
 use super::output::{self, Table, ago, clean, clean_lines, out, short_id, str_at, truncate};
-use super::{Ctx, SessionCmd, absolute_dir, resolve_id};
+use super::{Ctx, SessionCmd, absolute_dir, resolve_id, trash_place};
 use serde_json::{Value, json};
 
 pub const SESSIONS: &str = "/api/coding-agents/sessions";
@@ -60,7 +60,33 @@ pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
             let body = json!({ "keys": keys });
             message(ctx, id, &body, "pressed")
         }
-        SessionCmd::Peek { id, lines, ansi } => peek(ctx, id, *lines, *ansi),
+        SessionCmd::Peek {
+            id,
+            lines,
+            scrollback,
+            ansi,
+        } => match lines {
+            Some(n) => peek_lines(ctx, id, *n, *ansi),
+            None => peek(ctx, id, *scrollback, *ansi),
+        },
+        SessionCmd::Transcript { id, bytes } => transcript(ctx, id, *bytes),
+        SessionCmd::Delete { id } => {
+            let answer = ctx
+                .client
+                .delete(&format!("{}?remove=true", session_path(ctx, id)?))?;
+            if ctx.json {
+                output::json(&answer);
+            } else {
+                let s = session_of(&answer)?;
+                let full = str_at(s, "/id").unwrap_or("?");
+                out(&format!(
+                    "removed session {}; its transcript is kept in {}",
+                    short_id(full),
+                    trash_place(ctx, &format!("trash/sessions/{}", clean(full)))
+                ));
+            }
+            Ok(())
+        }
         SessionCmd::Kill { id } => {
             let answer = ctx.client.delete(&session_path(ctx, id)?)?;
             if ctx.json {
@@ -175,10 +201,11 @@ fn text_of(v: &Value) -> Option<String> {
     }
 }
 
-fn peek(ctx: &Ctx, id: &str, lines: Option<u32>, ansi: bool) -> CliResult<()> {
+/// GET …/peek with these query parameters.
+fn get_peek(ctx: &Ctx, id: &str, scrollback: Option<u32>, ansi: bool) -> CliResult<Value> {
     let mut path = format!("{}/peek", session_path(ctx, id)?);
     let mut query = Vec::new();
-    if let Some(n) = lines {
+    if let Some(n) = scrollback {
         query.push(format!("lines={n}"));
     }
     if ansi {
@@ -187,7 +214,19 @@ fn peek(ctx: &Ctx, id: &str, lines: Option<u32>, ansi: bool) -> CliResult<()> {
     if !query.is_empty() {
         path = format!("{path}?{}", query.join("&"));
     }
-    let answer = ctx.client.get(&path)?;
+    ctx.client.get(&path)
+}
+
+fn screen_of(answer: &Value) -> CliResult<String> {
+    answer
+        .get("screen")
+        .and_then(text_of)
+        .ok_or_else(|| CliError::server("the server's answer holds no screen"))
+}
+
+/// `peek --scrollback N` (or neither flag): the whole screen, with N scrollback lines above it.
+fn peek(ctx: &Ctx, id: &str, scrollback: Option<u32>, ansi: bool) -> CliResult<()> {
+    let answer = get_peek(ctx, id, scrollback, ansi)?;
     if ctx.json {
         output::json(&answer);
         return Ok(());
@@ -202,20 +241,76 @@ fn peek(ctx: &Ctx, id: &str, lines: Option<u32>, ansi: bool) -> CliResult<()> {
         text.push_str(&clean_lines(&sb));
         text.push('\n');
     }
-    let screen = if ansi {
+    let screen = match answer.get("screenAnsi").and_then(text_of) {
         // Asked for the escape sequences: pass them through as the terminal drew them.
-        answer.get("screenAnsi").and_then(text_of)
-    } else {
-        None
-    }
-    .or_else(|| {
-        answer
-            .get("screen")
-            .and_then(text_of)
-            .map(|s| clean_lines(&s))
-    })
-    .ok_or_else(|| CliError::server("the server's answer holds no screen"))?;
+        Some(drawn) if ansi => drawn,
+        _ => clean_lines(&screen_of(&answer)?),
+    };
     text.push_str(screen.trim_end());
     out(&text);
     Ok(())
+}
+
+/// `peek --lines N`: exactly the last N lines of scrollback and screen (fewer only when the
+/// terminal holds fewer), blank screen rows below the last text left out.
+fn peek_lines(ctx: &Ctx, id: &str, n: u32, ansi: bool) -> CliResult<()> {
+    if ansi && !ctx.json {
+        return Err(CliError::usage(
+            "--ansi draws the whole screen, which cannot be cut to --lines; use --ansi alone or with --scrollback N",
+        ));
+    }
+    let answer = get_peek(ctx, id, Some(n), ansi)?;
+    if ctx.json {
+        output::json(&answer);
+        return Ok(());
+    }
+    let scrollback = answer.get("scrollback").and_then(text_of);
+    let screen = screen_of(&answer)?;
+    let lines = last_lines(scrollback.as_deref(), &screen, n as usize);
+    out(&clean_lines(&lines.join("\n")));
+    Ok(())
+}
+
+/// The last `n` lines of the scrollback followed by the screen, trailing blank rows dropped.
+fn last_lines<'a>(scrollback: Option<&'a str>, screen: &'a str, n: usize) -> Vec<&'a str> {
+    let mut all: Vec<&str> = scrollback
+        .filter(|s| !s.is_empty())
+        .map(|s| s.split('\n').collect())
+        .unwrap_or_default();
+    all.extend(screen.split('\n'));
+    while all.last().is_some_and(|l| l.trim().is_empty()) {
+        all.pop();
+    }
+    let skip = all.len().saturating_sub(n);
+    all.split_off(skip)
+}
+
+/// `session transcript ID [--bytes N]`: the raw bytes to stdout, as the session printed them.
+fn transcript(ctx: &Ctx, id: &str, bytes: Option<u64>) -> CliResult<()> {
+    let mut path = format!("{}/transcript", session_path(ctx, id)?);
+    if let Some(n) = bytes {
+        path = format!("{path}?bytes={n}");
+    }
+    ctx.client.download(&path, &mut std::io::stdout().lock())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_lines_span_scrollback_and_screen() {
+        let screen = "l3\nl4\n$\n\n\n";
+        assert_eq!(last_lines(Some("l1\nl2"), screen, 2), ["l4", "$"]);
+        assert_eq!(
+            last_lines(Some("l1\nl2"), screen, 4),
+            ["l2", "l3", "l4", "$"]
+        );
+        assert_eq!(
+            last_lines(Some("l1\nl2"), screen, 50),
+            ["l1", "l2", "l3", "l4", "$"]
+        );
+        assert_eq!(last_lines(None, "a\n\nb\n", 3), ["a", "", "b"]);
+        assert!(last_lines(Some(""), "\n\n", 3).is_empty());
+    }
 }

@@ -30,43 +30,50 @@ fn render(url: &str, status: &Value, agents: &Value) -> String {
         .map(|ms| format!(", up {}", duration_ms(ms)))
         .unwrap_or_default();
     text.push_str(&format!("orchestra {version} at {url}{uptime}\n"));
-    let state = str_at(status, "/state").unwrap_or("?");
-    let autopilot = match state {
-        "running" => "on (pending tasks start by themselves)",
-        "paused" => "off (tasks run when started)",
-        "stopped" => "stopped",
-        _ => "?",
+    // The API's `state` says `paused` when autopilot is off, even while tasks run: say what
+    // is going on instead (`autopilot off · 2 running · 1 pending`).
+    let autopilot = match str_at(status, "/state") {
+        Some("running") => "autopilot on",
+        Some("paused") => "autopilot off",
+        Some("stopped") => "orchestrator stopped",
+        _ => "autopilot ?",
     };
-    let max_concurrent = pick("/limits/maxConcurrent")
-        .and_then(Value::as_u64)
-        .map(|n| format!("; at most {n} tasks at once"))
-        .unwrap_or_default();
-    text.push_str(&format!(
-        "{:<10} {state}: autopilot {autopilot}{max_concurrent}\n",
-        "state"
-    ));
-    let total = pick("/tasks/total").and_then(Value::as_u64).unwrap_or(0);
-    let mut parts = Vec::new();
-    if let Some(by) = pick("/tasks/byStatus").and_then(Value::as_object) {
-        for s in [
-            "running",
-            "paused",
-            "pending",
-            "completed",
-            "failed",
-            "cancelled",
-        ] {
-            if let Some(n) = by.get(s).and_then(Value::as_u64).filter(|n| *n > 0) {
-                parts.push(format!("{n} {s}"));
-            }
+    let by = pick("/tasks/byStatus").and_then(Value::as_object);
+    let n = |s: &str| {
+        by.and_then(|b| b.get(s))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let mut now = vec![autopilot.to_string()];
+    for s in ["running", "paused", "pending"] {
+        if n(s) > 0 {
+            now.push(format!("{} {s}", n(s)));
         }
     }
-    let detail = if parts.is_empty() {
+    if now.len() == 1 {
+        now.push("nothing running".to_string());
+    }
+    let note = match str_at(status, "/state") {
+        Some("running") => pick("/limits/maxConcurrent")
+            .and_then(Value::as_u64)
+            .map(|m| format!(" (pending tasks start by themselves, at most {m} at once)"))
+            .unwrap_or_else(|| " (pending tasks start by themselves)".to_string()),
+        Some("paused") if n("pending") > 0 => " (pending tasks wait for `task start`)".to_string(),
+        _ => String::new(),
+    };
+    text.push_str(&format!("{:<10} {}{note}\n", "state", now.join(" · ")));
+    let total = pick("/tasks/total").and_then(Value::as_u64).unwrap_or(0);
+    let finished: Vec<String> = ["completed", "failed", "cancelled"]
+        .into_iter()
+        .filter(|s| n(s) > 0)
+        .map(|s| format!("{} {s}", n(s)))
+        .collect();
+    let detail = if finished.is_empty() {
         String::new()
     } else {
-        format!(": {}", parts.join(", "))
+        format!(" ({})", finished.join(", "))
     };
-    text.push_str(&format!("{:<10} {total}{detail}\n", "tasks"));
+    text.push_str(&format!("{:<10} {total} in all{detail}\n", "tasks"));
     let active = count(agents, "/sessions/active")
         .or_else(|| count(status, "/sessions/active"))
         .unwrap_or(0);
@@ -99,7 +106,15 @@ mod tests {
             text.contains("orchestra 0.1.0 at http://h:1, up 1m 2s"),
             "{text}"
         );
-        assert!(text.contains("3: 1 running, 2 pending"), "{text}");
+        assert!(
+            text.contains("autopilot off · 1 running · 2 pending"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("paused"),
+            "running work is never called paused: {text}"
+        );
+        assert!(text.contains("3 in all"), "{text}");
         assert!(
             text.contains("1 active, 2 in all (at most 16 live)"),
             "{text}"

@@ -5,7 +5,7 @@ use super::http::segment;
 use super::output::{
     self, Table, ago, clean, clean_lines, number, out, short_id, str_at, truncate,
 };
-use super::{Ctx, TaskCmd, absolute_dir, resolve_id};
+use super::{Ctx, TaskCmd, absolute_dir, resolve_id, trash_place};
 use serde_json::{Value, json};
 
 pub const TASKS: &str = "/api/coding-agents/tasks";
@@ -33,6 +33,13 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
         TaskCmd::Resume { id } => lifecycle(ctx, id, "resume"),
         TaskCmd::Cancel { id } => lifecycle(ctx, id, "cancel"),
         TaskCmd::Retry { id } => lifecycle(ctx, id, "retry"),
+        TaskCmd::Rerun { id } => lifecycle(ctx, id, "rerun"),
+        TaskCmd::Edit {
+            id,
+            name,
+            description,
+        } => edit(ctx, id, name.as_deref(), description.as_deref()),
+        TaskCmd::Delete { id } => delete(ctx, id),
     }
 }
 
@@ -68,35 +75,48 @@ fn add(
         body["workingDirectory"] = json!(absolute_dir(d)?);
     }
     let created = ctx.client.post(TASKS, Some(&body))?;
-    let answer = if start {
+    let (answer, verb) = if start {
         let id = str_at(task_of(&created)?, "/id")
             .unwrap_or_default()
             .to_string();
-        match ctx
-            .client
-            .post(&format!("{TASKS}/{}/start", segment(&id)), None)
-        {
-            Ok(a) => a,
-            Err(mut e) => {
-                e.message = format!(
-                    "task {id} was created, but starting it failed: {}",
-                    e.message
-                );
-                return Err(e);
-            }
-        }
+        start_created(ctx, &id)?
     } else {
-        created
+        (created, "added")
     };
     if ctx.json {
         output::json(&answer);
     } else {
-        out(&one_line(
-            task_of(&answer)?,
-            if start { "started" } else { "added" },
-        ));
+        out(&one_line(task_of(&answer)?, verb));
     }
     Ok(())
+}
+
+/// Starts the task just created. Autopilot (or anyone else) may have started it first: the
+/// server then refuses with 409 and the task is running; that is what was asked for, so it is
+/// reported as started, not as a failure.
+fn start_created(ctx: &Ctx, id: &str) -> CliResult<(Value, &'static str)> {
+    let path = format!("{TASKS}/{}", segment(id));
+    let refused = match ctx.client.post(&format!("{path}/start"), None) {
+        Ok(answer) => return Ok((answer, "started")),
+        Err(e) => e,
+    };
+    if refused.http_status == Some(409) {
+        let now = ctx.client.get(&path)?;
+        let status = str_at(task_of(&now)?, "/metadata/status").unwrap_or_default();
+        // Completed or failed too: it was started and has already finished. A start still in
+        // progress elsewhere leaves it pending for a moment; the server says so.
+        let elsewhere = refused.message.contains("started elsewhere");
+        if elsewhere || matches!(status, "running" | "paused" | "completed" | "failed") {
+            return Ok((now, "started elsewhere first (by autopilot, most likely):"));
+        }
+    }
+    Err(CliError {
+        message: format!(
+            "task {id} was created, but starting it failed: {}",
+            refused.message
+        ),
+        ..refused
+    })
 }
 
 /// `added 1234abcd  pending  0%  shell  name`
@@ -288,7 +308,9 @@ pub fn render_task(t: &Value, output_lines: usize) -> String {
 }
 
 fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
-    let path = format!("{}/{op}", task_path(ctx, id)?);
+    // A rerun is a retry (the same route, from any finished state).
+    let route = if op == "rerun" { "retry" } else { op };
+    let path = format!("{}/{route}", task_path(ctx, id)?);
     let answer = ctx.client.post(&path, None)?;
     if ctx.json {
         output::json(&answer);
@@ -300,8 +322,48 @@ fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
         "pause" => "paused",
         "resume" => "resumed",
         "cancel" => "cancelled",
+        "rerun" => "rerun as",
         _ => "retried as",
     };
     out(&one_line(t, verb));
+    Ok(())
+}
+
+/// `task edit ID --name N --description D`: only a pending task can be changed.
+fn edit(ctx: &Ctx, id: &str, name: Option<&str>, description: Option<&str>) -> CliResult<()> {
+    let mut body = json!({});
+    if let Some(n) = name {
+        if n.trim().is_empty() {
+            return Err(CliError::usage("--name must not be empty"));
+        }
+        body["name"] = json!(n);
+    }
+    if let Some(d) = description {
+        body["description"] = json!(d);
+    }
+    let answer = ctx.client.patch(&task_path(ctx, id)?, &body)?;
+    if ctx.json {
+        output::json(&answer);
+    } else {
+        out(&one_line(task_of(&answer)?, "edited"));
+    }
+    Ok(())
+}
+
+/// `task delete ID`: a finished task goes, a copy is kept in the state directory's trash.
+fn delete(ctx: &Ctx, id: &str) -> CliResult<()> {
+    let answer = ctx.client.delete(&task_path(ctx, id)?)?;
+    if ctx.json {
+        output::json(&answer);
+        return Ok(());
+    }
+    let t = task_of(&answer)?;
+    let full = str_at(t, "/id").unwrap_or("?");
+    out(&format!(
+        "deleted task {}  {}; a copy (task, sessions, transcripts) is kept in {}",
+        short_id(full),
+        clean(str_at(t, "/name").unwrap_or("")),
+        trash_place(ctx, &format!("trash/{}", clean(full)))
+    ));
     Ok(())
 }
