@@ -782,9 +782,12 @@ impl App {
         }
     }
 
-    /// The first key bound to `action` where the keyboard is now (empty when none is).
+    /// The first key bound to `action` where the keyboard is now; under an overlay, the key
+    /// of the pane behind it (pane hints stay true once the overlay closes).
     fn key(&self, action: Action) -> String {
-        keymap::key_for(self.key_context(), action).unwrap_or_default()
+        keymap::key_for(self.key_context(), action)
+            .or_else(|| keymap::key_for(self.pane_context(), action))
+            .unwrap_or_default()
     }
 
     /// The terminal pane's title in `width` columns: the typing badge (with the key that
