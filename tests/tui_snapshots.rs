@@ -1,8 +1,8 @@
 //! Widget and layout snapshots of the TUI with ratatui's TestBackend, over an in-memory
 //! cockpit (the same trait the engine implements).
 
+use orchestra::engine::SessionStatus;
 use orchestra::engine::{Event, SessionInfo};
-use orchestra::session::SessionStatus;
 use orchestra::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus};
 use orchestra::tui::App;
 use orchestra::tui::app::{AppMsg, Origin};

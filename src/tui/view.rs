@@ -433,7 +433,7 @@ impl App {
                             Style::default()
                         };
                         let status_style =
-                            if !s.ended && s.status == crate::session::SessionStatus::Blocked {
+                            if !s.ended && s.status == crate::engine::SessionStatus::Blocked {
                                 Style::default()
                                     .fg(Color::Yellow)
                                     .add_modifier(Modifier::BOLD)
@@ -637,7 +637,7 @@ impl App {
                 let status = if s.ended { "exited" } else { s.status.as_str() };
                 let style = match (s.ended, s.status) {
                     (true, _) => dim,
-                    (_, crate::session::SessionStatus::Blocked) => Style::default()
+                    (_, crate::engine::SessionStatus::Blocked) => Style::default()
                         .fg(Color::Yellow)
                         .add_modifier(Modifier::BOLD),
                     _ => Style::default(),
