@@ -10,7 +10,7 @@
 //! `BENCH_IDLE_SECS` (default 10) the idle window, `BENCH_SESSIONS` (default 50) the count,
 //! `BENCH_ROUNDS` (default 3) the throughput rounds (best of).
 
-use orchestra::session::{PtySession, SessionStatus, SpawnSpec};
+use orchestra::session::{PtySession, SpawnSpec};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -205,10 +205,9 @@ fn idle_and_spawn(n: usize, idle: Duration) {
         std::thread::sleep(Duration::from_millis(2));
     }
     let spawned = start.elapsed();
-    // Let every status settle to ready before measuring idle cost.
+    // Let every session's output settle to quiet before measuring idle cost.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !sessions.iter().all(|s| s.status() == SessionStatus::Ready) && Instant::now() < deadline
-    {
+    while !sessions.iter().all(|s| s.activity().is_quiet()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     let rss_after = rss_kib();
