@@ -84,6 +84,7 @@ fn routes(engine: Engine) -> Router {
         .route("/api/agent/stop", post(orchestrator::agent_stop))
         .route("/api/agent/pause", post(orchestrator::agent_pause))
         .route("/api/agent/resume", post(orchestrator::agent_resume))
+        .route("/api/daemon/stop", post(orchestrator::daemon_stop))
         .fallback(unknown_route)
         .with_state(engine)
 }
