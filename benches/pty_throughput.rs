@@ -12,7 +12,7 @@
 
 mod support;
 
-use orchestra::session::{PtySession, SessionStatus, SpawnSpec};
+use orchestra::session::{PtySession, SpawnSpec};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -190,10 +190,9 @@ fn idle_and_spawn(n: usize, idle: Duration) {
         std::thread::sleep(Duration::from_millis(2));
     }
     let spawned = start.elapsed();
-    // Let every status settle to ready before measuring idle cost.
+    // Let every session's output settle to quiet before measuring idle cost.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !sessions.iter().all(|s| s.status() == SessionStatus::Ready) && Instant::now() < deadline
-    {
+    while !sessions.iter().all(|s| s.activity().is_quiet()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     let rss_after = rss_kib();

@@ -20,7 +20,10 @@ use std::time::Duration;
 /// Everything a running orchestra holds; dropping it releases the state directory.
 pub struct Running {
     pub engine: Engine,
+    /// Where clients on this machine (the CLI, the TUI, the agents) reach it.
     pub url: String,
+    /// The address it listens on, as asked (`http://0.0.0.0:PORT` for every interface).
+    pub listening: String,
     pub state: StateDir,
     pub listener: Option<tokio::net::TcpListener>,
     pub access: Access,
@@ -60,6 +63,8 @@ fn init_logging(
     Some(guard)
 }
 
+/// Takes the state directory (one orchestra per directory), starts logging, the guard and the
+/// engine, binds the API and writes server.json. Nothing is served until [`Running::serve`].
 pub async fn start(args: &ServerArgs) -> Result<Running> {
     let dir = state_dir::resolve(args.state_dir.as_deref())?;
     let state = StateDir::lock(&dir)?;
@@ -85,7 +90,8 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
         tracing::warn!("could not start the guard: sessions may outlive a SIGKILLed orchestra");
     }
     let engine = Engine::open(&state, ec).await?;
-    engine.set_url(bound.url.clone());
+    let url = local_url(&bound)?;
+    engine.set_url(url.clone());
     let mut allowed_hosts = args.allow_host.clone();
     if !args.addr.ip().is_unspecified() {
         allowed_hosts.push(args.addr.ip().to_string());
@@ -95,16 +101,36 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
         allowed_hosts,
         allowed_origins: args.allow_origin.clone(),
     };
-    write_server_file(&state, &bound.url, access.token.as_deref())?;
+    write_server_file(&state, &url, access.token.as_deref())?;
     tracing::info!(url = %bound.url, state_dir = %state.path.display(), "orchestra started");
     Ok(Running {
         engine,
-        url: bound.url,
+        url,
+        listening: bound.url,
         state,
         listener: Some(bound.listener),
         access,
         _guard: guard,
         _log_guard: log_guard,
+    })
+}
+
+/// The URL local clients use. Bound to every interface (0.0.0.0, ::), orchestra is reached on
+/// loopback: a `Host` the API always accepts, where `0.0.0.0` is refused.
+fn local_url(bound: &api::Bound) -> Result<String> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let addr = bound
+        .listener
+        .local_addr()
+        .context("cannot read the address the API listens on")?;
+    Ok(match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => {
+            format!("http://{}:{}", Ipv4Addr::LOCALHOST, addr.port())
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => {
+            format!("http://[{}]:{}", Ipv6Addr::LOCALHOST, addr.port())
+        }
+        _ => bound.url.clone(),
     })
 }
 
@@ -120,55 +146,12 @@ fn write_server_file(state: &StateDir, url: &str, token: Option<&str>) -> Result
 }
 
 impl Running {
-    /// Ends every session, flushes the store and removes server.json. The tasks those
-    /// sessions ran are cancelled: the user stopped orchestra.
-    pub async fn shutdown(&self) {
-        self.shutdown_because(crate::engine::STOPPED_BY_USER).await;
-    }
-
-    /// `shutdown`, with the reason the cancelled tasks give.
-    pub async fn shutdown_because(&self, reason: &str) {
-        self.engine.shutdown_because(reason).await;
-        let _ = std::fs::remove_file(self.state.server_file());
-        tracing::info!("orchestra stopped");
-    }
-}
-
-/// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away) with the signal's name.
-/// In the TUI's raw mode Ctrl-C is a key, not SIGINT. The handlers are installed when this is
-/// called, not when the future is first polled, so a signal that arrives right after start-up
-/// is not lost (and does not kill the process before it can clean up).
-pub fn termination() -> impl std::future::Future<Output = &'static str> + Send + 'static {
-    use tokio::signal::unix::{SignalKind, signal};
-    let handlers = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    );
-    async move {
-        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = handlers else {
-            // Without signal handlers we can only wait forever; SIGKILL still works.
-            return std::future::pending::<&'static str>().await;
-        };
-        tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-            _ = hup.recv() => "SIGHUP",
-        }
-    }
-}
-
-/// The API being served; see [`Running::serve`].
-pub struct Serving {
-    server: tokio::task::JoinHandle<std::io::Result<()>>,
-    /// The signal that stopped it, if one did (else a client asked it to stop).
-    signal: tokio::sync::oneshot::Receiver<&'static str>,
-}
-
-impl Running {
     /// Serves the API until a signal (SIGTERM, SIGINT, SIGHUP) or a stop request.
     pub fn serve(&mut self) -> Result<Serving> {
-        let listener = self.listener.take().context("the API is already being served")?;
+        let listener = self
+            .listener
+            .take()
+            .context("the API is already being served")?;
         let app = api::router(self.engine.clone(), self.access.clone());
         let closing = self.engine.clone();
         let asked = self.engine.closing();
@@ -204,4 +187,48 @@ impl Running {
             Err(_) => self.shutdown().await,
         }
     }
+
+    /// Ends every session, flushes the store and removes server.json. The tasks those
+    /// sessions ran are cancelled: the user stopped orchestra.
+    pub async fn shutdown(&self) {
+        self.shutdown_because(crate::engine::STOPPED_BY_USER).await;
+    }
+
+    /// `shutdown`, with the reason the cancelled tasks give.
+    pub async fn shutdown_because(&self, reason: &str) {
+        self.engine.shutdown_because(reason).await;
+        let _ = std::fs::remove_file(self.state.server_file());
+        tracing::info!(reason, "orchestra stopped");
+    }
+}
+
+/// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away) with the signal's name.
+/// In the TUI's raw mode Ctrl-C is a key, not SIGINT. The handlers are installed when this is
+/// called, not when the future is first polled, so a signal that arrives right after start-up
+/// is not lost (and does not kill the process before it can clean up).
+pub fn termination() -> impl std::future::Future<Output = &'static str> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let handlers = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    );
+    async move {
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = handlers else {
+            // Without signal handlers we can only wait forever; SIGKILL still works.
+            return std::future::pending::<&'static str>().await;
+        };
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+            _ = hup.recv() => "SIGHUP",
+        }
+    }
+}
+
+/// The API being served; see [`Running::serve`].
+pub struct Serving {
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The signal that stopped it, if one did (else a client asked it to stop).
+    signal: tokio::sync::oneshot::Receiver<&'static str>,
 }

@@ -134,10 +134,7 @@ pub fn answers(endpoint: &Endpoint) -> bool {
         .timeout_global(Some(Duration::from_secs(2)))
         .build()
         .new_agent();
-    let mut request = agent.get(format!(
-        "{}/api/status",
-        endpoint.url.trim_end_matches('/')
-    ));
+    let mut request = agent.get(format!("{}/api/status", endpoint.url.trim_end_matches('/')));
     if let Some(token) = &endpoint.token {
         request = request.header("Authorization", format!("Bearer {token}"));
     }
@@ -203,16 +200,17 @@ pub fn find_or_start_with(
             && let Some(c) = child.as_mut()
             && let Ok(Some(status)) = c.try_wait()
         {
-            // It gave up (most often: another orchestra holds the state directory, started a
-            // moment ago by someone else). Keep looking for that one until the deadline.
+            // It gave up. Most often another orchestra holds the state directory, started a
+            // moment ago by someone else: keep looking for that one until the deadline.
             exit = Some(status);
             child = None;
         }
-        if Instant::now() >= deadline {
-            if let Some(mut c) = child.take() {
+        // Gave up with nobody else there (a bad flag, a bad config): no reason to wait.
+        let alone = exit.is_some() && !lock_holder(&state_dir).is_some_and(pid_alive);
+        if alone || Instant::now() >= deadline {
+            if let Some(c) = child.take() {
                 // Not listening in time: do not leave a half-started daemon behind.
-                let _ = c.kill();
-                let _ = c.wait();
+                end_child(c);
             }
             let how = match exit {
                 Some(status) => format!("it exited ({status})"),
@@ -232,6 +230,50 @@ pub fn find_or_start_with(
     }
 }
 
+/// The pid in the state directory's lock file: the orchestra that holds it, or held it last.
+fn lock_holder(state_dir: &Path) -> Option<u32> {
+    std::fs::read_to_string(state_dir.join(crate::state_dir::LOCK_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Ends a daemon that did not start in time: SIGTERM (it stops gracefully if it got that far),
+/// then SIGKILL; reaped either way.
+fn end_child(mut child: std::process::Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: a signal to our own child, not yet reaped, so its pid is still ours.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+    if !poll_until(Duration::from_secs(1), || {
+        matches!(child.try_wait(), Ok(Some(_)))
+    }) {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// Waits until process `pid` has exited (it is gone or a zombie), up to `timeout`; whether
+/// it did. For a stop: the agents are gone and the state is saved once orchestra has exited.
+pub fn wait_exit(pid: u32, timeout: Duration) -> bool {
+    poll_until(timeout, || !pid_alive(pid))
+}
+
+/// Checks `done` every 20 ms until it holds or `timeout` passes; whether it held.
+pub fn poll_until(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A daemon just spawned.
 struct Spawned {
     child: std::process::Child,
@@ -245,9 +287,12 @@ struct Spawned {
 /// `exe serve --state-dir DIR ARGS…` in its own session, stdin from /dev/null, output
 /// appended to the daemon log.
 fn spawn_daemon(exe: &Path, state_dir: &Path, serve_args: &[String]) -> Result<Spawned> {
+    // The state directory first, so that it is made private (0700), not with the usual mode.
     let logs = state_dir.join("logs");
-    crate::state_dir::create_private_dir(&logs)
-        .with_context(|| format!("cannot create {}", logs.display()))?;
+    for dir in [state_dir, &logs] {
+        crate::state_dir::create_private_dir(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+    }
     let log = logs.join(DAEMON_LOG);
     let out = crate::state_dir::private_file()
         .create(true)
@@ -369,6 +414,36 @@ mod tests {
     }
 
     #[test]
+    fn a_live_pid_whose_url_does_not_answer_is_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        // This test's own pid is alive; nothing listens on a port just released.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        ServerFile {
+            url: format!("http://127.0.0.1:{port}"),
+            token: None,
+            pid: Some(std::process::id()),
+        }
+        .write(dir.path())
+        .unwrap();
+        assert!(find(dir.path()).is_none());
+    }
+
+    #[test]
+    fn wait_exit_sees_a_reaped_child_go() {
+        let mut child = Command::new("sleep").arg("0.2").spawn().unwrap();
+        let pid = child.id();
+        assert!(!wait_exit(pid, Duration::from_millis(1)));
+        // Reaped by a thread of its own, as `find_or_start` does for the daemon.
+        let reaper = std::thread::spawn(move || child.wait());
+        assert!(wait_exit(pid, Duration::from_secs(10)));
+        reaper.join().unwrap().unwrap();
+    }
+
+    #[test]
     fn the_log_quote_starts_at_the_offset_and_keeps_the_last_lines() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("daemon.log");
@@ -380,8 +455,14 @@ mod tests {
         std::fs::write(&log, &text).unwrap();
         let quote = quote_log(&log, offset);
         assert!(!quote.contains("earlier"), "{quote}");
-        assert!(quote.contains("line 19") && quote.contains("line 8"), "{quote}");
+        assert!(
+            quote.contains("line 19") && quote.contains("line 8"),
+            "{quote}"
+        );
         assert!(!quote.lines().any(|l| l.trim() == "line 7"), "{quote}");
-        assert_eq!(quote_log(&log, text.len() as u64), "; it wrote nothing there");
+        assert_eq!(
+            quote_log(&log, text.len() as u64),
+            "; it wrote nothing there"
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! Types that cross the API: the API encodes them, clients (the CLI, the TUI, scripts)
 //! decode them. Today: the messages of a session's terminal stream (docs/stream.md).
 
-use crate::session::SessionStatus;
+use crate::engine::SessionStatus;
 use serde::{Deserialize, Serialize};
 
 /// Mouse reporting a program asked for (xterm's `?9`, `?1000`, `?1002`, `?1003`).

@@ -118,6 +118,19 @@ fn manual_leaves_the_trust_prompt_to_the_user() {
     std::thread::sleep(Duration::from_millis(1200));
     assert_eq!(session(&s, &id)["status"], "blocked");
     assert!(messages(&s, &id).is_empty());
+    // Stopped, it is paused (nothing to answer); continued, the prompt still waits.
+    let r = s.post_empty(&format!("{API}/sessions/{id}/pause"));
+    assert_eq!(r.json()["session"]["status"], "paused", "{}", r.body);
+    assert!(r.json()["session"].get("prompt").is_none(), "{}", r.body);
+    let r = s.post(
+        &format!("{API}/sessions/{id}/answer"),
+        json!({"option": "1"}),
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    let r = s.post_empty(&format!("{API}/sessions/{id}/resume"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let blocked = wait_status(&s, &id, "blocked");
+    assert_eq!(blocked["prompt"]["kind"], "trust");
     let r = s.post(
         &format!("{API}/sessions/{id}/answer"),
         json!({"option": "1"}),

@@ -48,9 +48,14 @@ fn bash_session_lifecycle_leaves_no_process() {
         .all(|p| process_state(*p) == Some('T'))));
     let r = s.post_empty(&format!("{SESSIONS}/{id}/resume"));
     assert_eq!(r.status, 200);
+    assert_ne!(r.json()["session"]["status"], "paused");
     assert!(wait_until(Duration::from_secs(5), || pids
         .iter()
         .all(|p| process_state(*p) != Some('T'))));
+    // Continued at its prompt, with nothing printing: waiting for input again.
+    assert!(wait_until(Duration::from_secs(10), || {
+        s.get(&format!("{SESSIONS}/{id}")).json()["session"]["status"] == "ready"
+    }));
 
     // Resized: the program sees the new size.
     let r = s.post(

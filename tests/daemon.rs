@@ -11,7 +11,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-use support::{BIN, Server, create_task, raw_request, session_pids, wait_task_status, wait_until};
+use support::{
+    BIN, Events, Server, create_task, raw_request, session_pids, wait_task_status, wait_until,
+};
 
 /// A test's home and state directory, and a launcher that runs the built orchestra with the
 /// test's environment (an empty home: no user rc files in the shells, no user config).
@@ -114,6 +116,33 @@ fn server_pid(state: &Path) -> u32 {
         .expect("server.json names a pid")
 }
 
+/// A loopback URL where nothing listens (a port just released).
+fn quiet_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}")
+}
+
+/// Writes the server.json of an orchestra that was killed (its pid has ended, nothing
+/// listens at its URL) into `state`; returns that pid.
+fn left_over_server_file(state: &Path) -> u32 {
+    std::fs::create_dir_all(state).unwrap();
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    ServerFile {
+        url: quiet_url(),
+        token: None,
+        pid: Some(dead),
+    }
+    .write(state)
+    .unwrap();
+    dead
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -146,7 +175,9 @@ fn serving(state: &Path) -> Vec<u32> {
             continue;
         };
         if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline"))
-            && cmdline.split(|b| *b == 0).any(|arg| arg == needle.as_slice())
+            && cmdline
+                .split(|b| *b == 0)
+                .any(|arg| arg == needle.as_slice())
             && pid_alive(pid)
         {
             out.push(pid);
@@ -162,7 +193,10 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
     assert!(daemon::find(&state).is_none());
     let (endpoint, started, _daemon) = place.start(&[]);
     assert!(started);
-    assert!(endpoint.url.starts_with("http://127.0.0.1:"), "{endpoint:?}");
+    assert!(
+        endpoint.url.starts_with("http://127.0.0.1:"),
+        "{endpoint:?}"
+    );
     assert_eq!(endpoint.token, None);
     let pid = server_pid(&state);
 
@@ -184,6 +218,11 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
     assert!(wait_until(Duration::from_secs(5), || {
         std::fs::read_to_string(&log).is_ok_and(|t| t.contains(&listening))
     }));
+    // The state directory it made is private from the start: nothing had to be tightened.
+    let mode = std::fs::metadata(&state).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(!said.contains("private"), "{said}");
 
     // Found again, not started again.
     assert_eq!(daemon::find(&state), Some(endpoint.clone()));
@@ -194,7 +233,10 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
     assert_eq!(serving(&state), vec![pid]);
 
     let out = ok(&place.stop());
-    assert_eq!(out, format!("stopped orchestra (pid {pid}); ended 0 agents\n"));
+    assert_eq!(
+        out,
+        format!("stopped orchestra (pid {pid}); ended 0 agents\n")
+    );
     assert!(!pid_alive(pid), "stop returns once the daemon has exited");
     assert!(!ServerFile::path(&state).exists());
     assert!(daemon::find(&state).is_none());
@@ -204,23 +246,8 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
 fn a_stale_server_file_is_ignored_and_replaced() {
     let place = Place::new();
     let state = place.state();
-    std::fs::create_dir_all(&state).unwrap();
     // An orchestra that was killed: its pid ended, nothing listens at its URL.
-    let mut gone = Command::new("true").spawn().unwrap();
-    let dead = gone.id();
-    gone.wait().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    ServerFile {
-        url: format!("http://127.0.0.1:{port}"),
-        token: None,
-        pid: Some(dead),
-    }
-    .write(&state)
-    .unwrap();
+    let dead = left_over_server_file(&state);
     assert!(daemon::find(&state).is_none());
 
     let (endpoint, started, _daemon) = place.start(&[]);
@@ -229,7 +256,15 @@ fn a_stale_server_file_is_ignored_and_replaced() {
     assert_ne!(file.pid, Some(dead));
     assert_eq!(file.url, endpoint.url);
     assert!(file.pid_alive());
-    ok(&place.stop());
+
+    // By a URL alone (as for another machine's orchestra): gone once its URL stops answering.
+    let out = ok(&place.cli(&["stop", "--url", &endpoint.url]));
+    assert_eq!(
+        out,
+        format!("stopped orchestra at {}; ended 0 agents\n", endpoint.url)
+    );
+    let pid = file.pid.unwrap();
+    assert!(daemon::wait_exit(pid, Duration::from_secs(20)));
 }
 
 #[test]
@@ -261,7 +296,8 @@ fn two_starts_at_once_end_with_one_daemon() {
     let pid = server_pid(&place.state());
     // The loser's daemon gave up on the locked state directory and exited.
     assert!(
-        wait_until(Duration::from_secs(10), || serving(&place.state()) == vec![pid]),
+        wait_until(Duration::from_secs(10), || serving(&place.state())
+            == vec![pid]),
         "{:?}",
         serving(&place.state())
     );
@@ -317,8 +353,18 @@ fn stop_ends_the_agents_and_their_tasks_are_cancelled_by_the_user() {
         .collect();
     assert!(!children.is_empty());
 
+    // An attached client (an event stream) does not hold the stop up.
+    let mut events = Events::open(&s);
+
     let out = ok(&place.stop());
-    assert_eq!(out, format!("stopped orchestra (pid {pid}); ended 1 agent\n"));
+    assert_eq!(
+        out,
+        format!("stopped orchestra (pid {pid}); ended 1 agent\n")
+    );
+    assert!(
+        events.next().is_none(),
+        "the event stream ended with orchestra"
+    );
     assert!(!pid_alive(pid));
     let pids: Vec<String> = agent.iter().map(u32::to_string).collect();
     let ps = Command::new("ps")
@@ -344,7 +390,10 @@ fn stop_ends_the_agents_and_their_tasks_are_cancelled_by_the_user() {
     let s = Server::attach(&endpoint.url, &state, None);
     let m = s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"]["metadata"].clone();
     assert_eq!(m["status"], "cancelled", "{m}");
-    assert_eq!(m["error"], "cancelled: orchestra was stopped by the user", "{m}");
+    assert_eq!(
+        m["error"], "cancelled: orchestra was stopped by the user",
+        "{m}"
+    );
     ok(&place.stop());
 }
 
@@ -355,23 +404,14 @@ fn stop_with_nothing_running_says_so_with_exit_3() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
     let err = text(&o.stderr);
     assert!(
-        err.starts_with("orchestra: no orchestra is running on ") && err.contains("nothing to stop"),
+        err.starts_with("orchestra: no orchestra is running on ")
+            && err.contains("nothing to stop"),
         "{err}"
     );
     assert!(o.stdout.is_empty());
 
     // A server.json whose orchestra was killed.
-    std::fs::create_dir_all(place.state()).unwrap();
-    let mut gone = Command::new("true").spawn().unwrap();
-    let dead = gone.id();
-    gone.wait().unwrap();
-    ServerFile {
-        url: "http://127.0.0.1:9".into(),
-        token: None,
-        pid: Some(dead),
-    }
-    .write(&place.state())
-    .unwrap();
+    let dead = left_over_server_file(&place.state());
     let o = place.stop();
     assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
     let err = text(&o.stderr);
@@ -381,12 +421,7 @@ fn stop_with_nothing_running_says_so_with_exit_3() {
     );
 
     // A URL where nothing listens.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let o = place.cli(&["stop", "--url", &format!("http://127.0.0.1:{port}")]);
+    let o = place.cli(&["stop", "--url", &quiet_url()]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("cannot reach orchestra"));
 }
@@ -395,8 +430,17 @@ fn stop_with_nothing_running_says_so_with_exit_3() {
 fn the_stop_route_follows_the_api_rules() {
     let place = Place::new();
     let state = place.state();
-    let (endpoint, _, _daemon) = place.start(&["--token", "sekrit"]);
+    // On every interface (so with a token), it is found on loopback.
+    let (endpoint, _, _daemon) = place.start(&["--addr", "0.0.0.0:0", "--token", "sekrit"]);
     assert_eq!(endpoint.token.as_deref(), Some("sekrit"));
+    assert!(
+        endpoint.url.starts_with("http://127.0.0.1:"),
+        "{endpoint:?}"
+    );
+    assert!(
+        !place.find_or_start(&[]).unwrap().1,
+        "found, not started again"
+    );
     let pid = server_pid(&state);
     let addr = endpoint.url.trim_start_matches("http://");
 

@@ -3,7 +3,7 @@
 //! terminated by a guard, even when an assertion fails.
 
 use orchestra::session::{
-    ExitInfo, MARKER_VAR, PtySession, SessionEvent, SessionStatus, SpawnSpec, tree,
+    Activity, ExitInfo, MARKER_VAR, PtySession, SessionEvent, SpawnSpec, tree,
 };
 use parking_lot::Mutex;
 use std::path::Path;
@@ -22,7 +22,7 @@ struct Seen {
     /// The most recent output lines (older ones are dropped past 20 000).
     lines: Vec<String>,
     line_count: usize,
-    statuses: Vec<SessionStatus>,
+    activity: Vec<Activity>,
     screens: usize,
     exited: Option<ExitInfo>,
     after_exit: usize,
@@ -63,12 +63,12 @@ impl Guard {
         );
     }
 
-    fn wait_status(&self, status: SessionStatus) {
-        let ok = wait_until(LONG, || self.session.status() == status);
+    fn wait_quiet(&self) {
+        let ok = wait_until(LONG, || self.session.activity().is_quiet());
         assert!(
             ok,
-            "status never became {status:?}, is {:?}",
-            self.session.status()
+            "output never became quiet, is {:?}",
+            self.session.activity()
         );
     }
 
@@ -114,7 +114,7 @@ fn spawn_with(mut spec: SpawnSpec) -> Guard {
                 }
             }
             SessionEvent::Screen => s.screens += 1,
-            SessionEvent::Status(st) => s.statuses.push(st),
+            SessionEvent::Activity(a) => s.activity.push(a),
             SessionEvent::Exited(info) => s.exited = Some(info),
         }
     });
@@ -195,18 +195,33 @@ fn wait_pid(g: &Guard, tag: &str) -> i32 {
 }
 
 #[test]
-fn bash_prompt_echo_and_ready() {
+fn bash_prompt_echo_and_quiet() {
     let g = bash();
-    g.wait_status(SessionStatus::Ready);
+    g.wait_quiet();
+    let Activity::Quiet { since: first_quiet } = g.session.activity() else {
+        unreachable!("waited for quiet")
+    };
+    let reports_before = g.seen.lock().activity.len();
     g.session
         .send_text("echo hello-$((6*7))", b"\r")
         .expect("send");
     g.wait_screen("hello-42");
     g.wait_line("hello-42");
-    g.wait_status(SessionStatus::Ready);
-    let statuses = g.seen.lock().statuses.clone();
-    assert!(statuses.contains(&SessionStatus::Busy), "{statuses:?}");
-    assert!(statuses.contains(&SessionStatus::Ready), "{statuses:?}");
+    // Active again, then quiet once more, since the last output (after the first quiet).
+    let ok = wait_until(
+        LONG,
+        || matches!(g.session.activity(), Activity::Quiet { since } if since > first_quiet),
+    );
+    assert!(ok, "not quiet again: {:?}", g.session.activity());
+    // (A slow machine may split the output into more than one burst.)
+    let reported = g.seen.lock().activity[reports_before..].to_vec();
+    assert!(
+        matches!(
+            (reported.first(), reported.last()),
+            (Some(Activity::Active { since: a }), Some(Activity::Quiet { since: q })) if a <= q
+        ),
+        "{reported:?}"
+    );
     assert!(g.seen.lock().screens > 0);
     // Named keys: ctrl-u clears the line, then a command submitted with enter.
     g.session
@@ -221,7 +236,7 @@ fn bash_prompt_echo_and_ready() {
     assert!(snap.screen_ansi.is_some());
     let info = g.session.terminate(Duration::from_secs(2));
     assert!(info.code.is_some() || info.signal.is_some(), "{info:?}");
-    assert_eq!(g.session.status(), SessionStatus::Exited);
+    assert_eq!(g.session.exit_info(), Some(info));
     assert!(matches!(
         g.session.write(b"x"),
         Err(orchestra::session::SessionError::Ended)
@@ -255,7 +270,7 @@ fn pause_stops_the_whole_group_and_resume_continues() {
     });
     assert!(ok, "pipeline never started");
     g.session.pause().expect("pause");
-    assert_eq!(g.session.status(), SessionStatus::Paused);
+    assert!(g.session.is_paused());
     let session_members = || -> Vec<tree::ProcStat> {
         tree::all_processes()
             .into_iter()
@@ -274,9 +289,7 @@ fn pause_stops_the_whole_group_and_resume_continues() {
         !m.is_empty() && m.iter().all(|p| p.state == 'S' || p.state == 'R')
     });
     assert!(ok, "not all continued: {:?}", session_members());
-    assert_ne!(g.session.status(), SessionStatus::Paused);
-    let statuses = g.seen.lock().statuses.clone();
-    assert!(statuses.contains(&SessionStatus::Paused), "{statuses:?}");
+    assert!(!g.session.is_paused());
 }
 
 #[test]
@@ -359,10 +372,10 @@ fn exec_style_exit_code_and_lines() {
     );
     let seen = g.seen.lock();
     assert_eq!(seen.lines, vec!["a", "b", "partial"]);
-    assert_eq!(seen.exited, Some(info));
-    assert_eq!(seen.statuses.last(), Some(&SessionStatus::Exited));
+    assert_eq!(seen.exited, Some(info.clone()));
+    assert_eq!(seen.after_exit, 0, "the exit is the last event");
     drop(seen);
-    assert_eq!(g.session.status(), SessionStatus::Exited);
+    assert_eq!(g.session.exit_info(), Some(info));
 }
 
 #[test]
@@ -631,7 +644,7 @@ fn rss_kib() -> u64 {
 #[test]
 fn idle_session_uses_no_cpu() {
     let g = bash();
-    g.wait_status(SessionStatus::Ready);
+    g.wait_quiet();
     let ticks = |pid: i32| -> u64 {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .ok()
@@ -671,17 +684,41 @@ fn idle_session_uses_no_cpu() {
     std::thread::sleep(Duration::from_millis(1500));
     let after = (thread_ticks(), ticks(g.session.pid() as i32));
     assert_eq!(before, after, "idle session consumed CPU");
-    assert_eq!(g.session.status(), SessionStatus::Ready);
+    assert!(g.session.activity().is_quiet());
 }
 
 #[test]
-fn blocked_overrides_ready() {
-    let g = bash();
-    g.wait_status(SessionStatus::Ready);
-    g.session.set_blocked(true);
-    assert_eq!(g.session.status(), SessionStatus::Blocked);
-    g.session.set_blocked(false);
-    assert_eq!(g.session.status(), SessionStatus::Ready);
+fn a_silent_program_is_quiet_after_the_startup_period_since_its_start() {
+    let mut s = spec("sh", &["-c", "read line; echo got-$line; sleep 1000"]);
+    s.startup_quiet = Duration::from_millis(300);
+    let before_spawn = Instant::now();
+    let g = spawn_with(s);
+    g.wait_quiet();
+    let Activity::Quiet { since } = g.session.activity() else {
+        unreachable!("waited for quiet")
+    };
+    assert!(since >= before_spawn, "quiet since its start");
+    assert!(g.seen.lock().lines.is_empty());
+    // Its first output makes it active, then quiet again after the settle time.
+    g.session.send_text("x", b"\r").expect("send");
+    g.wait_line("got-x");
+    let ok = wait_until(
+        LONG,
+        || matches!(g.session.activity(), Activity::Quiet { since: s } if s > since),
+    );
+    assert!(ok, "{:?}", g.session.activity());
+    let reported = g.seen.lock().activity.clone();
+    assert!(
+        matches!(
+            (reported.first(), reported.get(1), reported.last()),
+            (
+                Some(Activity::Quiet { .. }),
+                Some(Activity::Active { .. }),
+                Some(Activity::Quiet { .. })
+            )
+        ),
+        "{reported:?}"
+    );
 }
 
 #[test]

@@ -319,7 +319,7 @@ fn fake_agent_providers(dir: &std::path::Path) -> Providers {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_digit_answers_a_blocked_agent() {
-    use orchestra::session::SessionStatus;
+    use orchestra::engine::SessionStatus;
     use orchestra::tui::backend::Cockpit;
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");

@@ -1,8 +1,8 @@
 //! Widget and layout snapshots of the TUI with ratatui's TestBackend, over an in-memory
 //! cockpit (the same trait the engine implements).
 
+use orchestra::engine::SessionStatus;
 use orchestra::engine::{Event, SessionInfo};
-use orchestra::session::SessionStatus;
 use orchestra::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus};
 use orchestra::tui::App;
 use orchestra::tui::app::{AppMsg, Origin};
@@ -1025,4 +1025,25 @@ fn list_grouped_by_status() {
     keys(&mut a, &[Char('o'), Char('o'), Char('o')]);
     let t = render(&mut a, 80, 24);
     insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn the_details_pane_keeps_the_lines_of_multi_line_text() {
+    let f = fake();
+    {
+        let mut snap = f.snap.lock();
+        let mut t = (*snap.tasks[4]).clone();
+        t.description = "echo one\necho two".into();
+        t.metadata.error = Some("exit code 2\nsecond line of the error".into());
+        snap.tasks[4] = Arc::new(t);
+    }
+    let mut a = app(&f);
+    a.refresh();
+    a.select_task("t-fail");
+    let t = render(&mut a, 100, 30);
+    let text = format!("{:?}", t.backend());
+    assert!(!text.contains("echo oneecho two"), "{text}");
+    for line in ["echo one ", "echo two ", "second line of the error"] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
 }

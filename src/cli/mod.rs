@@ -109,7 +109,8 @@ pub struct ServerArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the engine and HTTP API without the TUI, until SIGTERM or SIGINT.
+    /// Run orchestra in the foreground (the daemon `orchestra` attaches to) until SIGTERM,
+    /// SIGINT, SIGHUP or `orchestra stop`.
     Serve(ServerArgs),
     /// Add, list, show, start, pause, resume, cancel, rerun, edit and delete tasks of a running orchestra.
     Task(client::TaskArgs),
@@ -119,8 +120,8 @@ pub enum Command {
     Report(client::ReportArgs),
     /// Show a running orchestra's state: autopilot, task counts, sessions, uptime.
     Status(client::StatusArgs),
-    /// Stop the running orchestra: every agent is ended (its whole process group), the tasks
-    /// they ran are cancelled, state is flushed. Waits until it has exited.
+    /// Stop the running orchestra: every agent ended (its whole process group), their tasks
+    /// cancelled, the state saved; returns once it has exited.
     Stop(client::StopArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     #[command(after_long_help = COMPLETIONS_HELP)]

@@ -17,7 +17,7 @@ pub async fn run(args: &ServerArgs) -> Result<()> {
     let serving = running.serve()?;
     {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "orchestra listening on {}", running.url)?;
+        writeln!(out, "orchestra listening on {}", running.listening)?;
         out.flush()?;
     }
     running.stop_when_served(serving).await;

@@ -1,8 +1,7 @@
 //! Coding-agent sessions: their screen read through the provider's patterns.
 //!
-//! - On every screen change and every idle status, the screen is classified: a prompt makes
-//!   the session `blocked` (with `prompt` in its JSON), a busy indicator keeps it `busy` even
-//!   when nothing arrives for a while, its input prompt on a stable screen is `ready`.
+//! - A quiet screen is classified by the provider's patterns (a prompt, a busy indicator, its
+//!   input prompt); `status.rs` decides the status from that and the session's facts.
 //! - Under `approval: safe` (and `auto`) housekeeping prompts (trust this folder, update
 //!   notices, telemetry, theme) are answered automatically, each answer recorded as a `user`
 //!   message with `auto` saying what it was; permission and login prompts never are.
@@ -13,11 +12,10 @@
 use super::Engine;
 use super::session_info::{Role, reply_text};
 use super::sessions::{Input, SessionEntry};
+use super::status::SessionStatus;
 use crate::providers::Delivery;
 use crate::providers::patterns::{Classifier, Prompt, Verdict, find_option};
-use crate::session::SessionStatus;
 use crate::task::{TaskResult, TaskStatus};
-use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -29,8 +27,8 @@ const MAX_AUTO_ANSWERS: u32 = 2;
 #[derive(Default)]
 pub(crate) struct AgentState {
     classifier: Option<Arc<Classifier>>,
-    /// The prompt the screen showed last.
-    prompt: Option<Prompt>,
+    /// The prompt the session is blocked on (set by `status.rs`).
+    pub(super) prompt: Option<Prompt>,
     /// Automatic answers given, by prompt text.
     answered: HashMap<String, u32>,
     /// The agent was busy after its instruction was delivered.
@@ -39,7 +37,7 @@ pub(crate) struct AgentState {
     turn: u64,
     /// The screen was recognised once (input prompt, prompt or busy): before that, a quiet
     /// screen the patterns do not know is a CLI still starting, not one waiting for input.
-    recognised: bool,
+    pub(super) recognised: bool,
 }
 
 impl SessionEntry {
@@ -53,7 +51,8 @@ impl SessionEntry {
         st.classifier.clone().filter(|c| !c.is_empty())
     }
 
-    fn classify_now(&self) -> Option<Verdict> {
+    /// What the screen shows now, by the provider's patterns (`None`: it has none).
+    pub(super) fn classify_now(&self) -> Option<Verdict> {
         let classifier = self.classifier()?;
         let pty = self.pty.as_ref()?;
         let screen = pty.snapshot(0, false).screen;
@@ -70,55 +69,6 @@ fn auto_reason(p: &Prompt, label: &str, approval: &str) -> String {
 }
 
 impl Engine {
-    /// The screen changed: classify it and tell the session runtime whether a prompt shows
-    /// (it reports `blocked` instead of `ready` once the screen is stable).
-    pub(crate) fn agent_screen_changed(&self, entry: &Arc<SessionEntry>) {
-        let Some(verdict) = entry.classify_now() else {
-            return;
-        };
-        let blocked = matches!(verdict, Verdict::Prompt(_));
-        entry.agent.lock().prompt = match verdict {
-            Verdict::Prompt(p) => Some(p),
-            _ => None,
-        };
-        if let Some(pty) = &entry.pty {
-            pty.set_blocked(blocked);
-        }
-    }
-
-    /// The status to publish for what the runtime reported, and the prompt to show with it.
-    /// When idle (`ready`/`blocked`), the screen decides: a prompt is `blocked`, a busy
-    /// indicator (spinner, "esc to interrupt") is still `busy`, anything else `ready`.
-    pub(crate) fn agent_status(
-        &self,
-        entry: &Arc<SessionEntry>,
-        status: SessionStatus,
-    ) -> (SessionStatus, Option<Value>) {
-        if !matches!(status, SessionStatus::Ready | SessionStatus::Blocked) {
-            return (status, None);
-        }
-        let Some(verdict) = entry.classify_now() else {
-            return (status, None);
-        };
-        let mut st = entry.agent.lock();
-        let (status, prompt) = match verdict {
-            Verdict::Prompt(p) => (SessionStatus::Blocked, Some(p)),
-            Verdict::Busy => (SessionStatus::Busy, None),
-            Verdict::Ready => (SessionStatus::Ready, None),
-            Verdict::Unknown if !st.recognised => (SessionStatus::Starting, None),
-            Verdict::Unknown => (SessionStatus::Ready, None),
-        };
-        st.recognised |= status != SessionStatus::Starting;
-        let json = prompt.as_ref().map(Prompt::to_json);
-        let blocked = prompt.is_some();
-        st.prompt = prompt;
-        drop(st);
-        if let Some(pty) = &entry.pty {
-            pty.set_blocked(blocked);
-        }
-        (status, json)
-    }
-
     /// After a status change was published: automatic answers and finished turns.
     pub(crate) async fn agent_status_changed(
         &self,

@@ -10,6 +10,7 @@ mod removal;
 mod runs;
 mod session_info;
 mod sessions;
+mod status;
 mod tasks;
 mod transcript;
 mod trash;
@@ -18,6 +19,7 @@ pub use error::{EngineError, EngineResult};
 pub use events::{Event, SessionEventKind, TaskEventKind};
 pub use session_info::{Message, Role, SessionInfo};
 pub use sessions::{Input, SpawnSession};
+pub use status::SessionStatus;
 pub use tasks::{CreateTask, TaskPatch};
 
 use crate::providers::Providers;

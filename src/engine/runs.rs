@@ -4,8 +4,9 @@
 use super::gitfiles::GitSnapshot;
 use super::session_info::SessionInfo;
 use super::sessions::{SessionEntry, SpawnSession};
+use super::status::SessionStatus;
 use super::{Engine, EngineError, EngineResult, RunState, STOPPED_BY_API, TaskEventKind, now_ms};
-use crate::session::{ExitInfo, SessionStatus};
+use crate::session::ExitInfo;
 use crate::task::{OUTPUT_LINES_KEPT, Task, TaskResult, TaskStatus};
 use std::path::Path;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! What the engine records about a session and its messages (the API's JSON shapes).
 
-use crate::session::SessionStatus;
+use super::status::SessionStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -2,9 +2,10 @@
 //! messages, and ending it. A task run by a session follows it from here (see `runs.rs`).
 
 use super::session_info::{Message, Role, SessionInfo};
+use super::status::{Fact, Facts, SessionStatus, decide, startup_quiet};
 use super::{Engine, EngineError, EngineResult, Event, SessionEventKind, now_ms};
 use crate::providers::{Delivery, Provider};
-use crate::session::{ExitInfo, PtySession, SessionError, SessionEvent, SessionStatus, SpawnSpec};
+use crate::session::{Activity, ExitInfo, PtySession, SessionError, SessionEvent, SpawnSpec};
 use crate::store::{Record, Table};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -41,7 +42,7 @@ pub enum Input {
 struct InboxState {
     lines: std::collections::VecDeque<String>,
     screen: bool,
-    statuses: Vec<SessionStatus>,
+    activity: Vec<Activity>,
     exit: Option<ExitInfo>,
 }
 
@@ -63,7 +64,7 @@ impl Inbox {
                     s.lines.drain(..excess);
                 }
                 SessionEvent::Screen => s.screen = true,
-                SessionEvent::Status(st) => s.statuses.push(st),
+                SessionEvent::Activity(a) => s.activity.push(a),
                 SessionEvent::Exited(e) => s.exit = Some(e),
             }
         }
@@ -91,6 +92,8 @@ pub(crate) struct SessionEntry {
     pub(crate) ending_on_purpose: AtomicBool,
     /// Screen classification and turn state of coding agents (see `agents.rs`).
     pub(crate) agent: Mutex<super::agents::AgentState>,
+    /// What the session runtime reported, the status is decided from (see `status.rs`).
+    pub(crate) facts: Mutex<Facts>,
     /// The status last published, for watchers of this one session (terminal streams).
     status_watch: tokio::sync::watch::Sender<SessionStatus>,
 }
@@ -318,7 +321,8 @@ impl Engine {
         spec.transcript = transcript.clone();
         spec.transcript_cap = self.config().transcript_cap;
         spec.settle = self.config().settle;
-        spec.interactive = provider.is_interactive();
+        spec.startup_quiet = startup_quiet(spec.settle);
+        let facts = Facts::started(provider.is_interactive());
         spec.marker = id.clone();
 
         let inbox = Arc::new(Inbox::default());
@@ -337,7 +341,7 @@ impl Engine {
             task: req.task.clone(),
             working_directory: cwd,
             pid: pty.pid(),
-            status: pty.status(),
+            status: decide(&facts, None, false),
             ended: false,
             exit_code: None,
             signal: None,
@@ -362,6 +366,7 @@ impl Engine {
             first_instruction: Mutex::new(None),
             ending_on_purpose: AtomicBool::new(false),
             agent: Default::default(),
+            facts: Mutex::new(facts),
         });
         {
             let mut table = self.inner.sessions.write();
@@ -412,7 +417,7 @@ impl Engine {
             let InboxState {
                 lines,
                 screen,
-                statuses,
+                activity,
                 exit: exited,
             } = std::mem::take(&mut *inbox.state.lock());
             let lines: Vec<String> = lines.into();
@@ -421,15 +426,15 @@ impl Engine {
                 self.publish(Event::Screen {
                     session_id: session_id.clone(),
                 });
-                self.agent_screen_changed(&entry);
             }
             if !lines.is_empty() {
                 self.session_output(&entry, lines).await;
             }
-            for status in statuses {
-                self.on_session_status(&entry, status).await;
+            for a in activity {
+                self.on_session_fact(&entry, Fact::Activity(a)).await;
             }
             if let Some(exit) = exited {
+                self.on_session_fact(&entry, Fact::Exited).await;
                 self.finish_reply(&entry).await;
                 self.mark_exited(&entry, exit).await;
                 return;
@@ -437,17 +442,13 @@ impl Engine {
         }
     }
 
-    async fn on_session_status(&self, entry: &Arc<SessionEntry>, status: SessionStatus) {
-        let (status, prompt) = self.agent_status(entry, status);
-        let info = {
-            let mut info = entry.info.lock();
-            if info.ended || (info.status == status && info.prompt == prompt) {
-                return;
-            }
-            info.status = status;
-            info.prompt = prompt;
-            info.clone()
+    /// Records a fact the session runtime reported; when the status it decides (see
+    /// `status.rs`) changed, persists and publishes it and acts on it.
+    async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
+        let Some(info) = entry.record_fact(fact) else {
+            return;
         };
+        let status = info.status;
         self.store()
             .put_later(vec![session_record(&info, entry.seq)]);
         self.publish_session(SessionEventKind::Status, &info);
@@ -673,15 +674,14 @@ impl Engine {
     /// when the follower gets to it), so the response already shows it.
     pub(crate) async fn stop_group(&self, entry: &Arc<SessionEntry>) -> EngineResult<()> {
         entry.live_pty()?.pause().map_err(session_error)?;
-        self.on_session_status(entry, SessionStatus::Paused).await;
+        self.on_session_fact(entry, Fact::Paused(true)).await;
         Ok(())
     }
 
     /// SIGCONT to the session's whole process group, recording the status it returns to.
     pub(crate) async fn continue_group(&self, entry: &Arc<SessionEntry>) -> EngineResult<()> {
-        let pty = entry.live_pty()?.clone();
-        pty.resume().map_err(session_error)?;
-        self.on_session_status(entry, pty.status()).await;
+        entry.live_pty()?.resume().map_err(session_error)?;
+        self.on_session_fact(entry, Fact::Paused(false)).await;
         Ok(())
     }
 
@@ -713,17 +713,17 @@ impl Engine {
 
     /// Records a session's end once (the follower and `end_session` may both get here).
     async fn mark_exited(&self, entry: &Arc<SessionEntry>, exit: ExitInfo) {
+        // Its status (`exited`) is decided like any other; the end goes out as `session:exited`.
+        entry.record_fact(Fact::Exited);
         let info = {
             let mut info = entry.info.lock();
             if info.ended {
                 return;
             }
             info.ended = true;
-            info.status = SessionStatus::Exited;
             info.exit_code = exit.code;
             info.signal = exit.signal.clone();
             info.ended_at = Some(now_ms());
-            info.prompt = None;
             info.clone()
         };
         if let Err(e) = self
@@ -782,7 +782,7 @@ impl Engine {
             };
             if !info.ended {
                 info.ended = true;
-                info.status = SessionStatus::Exited;
+                info.status = decide(&Facts::ended(), None, false);
                 info.ended_at = Some(now);
                 info.prompt = None;
                 repairs.push(session_record(&info, rec.seq));
@@ -798,6 +798,7 @@ impl Engine {
                 first_instruction: Mutex::new(None),
                 ending_on_purpose: AtomicBool::new(false),
                 agent: Default::default(),
+                facts: Mutex::new(Facts::ended()),
             });
             table.by_id.insert(rec.id, entry.clone());
             table.order.push(entry);

@@ -1,6 +1,8 @@
 //! Subagent sessions: one child per pseudo-terminal and process group, read through vt100.
 //!
-//! This is the provider-agnostic runtime: it knows nothing of tasks, providers or HTTP.
+//! This is the provider-agnostic runtime: it knows nothing of tasks, providers or HTTP. It
+//! reports facts (output, screen changes, activity with timestamps, paused, exit); what they
+//! mean for an agent's status is decided by the engine (`engine/status.rs`).
 //!
 //! ```text
 //!  child ─▶ PTY master ─▶ reader thread ─┬─ transcript file (capped)
@@ -11,7 +13,7 @@
 //!                                              ▼
 //!                                        processing thread ─┬─ vt100 parser (+ replies written back)
 //!                                                           ├─ SessionEvent::Screen (one per batch)
-//!                                                           └─ status machine ─▶ SessionEvent::Status
+//!                                                           └─ activity (quiet timer) ─▶ SessionEvent::Activity
 //!  waiter thread: waitid(leader, WNOWAIT) ─▶ exit info, leftover cleanup, reap ─▶ SessionEvent::Exited
 //! ```
 //!
@@ -20,14 +22,15 @@
 //! - control: [`write`](PtySession::write), [`send_keys`](PtySession::send_keys),
 //!   [`send_text`](PtySession::send_text), [`resize`](PtySession::resize),
 //!   [`pause`](PtySession::pause), [`resume`](PtySession::resume),
-//!   [`terminate`](PtySession::terminate) (blocking, idempotent), [`set_blocked`](PtySession::set_blocked)
-//! - reading: [`status`](PtySession::status), [`exit_info`](PtySession::exit_info),
+//!   [`terminate`](PtySession::terminate) (blocking, idempotent)
+//! - reading: [`activity`](PtySession::activity), [`is_paused`](PtySession::is_paused),
+//!   [`exit_info`](PtySession::exit_info),
 //!   [`snapshot`](PtySession::snapshot), [`with_screen`](PtySession::with_screen),
 //!   [`watch_screen`](PtySession::watch_screen) (wakes on each change),
 //!   [`wait_exit`](PtySession::wait_exit), [`pid`](PtySession::pid)
 //! - pure helpers: the one key encoder ([`Key`], [`encode_key`], [`encode_keys`],
 //!   [`encode_text`], [`encode_paste`]), [`LineSplitter`],
-//!   [`StatusMachine`], [`Transcript`], [`become_subreaper`], [`reap_orphans`].
+//!   [`Transcript`], [`become_subreaper`], [`reap_orphans`].
 //!
 //! # Guarantees
 //! - The child starts from a cleared environment plus exactly `SpawnSpec::env`, plus
@@ -37,30 +40,30 @@
 //! - The child is a session leader with the PTY as its controlling terminal (pgid == pid).
 //!   Signals go to the whole group, and to the rest of its tree (see [`tree`]).
 //! - A child that writes faster than we parse blocks in `write(2)`: the channel is bounded.
-//! - An idle session costs no CPU: every thread blocks (read, recv, waitid); the settle timer
+//! - An idle session costs no CPU: every thread blocks (read, recv, waitid); the quiet timer
 //!   only runs while output is arriving.
 //! - Nothing outlives a session: on terminate, and when the leader exits by itself, the
 //!   remaining processes of its tree get SIGTERM and then SIGKILL. The process becomes a child
 //!   subreaper, and adopted orphans are reaped (see [`reaper`]).
 //! - Events are delivered from the session's threads (mostly the processing thread); the
 //!   callback must not block for long and must not call `terminate` or `wait_exit` inline.
-//!   Status changes made by `pause`/`resume`/`set_blocked` are delivered on the caller's thread.
+//!   `pause`/`resume` report nothing: their caller knows (and [`PtySession::is_paused`] says).
 
+mod activity;
 mod keys;
 mod lines;
 mod pty;
 pub mod reaper;
 mod screen;
-mod status;
 mod transcript;
 pub mod tree;
 
+pub use activity::Activity;
 pub use keys::{Key, KeyCode, encode_key, encode_keys, encode_paste, encode_text, parse_keys};
 pub use lines::{DEFAULT_MAX_LINE, LineSplitter};
 pub use pty::PtySession;
 pub use reaper::{become_subreaper, reap_orphans};
 pub use screen::{Replies, ScreenSnapshot, Terminal};
-pub use status::{SessionStatus, StatusMachine};
 pub use transcript::Transcript;
 pub use tree::MARKER_VAR;
 
@@ -87,11 +90,10 @@ pub struct SpawnSpec {
     pub transcript: Option<PathBuf>,
     /// Transcript cap in bytes; past it nothing more is written.
     pub transcript_cap: u64,
-    /// Quiet time after which a session with no output counts as ready.
+    /// How long nothing may change the screen before the output counts as quiet.
     pub settle: Duration,
-    /// Whether the program waits for input when quiet (a shell, an agent): only then does
-    /// quiet mean `ready`; otherwise it is `busy` while it lives.
-    pub interactive: bool,
+    /// The same before the first output, when a program may still be starting.
+    pub startup_quiet: Duration,
     /// Unique marker (the session id) put into the child's environment as
     /// `ORCHESTRA_SESSION_MARKER`; empty: a random one is generated.
     pub marker: String,
@@ -99,7 +101,8 @@ pub struct SpawnSpec {
 
 impl SpawnSpec {
     /// A spec with defaults: 80×24, 10 000 lines of scrollback, no transcript (cap 64 MiB if
-    /// one is set), 500 ms settle time, interactive, a random marker, and an empty environment.
+    /// one is set), 500 ms settle time, 10 s start-up quiet time, a random marker, and an
+    /// empty environment.
     pub fn new(program: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
         Self {
             program: program.into(),
@@ -112,7 +115,7 @@ impl SpawnSpec {
             transcript: None,
             transcript_cap: 64 * 1024 * 1024,
             settle: Duration::from_millis(500),
-            interactive: true,
+            startup_quiet: Duration::from_secs(10),
             marker: String::new(),
         }
     }
@@ -151,8 +154,8 @@ pub enum SessionEvent {
     Output(Vec<String>),
     /// The screen changed (coalesced: at most one per processed batch of output).
     Screen,
-    /// The status changed.
-    Status(SessionStatus),
+    /// The output's activity changed (active after a quiet spell, or quiet).
+    Activity(Activity),
     /// The leader exited, was reaped, and all output was processed. Always the last event.
     Exited(ExitInfo),
 }

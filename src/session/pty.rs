@@ -1,11 +1,11 @@
 //! One child in its own PTY: spawn, reader/processing/waiter threads, input, resize,
 //! signals, termination and reaping.
 
+use super::activity::{Activity, ActivityTracker};
 use super::keys::{encode_keys, encode_text};
 use super::lines::LineSplitter;
 use super::reaper;
 use super::screen::{ScreenSnapshot, Terminal};
-use super::status::{SessionStatus, StatusMachine};
 use super::transcript::Transcript;
 use super::tree::{self, MARKER_VAR, TreeQuery};
 use super::{ExitInfo, SessionError, SessionEvent, SpawnSpec};
@@ -39,8 +39,6 @@ struct Inbox {
     eof: bool,
     /// The leader was reaped (set by the waiter).
     exit: bool,
-    /// Recompute timers (status changed from outside).
-    wake: bool,
     /// The processing thread is done; the reader stops.
     closed: bool,
 }
@@ -53,7 +51,10 @@ enum Sweeper {
 }
 
 struct State {
-    machine: StatusMachine,
+    /// What the output is doing (kept by the processing thread; read by `activity`).
+    activity: Activity,
+    /// Stopped by `pause` and not continued since.
+    paused: bool,
     /// Set when the leader exited (it may still be an unreaped zombie).
     exit: Option<ExitInfo>,
     reaped: bool,
@@ -68,6 +69,7 @@ struct Shared {
     pid: i32,
     marker: String,
     settle: Duration,
+    startup_quiet: Duration,
     term: Mutex<Terminal>,
     writer: Mutex<Box<dyn Write + Send>>,
     master: Mutex<Box<dyn MasterPty + Send>>,
@@ -99,11 +101,6 @@ impl Shared {
         }
     }
 
-    fn wake(&self) {
-        self.inbox.lock().wake = true;
-        self.inbox_ready.notify_one();
-    }
-
     fn screen_changed(&self) {
         self.screen_generation
             .send_modify(|g| *g = g.wrapping_add(1));
@@ -121,7 +118,7 @@ impl std::fmt::Debug for PtySession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PtySession")
             .field("pid", &self.shared.pid)
-            .field("status", &self.status())
+            .field("activity", &self.activity())
             .finish()
     }
 }
@@ -132,7 +129,7 @@ fn pty_err(e: impl std::fmt::Display) -> SessionError {
 
 impl PtySession {
     /// Starts `spec.program` in a new PTY. `on_event` receives output lines, screen changes,
-    /// status changes and, last, the exit (see [`SessionEvent`]).
+    /// activity changes and, last, the exit (see [`SessionEvent`]).
     pub fn spawn(
         spec: SpawnSpec,
         on_event: Box<dyn Fn(SessionEvent) + Send + Sync>,
@@ -200,11 +197,13 @@ impl PtySession {
             pid,
             marker,
             settle: spec.settle,
+            startup_quiet: spec.startup_quiet,
             term: Mutex::new(Terminal::new(rows, cols, spec.scrollback)),
             writer: Mutex::new(writer),
             master: Mutex::new(pair.master),
             state: Mutex::new(State {
-                machine: StatusMachine::new(spec.interactive),
+                activity: Activity::Silent,
+                paused: false,
                 exit: None,
                 reaped: false,
                 finished: false,
@@ -322,61 +321,40 @@ impl PtySession {
 
     /// Stops the whole tree (SIGSTOP to the group and every other process of the session).
     pub fn pause(&self) -> Result<(), SessionError> {
-        let changed = {
-            let mut st = self.shared.state.lock();
-            if st.exit.is_some() {
-                return Err(SessionError::Ended);
-            }
-            tree::signal_group(self.shared.pid, Signal::SIGSTOP);
-            for pid in tree::session_tree(self.shared.query()) {
-                tree::signal_pid(pid, Signal::SIGSTOP);
-            }
-            st.machine.pause()
-        };
-        if let Some(s) = changed {
-            self.shared.emit(SessionEvent::Status(s));
-        }
-        Ok(())
-    }
-
-    /// Continues the whole tree (SIGCONT); the status returns to what it was before the pause.
-    pub fn resume(&self) -> Result<(), SessionError> {
-        let changed = {
-            let mut st = self.shared.state.lock();
-            if st.exit.is_some() {
-                return Err(SessionError::Ended);
-            }
-            for pid in tree::session_tree(self.shared.query()) {
-                tree::signal_pid(pid, Signal::SIGCONT);
-            }
-            tree::signal_group(self.shared.pid, Signal::SIGCONT);
-            st.machine.resume()
-        };
-        if let Some(s) = changed {
-            self.shared.emit(SessionEvent::Status(s));
-        }
-        self.shared.wake();
-        Ok(())
-    }
-
-    /// Marks the session as waiting on a prompt (providers' pattern detection): when idle it
-    /// reports `Blocked` instead of `Ready`.
-    pub fn set_blocked(&self, blocked: bool) {
-        let changed = self.shared.state.lock().machine.set_blocked(blocked);
-        if let Some(s) = changed {
-            self.shared.emit(SessionEvent::Status(s));
-        }
-        self.shared.wake();
-    }
-
-    /// Current status (`Exited` as soon as the leader exited).
-    pub fn status(&self) -> SessionStatus {
-        let st = self.shared.state.lock();
+        let mut st = self.shared.state.lock();
         if st.exit.is_some() {
-            SessionStatus::Exited
-        } else {
-            st.machine.status()
+            return Err(SessionError::Ended);
         }
+        tree::signal_group(self.shared.pid, Signal::SIGSTOP);
+        for pid in tree::session_tree(self.shared.query()) {
+            tree::signal_pid(pid, Signal::SIGSTOP);
+        }
+        st.paused = true;
+        Ok(())
+    }
+
+    /// Continues the whole tree (SIGCONT).
+    pub fn resume(&self) -> Result<(), SessionError> {
+        let mut st = self.shared.state.lock();
+        if st.exit.is_some() {
+            return Err(SessionError::Ended);
+        }
+        for pid in tree::session_tree(self.shared.query()) {
+            tree::signal_pid(pid, Signal::SIGCONT);
+        }
+        tree::signal_group(self.shared.pid, Signal::SIGCONT);
+        st.paused = false;
+        Ok(())
+    }
+
+    /// Whether `pause` stopped the tree and no `resume` continued it since.
+    pub fn is_paused(&self) -> bool {
+        self.shared.state.lock().paused
+    }
+
+    /// What the output is doing (the last [`SessionEvent::Activity`] reported).
+    pub fn activity(&self) -> Activity {
+        self.shared.state.lock().activity
     }
 
     /// How the leader ended, once it did.
@@ -638,39 +616,22 @@ fn signal_name(signo: i32) -> String {
         .unwrap_or_else(|_| format!("SIG{signo}"))
 }
 
-/// How long a program that has printed nothing may stay quiet before it counts as ready.
-const STARTUP_QUIET: Duration = Duration::from_secs(10);
-
-/// The processing thread: parser, replies, transcript, lines, status, events.
+/// The processing thread: parser, replies, activity, events.
 fn process_loop(sh: Arc<Shared>) {
-    let mut last_output = Instant::now();
-    let mut idle_print: Option<u64> = None;
+    let mut activity = ActivityTracker::new(Instant::now(), sh.settle, sh.startup_quiet);
     let mut exit_at: Option<Instant> = None;
     let mut eof = false;
     let mut batch: Vec<u8> = Vec::new();
     loop {
-        let deadline = if let Some(at) = exit_at {
-            Some(at + EXIT_DRAIN)
-        } else if sh.state.lock().machine.needs_settle_timer() {
-            // Quiet before the first output is a program still starting (a slow shell rc,
-            // a CLI loading), not one waiting for input: give it much longer to settle.
-            let quiet = if sh.state.lock().machine.status() == SessionStatus::Starting {
-                (sh.settle * 20).max(STARTUP_QUIET)
-            } else {
-                sh.settle
-            };
-            Some(last_output + quiet)
-        } else {
-            None // idle: block without a timer
+        // Without output arriving (quiet, nothing to drain) it blocks without a timer.
+        let deadline = match exit_at {
+            Some(at) => Some(at + EXIT_DRAIN),
+            None => activity.deadline(),
         };
         let mut timed_out = false;
         let (new_eof, new_exit) = {
             let mut inbox = sh.inbox.lock();
-            while inbox.data.is_empty()
-                && !inbox.wake
-                && inbox.eof == eof
-                && inbox.exit == exit_at.is_some()
-            {
+            while inbox.data.is_empty() && inbox.eof == eof && inbox.exit == exit_at.is_some() {
                 match deadline {
                     Some(d) => {
                         if sh.inbox_ready.wait_until(&mut inbox, d).timed_out() {
@@ -683,7 +644,6 @@ fn process_loop(sh: Arc<Shared>) {
             }
             batch.clear();
             std::mem::swap(&mut inbox.data, &mut batch);
-            inbox.wake = false;
             (inbox.eof, inbox.exit)
         };
         sh.inbox_space.notify_one();
@@ -696,18 +656,10 @@ fn process_loop(sh: Arc<Shared>) {
                     let _ = w.write_all(&replies).and_then(|()| w.flush());
                 }
             }
-            last_output = Instant::now();
-            let idle = matches!(
-                sh.state.lock().machine.status(),
-                SessionStatus::Ready | SessionStatus::Blocked
-            );
-            let screen_changed = !idle || Some(sh.term.lock().fingerprint()) != idle_print;
-            let changed = sh.state.lock().machine.on_output(screen_changed);
+            let changed = activity.on_output(Instant::now(), || sh.term.lock().fingerprint());
             sh.screen_changed();
             sh.emit(SessionEvent::Screen);
-            if let Some(s) = changed {
-                sh.emit(SessionEvent::Status(s));
-            }
+            report_activity(&sh, changed);
             // Keep big buffers only while a flood lasts (idle sessions stay small).
             if batch.capacity() > 256 * 1024 {
                 batch = Vec::new();
@@ -721,11 +673,8 @@ fn process_loop(sh: Arc<Shared>) {
             break;
         }
         if timed_out && batch.is_empty() {
-            let changed = sh.state.lock().machine.on_settled();
-            if let Some(s) = changed {
-                idle_print = Some(sh.term.lock().fingerprint());
-                sh.emit(SessionEvent::Status(s));
-            }
+            let changed = activity.on_deadline(sh.term.lock().fingerprint());
+            report_activity(&sh, changed);
         }
     }
     {
@@ -735,19 +684,21 @@ fn process_loop(sh: Arc<Shared>) {
     }
     sh.inbox_space.notify_all();
     // Finish: the reader delivered the last partial line before EOF; close the gate so no
-    // line can come after the exit, then the final status and the exit.
+    // line can come after the exit, then the exit.
     *sh.output_gate.lock() = true;
-    let (changed, info) = {
-        let mut st = sh.state.lock();
-        (st.machine.exit(), st.exit.clone().unwrap_or_default())
-    };
-    if let Some(s) = changed {
-        sh.emit(SessionEvent::Status(s));
-    }
+    let info = sh.state.lock().exit.clone().unwrap_or_default();
     sh.emit(SessionEvent::Exited(info));
     let mut st = sh.state.lock();
     st.finished = true;
     sh.cond.notify_all();
     drop(st);
     sh.screen_changed();
+}
+
+/// Records a change of the output's activity and reports it.
+fn report_activity(sh: &Shared, changed: Option<Activity>) {
+    if let Some(a) = changed {
+        sh.state.lock().activity = a;
+        sh.emit(SessionEvent::Activity(a));
+    }
 }

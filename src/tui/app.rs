@@ -6,8 +6,9 @@ use super::form::{Form, FormAction, LineEdit};
 use super::keymap::{self, Action, Context};
 use super::keys;
 use super::text_edit::Edited;
+use crate::engine::SessionStatus;
 use crate::engine::{Event, TaskEventKind};
-use crate::session::{Key, SessionStatus};
+use crate::session::Key;
 use crate::task::{Task, TaskStatus};
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,

@@ -447,7 +447,7 @@ impl App {
                             Style::default()
                         };
                         let status_style =
-                            if !s.ended && s.status == crate::session::SessionStatus::Blocked {
+                            if !s.ended && s.status == crate::engine::SessionStatus::Blocked {
                                 Style::default()
                                     .fg(Color::Yellow)
                                     .add_modifier(Modifier::BOLD)
@@ -612,10 +612,10 @@ impl App {
         if let Some(p) = self.shown_prompt() {
             lines.extend(prompt_lines(&p));
         }
-        lines.push(Line::from(Span::styled(
-            t.description.clone(),
+        lines.extend(multiline(
+            &t.description,
             Style::default().add_modifier(Modifier::ITALIC),
-        )));
+        ));
         if t.metadata.steps.is_empty() {
             lines.push(Line::from(Span::styled("no steps reported yet", dim)));
         }
@@ -651,7 +651,7 @@ impl App {
                 let status = if s.ended { "exited" } else { s.status.as_str() };
                 let style = match (s.ended, s.status) {
                     (true, _) => dim,
-                    (_, crate::session::SessionStatus::Blocked) => Style::default()
+                    (_, crate::engine::SessionStatus::Blocked) => Style::default()
                         .fg(Color::Yellow)
                         .add_modifier(Modifier::BOLD),
                     _ => Style::default(),
@@ -676,10 +676,13 @@ impl App {
             ])),
         }
         if let Some(e) = &t.metadata.error {
+            let red = Style::default().fg(Color::Red);
+            let mut rows = e.lines();
             lines.push(Line::from(vec![
                 label("error"),
-                Span::styled(e.clone(), Style::default().fg(Color::Red)),
+                Span::styled(rows.next().unwrap_or_default().to_string(), red),
             ]));
+            lines.extend(rows.map(|r| Line::from(Span::styled(r.to_string(), red))));
         }
         if let Some(r) = &t.metadata.result {
             let (sym, color) = if r.success {
@@ -687,11 +690,13 @@ impl App {
             } else {
                 ("✗", Color::Red)
             };
+            let mut rows = r.summary.lines();
             lines.push(Line::from(vec![
                 label("result"),
                 Span::styled(format!("{sym} "), Style::default().fg(color)),
-                Span::raw(r.summary.clone()),
+                Span::raw(rows.next().unwrap_or_default().to_string()),
             ]));
+            lines.extend(rows.map(|r| Line::from(r.to_string())));
             let files = r.files_modified.len() + r.files_created.len();
             if files > 0 {
                 lines.push(Line::from(vec![
@@ -1292,4 +1297,12 @@ fn transcript_title(t: &super::transcript_view::Transcript, w: usize) -> String 
         ],
         w,
     )
+}
+
+/// Text that may hold line breaks (a pasted description, a multi-line error), one `Line` per
+/// line: a `Span` drops its line breaks, gluing the lines together.
+fn multiline(text: &str, style: Style) -> Vec<Line<'static>> {
+    text.lines()
+        .map(|l| Line::from(Span::styled(l.to_string(), style)))
+        .collect()
 }

@@ -12,7 +12,8 @@ mod sync;
 
 use super::error::ApiError;
 use crate::engine::Engine;
-use crate::session::{PtySession, SessionError, SessionStatus};
+use crate::engine::SessionStatus;
+use crate::session::{PtySession, SessionError};
 use crate::wire::{StreamEvent, StreamRequest};
 use axum::Extension;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};

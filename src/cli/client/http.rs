@@ -48,9 +48,9 @@ impl Method {
 /// Reads `DIR/server.json`. `Ok(None)` when there is none.
 fn read_server_file(dir: &Path) -> CliResult<Option<ServerFile>> {
     ServerFile::read(dir).map_err(|e| match e {
-        ServerFileError::Read { .. } => CliError::unreachable(format!(
-            "{e}; pass --url to name the orchestra to use"
-        )),
+        ServerFileError::Read { .. } => {
+            CliError::unreachable(format!("{e}; pass --url to name the orchestra to use"))
+        }
         ServerFileError::Invalid { .. } => {
             CliError::unreachable(format!("{e}; restart orchestra or pass --url"))
         }

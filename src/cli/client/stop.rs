@@ -1,13 +1,13 @@
 //! `orchestra stop`: asks the running orchestra to stop (`POST /api/daemon/stop`), then waits
 //! until it has exited, so that when this returns its agents are gone and its state is saved.
 
-use super::error::{CliError, CliResult};
+use super::error::{CliError, CliResult, Exit};
 use super::output::{self, out};
 use super::{ClientArgs, Ctx};
 use crate::cli::GlobalArgs;
-use crate::daemon::{ServerFile, pid_alive};
+use crate::daemon::{self, ServerFile};
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Time allowed for flushing and exiting beyond the agents' grace period.
 const EXIT_MARGIN: Duration = Duration::from_secs(30);
@@ -23,15 +23,21 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
         .get("graceMs")
         .and_then(Value::as_u64)
         .map_or(Duration::from_secs(3), Duration::from_millis);
-    let deadline = Instant::now() + grace + EXIT_MARGIN;
-    // The pid is only ours to watch when server.json named it: a --url may be another machine.
-    let pid = ctx.client.server_pid();
+    let budget = grace + EXIT_MARGIN;
+    // The pid is only ours to watch when this machine's server.json names the one that
+    // answered: a --url may be another machine's orchestra. Otherwise it is gone once its URL
+    // no longer answers.
+    let answered = answer.get("pid").and_then(Value::as_u64);
+    let pid = ctx
+        .client
+        .server_pid()
+        .filter(|p| answered == Some(u64::from(*p)));
     let gone = match pid {
-        Some(pid) => wait(deadline, || !pid_alive(pid)),
-        None => wait(deadline, || {
+        Some(pid) => daemon::wait_exit(pid, budget),
+        None => daemon::poll_until(budget, || {
             ctx.client
                 .get("/api/status")
-                .is_err_and(|e| e.exit == super::error::Exit::Unreachable)
+                .is_err_and(|e| e.exit == Exit::Unreachable)
         }),
     };
     let who = match pid {
@@ -46,7 +52,7 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
             .unwrap_or_default();
         return Err(CliError::server(format!(
             "{who} was asked to stop but is still running after {} s{log}",
-            (grace + EXIT_MARGIN).as_secs()
+            budget.as_secs()
         )));
     }
     if ctx.json {
@@ -64,12 +70,11 @@ fn running_here(global: &GlobalArgs) -> CliResult<()> {
     let dir = crate::state_dir::resolve(global.state_dir.as_deref())
         .map_err(|e| CliError::unreachable(format!("cannot find orchestra: {e}; or pass --url")))?;
     let why = match ServerFile::read(&dir) {
-        Ok(Some(file)) if file.pid_alive() => return Ok(()),
-        Ok(Some(file)) => format!(
-            "{} is left over from pid {}, which is no longer running",
+        Ok(Some(ServerFile { pid: Some(pid), .. })) if !daemon::pid_alive(pid) => format!(
+            "{} is left over from pid {pid}, which is no longer running",
             ServerFile::path(&dir).display(),
-            file.pid.map_or("?".to_string(), |p| p.to_string())
         ),
+        Ok(Some(_)) => return Ok(()),
         Ok(None) => format!("no {}", ServerFile::path(&dir).display()),
         // Unreadable or invalid: let the connection say what is wrong with it.
         Err(_) => return Ok(()),
@@ -78,17 +83,4 @@ fn running_here(global: &GlobalArgs) -> CliResult<()> {
         "no orchestra is running on {} ({why}); nothing to stop",
         dir.display()
     )))
-}
-
-/// Polls `done` until it holds or the deadline passes; whether it held.
-fn wait(deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }

@@ -1,0 +1,291 @@
+//! A session's status, decided in one place.
+//!
+//! The session runtime reports facts — output activity (silent, active, quiet since), paused,
+//! exited — and the provider's screen patterns say what a quiet screen shows (a prompt, a
+//! busy indicator, an input prompt). [`decide`] combines them; [`SessionEntry::record_fact`]
+//! is the only writer of a session's `status` and `prompt` (`sessions.rs` publishes
+//! `session:status` for what it returns), and what the API and the TUI read.
+//! Hook events, when agents report through them, come before the screen patterns here.
+
+use super::session_info::SessionInfo;
+use super::sessions::SessionEntry;
+use crate::providers::patterns::{Prompt, Verdict};
+use crate::session::Activity;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What a session is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionStatus {
+    Starting,
+    Ready,
+    Busy,
+    Blocked,
+    Paused,
+    Exited,
+}
+
+impl SessionStatus {
+    /// The lowercase name used in the API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Starting => "starting",
+            Self::Ready => "ready",
+            Self::Busy => "busy",
+            Self::Blocked => "blocked",
+            Self::Paused => "paused",
+            Self::Exited => "exited",
+        }
+    }
+}
+
+impl std::fmt::Display for SessionStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How long a program that has printed nothing may stay quiet before it counts as ready:
+/// quiet before the first output is a program still starting (a slow shell rc, a CLI
+/// loading), not one waiting for input.
+const STARTUP_QUIET: Duration = Duration::from_secs(10);
+
+/// The session runtime's quiet period before the first output, for a `settle` time.
+pub(crate) fn startup_quiet(settle: Duration) -> Duration {
+    (settle * 20).max(STARTUP_QUIET)
+}
+
+/// What the session runtime reported about one session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Facts {
+    /// Whether the program waits for input when quiet (a shell, an agent) or just runs (a
+    /// command): only the first kind is ever `ready`.
+    pub interactive: bool,
+    pub activity: Activity,
+    pub paused: bool,
+    pub exited: bool,
+}
+
+impl Facts {
+    /// A session just started.
+    pub(crate) fn started(interactive: bool) -> Self {
+        Self {
+            interactive,
+            activity: Activity::Silent,
+            paused: false,
+            exited: false,
+        }
+    }
+
+    /// A session whose process is gone (restored from a previous run).
+    pub(crate) fn ended() -> Self {
+        Self {
+            exited: true,
+            ..Self::started(false)
+        }
+    }
+
+    /// Whether the screen matters: only a quiet screen of a running process is read.
+    fn reads_screen(&self) -> bool {
+        self.activity.is_quiet() && !self.paused && !self.exited
+    }
+}
+
+/// One new fact from the session runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fact {
+    Activity(Activity),
+    Paused(bool),
+    Exited,
+}
+
+impl Facts {
+    fn apply(&mut self, fact: Fact) {
+        match fact {
+            Fact::Activity(a) => self.activity = a,
+            Fact::Paused(p) => self.paused = p,
+            Fact::Exited => self.exited = true,
+        }
+    }
+}
+
+/// What the provider's patterns make of a quiet screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Screen {
+    /// A question waits for the user.
+    Prompt,
+    /// A busy indicator (spinner, "esc to interrupt"): still working though quiet.
+    Busy,
+    /// The agent's input prompt.
+    Ready,
+    /// Nothing the patterns know.
+    Unknown,
+}
+
+impl Screen {
+    fn of(verdict: &Verdict) -> Self {
+        match verdict {
+            Verdict::Prompt(_) => Self::Prompt,
+            Verdict::Busy => Self::Busy,
+            Verdict::Ready => Self::Ready,
+            Verdict::Unknown => Self::Unknown,
+        }
+    }
+}
+
+/// The status for the facts and, when the output is quiet, what the screen shows (`None`: the
+/// provider has no patterns). `recognised`: the patterns recognised this session's screen
+/// before; until then an unknown quiet screen is a CLI still starting.
+pub(crate) fn decide(facts: &Facts, screen: Option<Screen>, recognised: bool) -> SessionStatus {
+    use SessionStatus::*;
+    if facts.exited {
+        return Exited;
+    }
+    if facts.paused {
+        return Paused;
+    }
+    match facts.activity {
+        Activity::Silent if facts.interactive => Starting,
+        Activity::Silent | Activity::Active { .. } => Busy,
+        Activity::Quiet { .. } => match screen {
+            Some(Screen::Prompt) => Blocked,
+            _ if !facts.interactive => Busy,
+            None | Some(Screen::Ready) => Ready,
+            Some(Screen::Busy) => Busy,
+            Some(Screen::Unknown) if recognised => Ready,
+            Some(Screen::Unknown) => Starting,
+        },
+    }
+}
+
+impl SessionEntry {
+    /// Records `fact`, decides the status again and writes it, with the prompt it is blocked
+    /// on, into the session's info: the only writer of both. All under the facts lock, so
+    /// that decisions are written in the order their facts came. Returns the info when the
+    /// status or prompt changed (never once the session's end is recorded).
+    pub(crate) fn record_fact(&self, fact: Fact) -> Option<SessionInfo> {
+        let mut facts = self.facts.lock();
+        facts.apply(fact);
+        let verdict = if facts.reads_screen() {
+            self.classify_now()
+        } else {
+            None
+        };
+        let screen = verdict.as_ref().map(Screen::of);
+        let (status, prompt) = {
+            let mut agent = self.agent.lock();
+            let status = decide(&facts, screen, agent.recognised);
+            agent.recognised |= screen.is_some_and(|s| s != Screen::Unknown);
+            agent.prompt = match verdict {
+                Some(Verdict::Prompt(p)) if status == SessionStatus::Blocked => Some(p),
+                _ => None,
+            };
+            (status, agent.prompt.as_ref().map(Prompt::to_json))
+        };
+        let mut info = self.info.lock();
+        if info.ended || (info.status == status && info.prompt == prompt) {
+            return None;
+        }
+        info.status = status;
+        info.prompt = prompt;
+        Some(info.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SessionStatus::*;
+    use super::*;
+    use std::time::Instant;
+
+    fn facts(interactive: bool, activity: Activity) -> Facts {
+        Facts {
+            activity,
+            ..Facts::started(interactive)
+        }
+    }
+
+    #[test]
+    fn decides_from_facts_and_screen() {
+        let t = Instant::now();
+        let silent = Activity::Silent;
+        let active = Activity::Active { since: t };
+        let quiet = Activity::Quiet { since: t };
+        let paused = |activity| Facts {
+            paused: true,
+            ..facts(true, activity)
+        };
+        let exited = Facts {
+            exited: true,
+            paused: true,
+            ..facts(true, quiet)
+        };
+        use Screen as S;
+        #[rustfmt::skip]
+        let table: &[(&str, Facts, Option<Screen>, bool, SessionStatus)] = &[
+            // A program that printed nothing yet is starting; a command is busy at once.
+            ("interactive, silent", facts(true, silent), None, false, Starting),
+            ("command, silent", facts(false, silent), None, false, Busy),
+            // Output arriving is busy, whatever the last screen showed.
+            ("interactive, active", facts(true, active), None, true, Busy),
+            ("active over a prompt", facts(true, active), Some(S::Prompt), true, Busy),
+            ("command, active", facts(false, active), None, false, Busy),
+            // Quiet: the screen decides; without patterns an interactive program is ready.
+            ("quiet, no patterns", facts(true, quiet), None, false, Ready),
+            ("quiet, input prompt", facts(true, quiet), Some(S::Ready), false, Ready),
+            ("quiet, prompt", facts(true, quiet), Some(S::Prompt), false, Blocked),
+            ("quiet, busy indicator", facts(true, quiet), Some(S::Busy), true, Busy),
+            ("quiet, unknown, never recognised", facts(true, quiet), Some(S::Unknown), false, Starting),
+            ("quiet, unknown, recognised before", facts(true, quiet), Some(S::Unknown), true, Ready),
+            // A command is never ready, quiet or not; only a prompt it shows blocks it.
+            ("command, quiet", facts(false, quiet), None, false, Busy),
+            ("command, quiet, input prompt", facts(false, quiet), Some(S::Ready), true, Busy),
+            ("command, quiet, prompt", facts(false, quiet), Some(S::Prompt), true, Blocked),
+            // Stopped: paused whatever the output did; ended: exited.
+            ("paused while quiet", paused(quiet), Some(S::Prompt), true, Paused),
+            ("paused while active", paused(active), None, true, Paused),
+            ("paused before output", paused(silent), None, false, Paused),
+            ("exited", exited, Some(S::Ready), true, Exited),
+            ("restored", Facts::ended(), None, false, Exited),
+        ];
+        for (name, facts, screen, recognised, want) in table {
+            assert_eq!(decide(facts, *screen, *recognised), *want, "{name}");
+        }
+    }
+
+    #[test]
+    fn facts_follow_the_runtime_reports() {
+        let t = Instant::now();
+        let mut f = Facts::started(true);
+        assert!(!f.reads_screen());
+        f.apply(Fact::Activity(Activity::Quiet { since: t }));
+        assert!(f.reads_screen(), "a quiet screen is read");
+        f.apply(Fact::Paused(true));
+        assert!(!f.reads_screen());
+        assert_eq!(decide(&f, None, false), Paused);
+        f.apply(Fact::Paused(false));
+        assert_eq!(
+            decide(&f, None, false),
+            Ready,
+            "continued: back to what it shows"
+        );
+        f.apply(Fact::Exited);
+        assert_eq!(decide(&f, None, false), Exited);
+    }
+
+    #[test]
+    fn startup_quiet_is_long() {
+        assert_eq!(startup_quiet(Duration::from_millis(200)), STARTUP_QUIET);
+        assert_eq!(
+            startup_quiet(Duration::from_secs(1)),
+            Duration::from_secs(20)
+        );
+    }
+
+    #[test]
+    fn serde_lowercase() {
+        assert_eq!(serde_json::to_string(&Blocked).unwrap(), "\"blocked\"");
+        assert_eq!(Paused.to_string(), "paused");
+    }
+}
