@@ -41,10 +41,14 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match &cli.command {
             Some(Command::Serve(args)) => orchestra::cli::serve::run(args).await,
-            None => match attach_target(&cli).await {
-                Ok(target) => orchestra::tui::run(target).await,
-                Err(e) => Err(e),
-            },
+            // Nothing is started for a TUI that cannot run.
+            None => {
+                async {
+                    orchestra::tui::needs_terminal()?;
+                    orchestra::tui::run(attach_target(&cli).await?).await
+                }
+                .await
+            }
             // Client subcommands, completions and man returned above.
             Some(_) => Ok(()),
         }

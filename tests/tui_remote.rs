@@ -167,3 +167,21 @@ async fn orchestra_gone_then_back_on_another_port() {
     .await;
     drop(again);
 }
+
+/// Without a terminal `orchestra` says so, and starts no orchestra for a TUI that cannot run.
+#[test]
+fn without_a_terminal_nothing_is_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let out = std::process::Command::new(support::BIN)
+        .arg("--state-dir")
+        .arg(&state)
+        .env("HOME", dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run orchestra");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the TUI needs a terminal"), "{err}");
+    assert!(!state.join("server.json").exists(), "no daemon was started");
+}

@@ -141,9 +141,7 @@ pub struct Target {
 /// detaches (`q`, a lost terminal) or stops orchestra (`Q`). Agents run in orchestra, so
 /// detaching ends none of them.
 pub async fn run(target: Target) -> Result<()> {
-    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        anyhow::bail!("the TUI needs a terminal; run `orchestra serve` for the API without it");
-    }
+    needs_terminal()?;
     let api = remote::http::Api::new(&target.url, target.token.clone());
     let locate: remote::link::Locate = match target.state_dir.clone() {
         Some(dir) => Box::new(move || {
@@ -187,6 +185,14 @@ pub async fn run(target: Target) -> Result<()> {
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
+    Ok(())
+}
+
+/// The TUI runs only in a terminal (checked before anything is started for it).
+pub fn needs_terminal() -> Result<()> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!("the TUI needs a terminal; run `orchestra serve` for the API without it");
+    }
     Ok(())
 }
 
