@@ -561,11 +561,6 @@ impl App {
         self.selected_session_info().is_some_and(|s| !s.ended)
     }
 
-    /// Sessions whose process still runs.
-    pub fn live_sessions(&self) -> usize {
-        self.snap.sessions.iter().filter(|s| !s.ended).count()
-    }
-
     pub fn is_blocked(&self, task: &Task) -> bool {
         task.metadata.session_id.as_ref().is_some_and(|sid| {
             self.snap
