@@ -573,3 +573,21 @@ fn a_page_of_an_allowed_origin_may_watch() {
         .expect("another origin is refused");
     assert_eq!(r.status, 403);
 }
+
+#[test]
+fn the_server_stops_cleanly_while_clients_watch() {
+    let mut s = Server::start();
+    let id = shell(&s, "", 80, 24);
+    let mut reading = connect(&s, &id);
+    // And one that reads nothing while the session floods.
+    let _stalled = connect_with(&s, &id, Some(16 * 1024));
+    reading.type_text("seq 1 1000000000\r");
+    reading.wait(
+        |c| c.text().lines().any(|l| l.len() >= 6),
+        "the flood past 100000",
+    );
+    assert_eq!(s.stop(), Some(0), "SIGTERM ends the server, exit 0");
+    // The stream ends with the server (its `exit` message is sent only if the server gets
+    // to it before its process ends).
+    reading.wait(|c| c.closed, "the end of the stream");
+}

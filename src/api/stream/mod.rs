@@ -11,8 +11,7 @@ mod size;
 mod sync;
 
 use super::error::ApiError;
-use crate::engine::Engine;
-use crate::engine::SessionStatus;
+use crate::engine::{Engine, SessionStatus};
 use crate::session::{PtySession, SessionError};
 use crate::wire::{StreamEvent, StreamRequest};
 use axum::Extension;
