@@ -48,7 +48,15 @@ async fn a_task_created_typed_into_and_resized_over_the_api() {
     let mut events = cockpit.subscribe();
     // The providers come once the event stream is connected (the form waits for them).
     let providers = cockpit.providers();
-    assert!(providers.iter().any(|p| p.id == "shell"), "{providers:?}");
+    let needs = |id: &str| {
+        providers
+            .iter()
+            .find(|p| p.id == id)
+            .map(|p| p.needs_description)
+    };
+    // A plain shell just starts; `exec` runs its description.
+    assert_eq!(needs("shell"), Some(false), "{providers:?}");
+    assert_eq!(needs("exec"), Some(true), "{providers:?}");
     assert_eq!(cockpit.default_provider().as_deref(), Some("shell"));
     let created = cockpit
         .execute(Command::CreateTask {
