@@ -143,13 +143,31 @@ async fn a_task_created_typed_into_and_resized_over_the_api() {
 async fn orchestra_gone_then_back_on_another_port() {
     let mut s = Server::start();
     let state = s.state_dir.clone();
+    let sid = support::spawn_session(&s, serde_json::json!({"providerId": "shell"}));
     let cockpit = attach(&s);
     assert_eq!(cockpit.snapshot().offline, None);
+    // Shown at once (its stream opened before the event stream connects).
+    assert!(cockpit.with_screen(&sid, &mut |_| {}));
+    cockpit
+        .write_input(&sid, b"echo shown-$((4*4))\r".to_vec())
+        .expect("input");
+    eventually("the shell's output", || {
+        screen_text(&cockpit, &sid).contains("shown-16")
+    })
+    .await;
     s.crash();
     eventually("the offline notice", || {
         cockpit.snapshot().offline.is_some()
     })
     .await;
+    // While orchestra is gone, the terminal shows what it last showed.
+    for _ in 0..10 {
+        assert!(
+            screen_text(&cockpit, &sid).contains("shown-16"),
+            "the last screen is kept"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let why = cockpit.snapshot().offline.unwrap_or_default();
     assert!(why.contains("not answering"), "{why}");
     // Commands say what is wrong instead of hanging.

@@ -33,7 +33,7 @@ pub struct Shared {
     providers_read: Condvar,
     pub events: broadcast::Sender<Event>,
     /// Bumped each time the link (re)connects: a session stream opened before it is stale.
-    pub generation: AtomicU64,
+    pub generation: Arc<AtomicU64>,
     /// Signalled after every change to `snap`.
     changed: Condvar,
 }
@@ -50,7 +50,7 @@ impl Shared {
             providers: Mutex::new(None),
             providers_read: Condvar::new(),
             events,
-            generation: AtomicU64::new(0),
+            generation: Arc::new(AtomicU64::new(0)),
             changed: Condvar::new(),
         })
     }

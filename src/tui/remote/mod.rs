@@ -74,27 +74,36 @@ impl RemoteCockpit {
     }
 
     /// Runs `f` on the stream of `session_id`, opening it first when another session (or
-    /// none) was shown, or when it closed and the link has reconnected since.
+    /// none) was shown, or when it closed and the link has reconnected since. While orchestra
+    /// is gone a closed stream is kept: its last screen stays shown.
     fn on_stream<R>(&self, session_id: &str, f: impl FnOnce(&stream::Stream) -> R) -> Option<R> {
         let generation = self.shared.generation.load(Ordering::SeqCst);
         let mut slot = self.stream.lock();
+        let (size, online) = {
+            let snap = self.shared.snap.lock();
+            let size = snap
+                .sessions
+                .iter()
+                .find(|s| s.id == session_id)
+                .map(|info| (info.rows, info.cols));
+            (size, snap.offline.is_none())
+        };
         let stale = match slot.as_ref() {
-            Some(s) => s.session_id != session_id || (s.closed() && s.generation != generation),
-            None => true,
+            Some(s) if s.session_id == session_id => online && s.reopen_worthy(generation),
+            _ => true,
         };
         if stale {
-            let size = {
-                let snap = self.shared.snap.lock();
-                let info = snap.sessions.iter().find(|s| s.id == session_id)?;
-                (info.rows, info.cols)
-            };
+            let size = size?;
+            // The same session again: its last screen stays until the new one arrives.
+            let before = slot.take().filter(|s| s.session_id == session_id);
             // Dropping the old stream closes its socket.
             *slot = Some(stream::Stream::open(
                 &self.rt,
                 &self.shared.api(),
                 session_id,
                 size,
-                generation,
+                before,
+                self.shared.generation.clone(),
                 self.shared.events.clone(),
             ));
         }

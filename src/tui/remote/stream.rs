@@ -8,6 +8,7 @@ use crate::wire::{StreamEvent, StreamRequest};
 use futures_util::{SinkExt, StreamExt};
 use parking_lot::Mutex;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{broadcast, mpsc};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -17,8 +18,10 @@ struct Term {
     parser: vt100::Parser,
     /// The server sent a screen (or is about to): the session has a terminal.
     has_terminal: bool,
-    /// The socket closed (session ended, or the daemon went away).
+    /// The socket closed (session ended, or the daemon went away)…
     closed: bool,
+    /// …while the link was in this generation (see `Stream::reopen_worthy`).
+    closed_in: u64,
 }
 
 /// Something to send up the socket.
@@ -29,8 +32,6 @@ enum Up {
 
 pub struct Stream {
     pub session_id: String,
-    /// The link generation it was opened in (a reconnect makes a closed stream worth reopening).
-    pub generation: u64,
     term: Arc<Mutex<Term>>,
     up: mpsc::UnboundedSender<Up>,
     task: tokio::task::JoinHandle<()>,
@@ -43,20 +44,30 @@ impl Drop for Stream {
 }
 
 impl Stream {
-    /// Opens the stream of `session_id`; until its first screen arrives, the terminal is blank
-    /// at `size` (rows, cols).
+    /// Opens the stream of `session_id`; until its first screen arrives, the terminal shows
+    /// `before` (the screen of the session's previous stream), else is blank at `size`
+    /// (rows, cols). `generation` counts the link's connections.
     pub fn open(
         rt: &tokio::runtime::Handle,
         api: &Api,
         session_id: &str,
         size: (u16, u16),
-        generation: u64,
+        before: Option<Stream>,
+        generation: Arc<AtomicU64>,
         events: broadcast::Sender<Event>,
     ) -> Stream {
+        let parser = match before {
+            Some(old) => {
+                let mut t = old.term.lock();
+                std::mem::replace(&mut t.parser, vt100::Parser::new(2, 2, 0))
+            }
+            None => vt100::Parser::new(size.0.max(2), size.1.max(2), 0),
+        };
         let term = Arc::new(Mutex::new(Term {
-            parser: vt100::Parser::new(size.0.max(2), size.1.max(2), 0),
+            parser,
             has_terminal: true,
             closed: false,
+            closed_in: 0,
         }));
         let (up, rx) = mpsc::unbounded_channel();
         let url = format!(
@@ -71,10 +82,10 @@ impl Stream {
             term.clone(),
             rx,
             events,
+            generation,
         ));
         Stream {
             session_id: session_id.to_string(),
-            generation,
             term,
             up,
             task,
@@ -84,6 +95,13 @@ impl Stream {
     /// Whether the socket closed (the session ended or the daemon went away).
     pub fn closed(&self) -> bool {
         self.term.lock().closed
+    }
+
+    /// Closed, and the link has connected again since: orchestra went away and came back, so
+    /// a new stream may show the session again.
+    pub fn reopen_worthy(&self, generation: u64) -> bool {
+        let t = self.term.lock();
+        t.closed && generation > t.closed_in
     }
 
     pub fn with_screen(&self, f: &mut dyn FnMut(&vt100::Screen)) -> bool {
@@ -116,6 +134,7 @@ async fn run(
     term: Arc<Mutex<Term>>,
     mut up: mpsc::UnboundedReceiver<Up>,
     events: broadcast::Sender<Event>,
+    generation: Arc<AtomicU64>,
 ) {
     let screen_changed = || {
         let _ = events.send(Event::Screen {
@@ -125,6 +144,7 @@ async fn run(
     let finish = |has_terminal: Option<bool>| {
         let mut t = term.lock();
         t.closed = true;
+        t.closed_in = generation.load(Ordering::SeqCst);
         if let Some(h) = has_terminal {
             t.has_terminal = h;
         }
