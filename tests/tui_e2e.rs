@@ -490,6 +490,9 @@ fn stop_with_q(tmux: &Tmux, live: usize, marker: &str) {
     });
     tmux.send(&["y"]);
     exits(tmux);
+    // The TUI leaves once orchestra has ended its agents and exited.
+    let left = session_processes(marker);
+    assert!(left.is_empty(), "agents still running: {left:?}");
     no_process_left(marker);
 }
 

@@ -24,6 +24,9 @@ use tokio::sync::broadcast;
 /// by running them: seconds on a machine with many agent CLIs).
 const PROVIDERS_READ: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How long `Q` waits for orchestra to end its agents and exit.
+const STOP_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// How long a command waits for its effect to come back on the event stream.
 const CAUGHT_UP: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -410,7 +413,17 @@ fn run_command(
         }
         Command::CountLive => live_agents(api).map(Outcome::Live).map_err(e),
         Command::StopOrchestra => {
+            // Found through its state directory: wait until it is gone (its agents ended),
+            // as `orchestra stop` does, so that nothing runs once the TUI has left.
+            let pid = state_dir
+                .as_deref()
+                .and_then(|d| crate::daemon::ServerFile::read(d).ok().flatten())
+                .filter(|f| f.url.trim_end_matches('/') == api.base)
+                .and_then(|f| f.pid);
             let r = api.post("/api/daemon/stop", None).map_err(e)?;
+            if let Some(pid) = pid {
+                crate::daemon::wait_exit(pid, STOP_BUDGET);
+            }
             let ended = r.get("ended").and_then(Value::as_u64).unwrap_or(0);
             Ok(Outcome::Stopped(format!(
                 "orchestra stopped; {ended} agent{} ended",
