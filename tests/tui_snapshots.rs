@@ -709,7 +709,7 @@ fn too_small_30x8_still_says_what_to_do() {
     let shown = format!("{:?}", t.backend());
     assert!(shown.contains("Enlarge the window"), "{shown}");
     assert!(
-        shown.contains("press q") && shown.contains("to quit."),
+        shown.contains("press q") && shown.contains("to detach."),
         "{shown}"
     );
     insta::assert_snapshot!(t.backend());

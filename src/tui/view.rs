@@ -224,9 +224,9 @@ impl App {
         let area = frame.area();
         let Some(areas) = layout(area) else {
             self.areas = None;
-            let quit = keymap::key_for(Context::Panes, Action::Detach).unwrap_or_default();
+            let leave = keymap::key_for(Context::Panes, Action::Detach).unwrap_or_default();
             let msg = format!(
-                "Terminal too small: {}×{}. orchestra needs at least {}×{}.\nEnlarge the window, or press {quit} to quit.",
+                "Terminal too small: {}×{}. orchestra needs at least {}×{}.\nEnlarge the window, or press {leave} to detach.",
                 area.width, area.height, MIN_WIDTH, MIN_HEIGHT
             );
             // Wrapped here (not by the paragraph) so the height is known and the last line,
