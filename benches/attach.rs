@@ -137,9 +137,9 @@ impl Drop for Tmux {
     }
 }
 
-/// Keys sent to panes of a tmux server, one `tmux send-keys` each. (A control-mode client
-/// would save the process per key, but tmux 3.3a's server exited under it here.) Both sides
-/// of every comparison pay this the same.
+/// Keys sent to panes of a tmux server, one `tmux send-keys` each (a control-mode client would
+/// save the process per key; not tried again after a first attempt that failed for another
+/// reason). Both sides of every comparison pay this the same.
 struct Keys<'a> {
     tmux: &'a Tmux,
 }
