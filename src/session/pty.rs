@@ -16,6 +16,9 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The pause between typed text and its submit key (callers run sends off the async workers).
+const SUBMIT_PAUSE: Duration = Duration::from_millis(80);
+
 /// Bytes read but not yet processed, at most: past this the reader stops reading, the PTY
 /// buffer fills, and the child blocks in write(2).
 const INBOX_CAP: usize = 1024 * 1024;
@@ -283,6 +286,12 @@ impl PtySession {
         let bytes = encode_text(text, bracketed);
         if !bytes.is_empty() {
             self.write(&bytes)?;
+            if !submit.is_empty() {
+                // An Enter right behind typed text reads as part of a paste to some CLIs
+                // (Gemini CLI makes one within 30 ms of the previous key a newline): the
+                // text would sit in its input box, never submitted.
+                std::thread::sleep(SUBMIT_PAUSE);
+            }
         }
         if !submit.is_empty() {
             self.write(submit)?;

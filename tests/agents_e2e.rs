@@ -1,0 +1,293 @@
+//! Real coding-agent CLIs doing real work through orchestra, against the scripted model on
+//! loopback (tests/support/model): a task started through the API, the model making the CLI
+//! call its own file-writing tool, the file appearing and the task completing with the
+//! model's reply. Each test names the CLI and the version it was written against; a CLI that
+//! is not installed (`scripts/install-agent-clis`) is skipped, saying so.
+
+mod support;
+#[path = "support/model/mod.rs"]
+mod model;
+
+use model::{ModelServer, Reply, Script, Turn};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+use support::*;
+
+const API: &str = "/api/coding-agents";
+const WAIT: Duration = Duration::from_secs(180);
+
+/// The real CLIs are heavy: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A temp git repository with one commit, so orchestra can tell which files a task created.
+fn git_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .output()
+            .expect("git")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.path().join("README.md"), "a test repository\n").expect("write");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "start"]);
+    dir
+}
+
+/// One CLI's run: the model server, the orchestra server whose sessions reach it, the repo.
+struct Run {
+    model: ModelServer,
+    s: Server,
+    work: tempfile::TempDir,
+    _home: tempfile::TempDir,
+    cli: &'static str,
+    _guard: std::sync::MutexGuard<'static, ()>,
+}
+
+/// `None` (with the reason printed) when the CLI is not installed. `setup` writes the CLI's
+/// files into the fresh HOME, given the model server's URL; `env` is for the server and so
+/// for its sessions (the provider's `pass_env` decides what reaches the CLI).
+fn run(
+    cli: &'static str,
+    script: impl FnOnce(&Path) -> Script,
+    setup: impl FnOnce(&Path, &str),
+    env: impl FnOnce(&str) -> Vec<(&'static str, String)>,
+) -> Option<Run> {
+    let bin = tools_bin();
+    if !bin.join(cli).exists() {
+        eprintln!(
+            "SKIP: {cli} is not installed in {} (run scripts/install-agent-clis)",
+            bin.display()
+        );
+        return None;
+    }
+    let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let work = git_repo();
+    let model = ModelServer::start(script(work.path()));
+    let home = tempfile::tempdir().expect("tempdir");
+    setup(home.path(), &model.url);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut all = vec![
+        ("HOME", home.path().to_string_lossy().into_owned()),
+        ("PATH", path),
+    ];
+    all.extend(env(&model.url));
+    let all: Vec<(&str, &str)> = all.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let s = Server::start_with_env(&[], &all);
+    Some(Run {
+        model,
+        s,
+        work,
+        _home: home,
+        cli,
+        _guard: guard,
+    })
+}
+
+impl Run {
+    /// Creates the task for this CLI under `approval` and starts it; returns its id.
+    fn start_task(&self, description: &str, approval: &str) -> String {
+        let t = create_task(
+            &self.s,
+            "hello",
+            json!({"description": description, "providerId": self.cli, "approval": approval,
+                   "workingDirectory": self.work.path()}),
+        );
+        let id = t["id"].as_str().expect("task id").to_string();
+        let r = self.s.post_empty(&format!("{API}/tasks/{id}/start"));
+        assert_eq!(r.status, 200, "{}", r.body);
+        id
+    }
+
+    fn task(&self, id: &str) -> Value {
+        self.s.get(&format!("{API}/tasks/{id}")).json()["task"].clone()
+    }
+
+    /// Waits for the task to be final; panics with the screen and the model's log if not.
+    fn wait_final(&self, id: &str) -> Value {
+        let mut last = Value::Null;
+        let ok = wait_until(WAIT, || {
+            last = self.task(id);
+            matches!(
+                last["metadata"]["status"].as_str(),
+                Some("completed" | "failed" | "cancelled")
+            )
+        });
+        assert!(ok, "{}: task never ended: {last}\n{}", self.cli, self.context(&last));
+        last
+    }
+
+    /// The session's screen and the model server's requests, for failure messages.
+    fn context(&self, task: &Value) -> String {
+        let sid = task["metadata"]["sessionId"].as_str().unwrap_or_default();
+        format!(
+            "screen:\n{}\nmodel requests:\n{}",
+            screen(&self.s, sid),
+            self.model.log()
+        )
+    }
+
+    /// The file-writing task completed with the scripted reply and `filesCreated`.
+    fn assert_hello_done(&self, t: &Value, reply: &str) {
+        let ctx = self.context(t);
+        let m = &t["metadata"];
+        assert_eq!(m["status"], "completed", "{}: {t}\n{ctx}", self.cli);
+        let hello = std::fs::read_to_string(self.work.path().join("hello.txt")).unwrap_or_default();
+        assert_eq!(hello.trim_end(), "hi", "{}: {t}\n{ctx}", self.cli);
+        let summary = m["result"]["summary"].as_str().unwrap_or_default();
+        assert!(summary.contains(reply), "{}: summary {summary:?}\n{ctx}", self.cli);
+        assert_eq!(m["result"]["filesCreated"], json!(["hello.txt"]), "{}: {t}", self.cli);
+    }
+}
+
+const TASK: &str = "create hello.txt containing hi";
+const DONE: &str = "Created hello.txt for you.";
+
+/// On the task's prompt, call `tool` with `input`; on its result, say [`DONE`].
+fn hello_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Script {
+    move |cwd| {
+        Script::new(cwd)
+            .turn(Turn::on_tool_result("hello.txt", Reply::text(DONE)).offering(tool))
+            .turn(Turn::on_prompt("hello.txt", Reply::tool(tool, input)).offering(tool))
+            .fallback("Nothing scripted for that.")
+    }
+}
+
+fn claude_home(home: &Path, _url: &str) {
+    std::fs::write(
+        home.join(".claude.json"),
+        r#"{"hasCompletedOnboarding": true}"#,
+    )
+    .expect("write .claude.json");
+}
+
+fn claude_env(url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("ANTHROPIC_BASE_URL", url.to_string()),
+        ("ANTHROPIC_AUTH_TOKEN", "scripted".to_string()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_string()),
+        ("DISABLE_AUTOUPDATER", "1".to_string()),
+    ]
+}
+
+#[test]
+fn claude_2_1_332_auto_writes_a_file_through_the_api() {
+    let Some(r) = run(
+        "claude",
+        hello_script(
+            "Write",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        claude_home,
+        claude_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    // The model saw the task as the prompt and offered Write; the Write result came back.
+    let sent = r.model.requests_to("/v1/messages");
+    let main: Vec<_> = sent
+        .iter()
+        .filter(|q| q.body["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["name"] == "Write")))
+        .collect();
+    assert!(
+        main.iter().any(|q| q.body.to_string().contains(TASK)),
+        "{}",
+        r.model.log()
+    );
+    assert!(
+        main.iter().any(|q| q.body.to_string().contains("tool_result")),
+        "{}",
+        r.model.log()
+    );
+}
+
+fn gemini_home(home: &Path, _url: &str) {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).expect("mkdir .gemini");
+    let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"},
+                                       "folderTrust": {"enabled": false}}});
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+}
+
+fn gemini_env(url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("GEMINI_API_KEY", "scripted".to_string()),
+        ("GOOGLE_GEMINI_BASE_URL", url.to_string()),
+    ]
+}
+
+#[test]
+fn gemini_0_61_0_auto_writes_a_file_through_the_api() {
+    let Some(r) = run(
+        "gemini",
+        hello_script(
+            "write_file",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        gemini_home,
+        gemini_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    let streamed = r.model.requests_to(":streamGenerateContent");
+    assert!(
+        streamed.iter().any(|q| q.body.to_string().contains(TASK)),
+        "{}",
+        r.model.log()
+    );
+}
+
+fn codex_home(home: &Path, url: &str) {
+    let dir = home.join(".codex");
+    std::fs::create_dir_all(&dir).expect("mkdir .codex");
+    let config = format!(
+        "model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\n\
+         check_for_update_on_startup = false\n\n\
+         [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{url}/v1\"\n\
+         wire_api = \"responses\"\nsupports_websockets = false\n\
+         request_max_retries = 0\nstream_max_retries = 0\n"
+    );
+    std::fs::write(dir.join("config.toml"), config).expect("write config.toml");
+}
+
+#[test]
+fn codex_0_171_0_auto_writes_a_file_through_the_api() {
+    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+    let Some(r) = run(
+        "codex",
+        hello_script("apply_patch", json!(patch)),
+        codex_home,
+        |_| vec![],
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    let sent = r.model.requests_to("/v1/responses");
+    assert!(
+        sent.iter().any(|q| q.body.to_string().contains(TASK)),
+        "{}",
+        r.model.log()
+    );
+}
