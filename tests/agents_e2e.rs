@@ -17,7 +17,7 @@ use std::time::Duration;
 use support::*;
 
 const API: &str = "/api/coding-agents";
-const WAIT: Duration = Duration::from_secs(180);
+const WAIT: Duration = Duration::from_secs(60);
 
 /// The real CLIs are heavy: one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -134,8 +134,10 @@ impl Run {
     /// The session's screen and the model server's requests, for failure messages.
     fn context(&self, task: &Value) -> String {
         let sid = task["metadata"]["sessionId"].as_str().unwrap_or_default();
+        let session = &self.s.get(&format!("{API}/sessions/{sid}")).json()["session"];
+        let messages = &self.s.get(&format!("{API}/sessions/{sid}/messages")).json()["messages"];
         format!(
-            "screen:\n{}\nmodel requests:\n{}",
+            "session: {session}\nmessages: {messages}\nscreen:\n{}\nmodel requests:\n{}",
             screen(&self.s, sid),
             self.model.log()
         )
