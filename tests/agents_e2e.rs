@@ -55,12 +55,12 @@ struct Run {
 }
 
 /// `None` (with the reason printed) when the CLI is not installed. `setup` writes the CLI's
-/// files into the fresh HOME, given the model server's URL; `env` is for the server and so
+/// files into the fresh HOME (and the repository), given the model server's URL; `env` is for the server and so
 /// for its sessions (the provider's `pass_env` decides what reaches the CLI).
 fn run(
     cli: &'static str,
     script: impl FnOnce(&Path) -> Script,
-    setup: impl FnOnce(&Path, &str),
+    setup: impl FnOnce(&Path, &Path, &str),
     env: impl FnOnce(&str) -> Vec<(&'static str, String)>,
 ) -> Option<Run> {
     let bin = tools_bin();
@@ -75,7 +75,7 @@ fn run(
     let work = git_repo();
     let model = ModelServer::start(script(work.path()));
     let home = tempfile::tempdir().expect("tempdir");
-    setup(home.path(), &model.url);
+    setup(home.path(), work.path(), &model.url);
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -169,7 +169,7 @@ fn hello_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Scrip
     }
 }
 
-fn claude_home(home: &Path, _url: &str) {
+fn claude_home(home: &Path, _work: &Path, _url: &str) {
     std::fs::write(
         home.join(".claude.json"),
         r#"{"hasCompletedOnboarding": true}"#,
@@ -220,7 +220,7 @@ fn claude_2_1_332_auto_writes_a_file_through_the_api() {
     );
 }
 
-fn gemini_home(home: &Path, _url: &str) {
+fn gemini_home(home: &Path, _work: &Path, _url: &str) {
     let dir = home.join(".gemini");
     std::fs::create_dir_all(&dir).expect("mkdir .gemini");
     let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"},
@@ -259,7 +259,7 @@ fn gemini_0_61_0_auto_writes_a_file_through_the_api() {
     );
 }
 
-fn codex_home(home: &Path, url: &str) {
+fn codex_home(home: &Path, _work: &Path, url: &str) {
     let dir = home.join(".codex");
     std::fs::create_dir_all(&dir).expect("mkdir .codex");
     let config = format!(
@@ -287,6 +287,97 @@ fn codex_0_171_0_auto_writes_a_file_through_the_api() {
     let t = r.wait_final(&id);
     r.assert_hello_done(&t, DONE);
     let sent = r.model.requests_to("/v1/responses");
+    assert!(
+        sent.iter().any(|q| q.body.to_string().contains(TASK)),
+        "{}",
+        r.model.log()
+    );
+}
+
+fn opencode_home(home: &Path, _work: &Path, url: &str) {
+    let dir = home.join(".config/opencode");
+    std::fs::create_dir_all(&dir).expect("mkdir opencode config");
+    let config = json!({
+        "$schema": "https://opencode.ai/config.json",
+        "model": "anthropic/claude-sonnet-4-5",
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": {"anthropic": {"options": {"baseURL": format!("{url}/v1"), "apiKey": "scripted"}}},
+    });
+    std::fs::write(dir.join("opencode.json"), config.to_string()).expect("write opencode.json");
+}
+
+#[test]
+fn opencode_1_18_33_auto_writes_a_file_through_the_api() {
+    let Some(r) = run(
+        "opencode",
+        hello_script(
+            "write",
+            json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        opencode_home,
+        |_| vec![],
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    let sent = r.model.requests_to("/v1/messages");
+    assert!(
+        sent.iter().any(|q| q.body.to_string().contains(TASK)),
+        "{}",
+        r.model.log()
+    );
+}
+
+fn aider_home(home: &Path, work: &Path, _url: &str) {
+    // Aider adds `.aider*` to a .gitignore that lacks it (its own housekeeping, not the
+    // task's work): a repository that already ignores it.
+    std::fs::write(work.join(".gitignore"), ".aider*\n").expect("write .gitignore");
+    let dir = home.join(".aider/caches");
+    std::fs::create_dir_all(&dir).expect("mkdir aider caches");
+    let prices = json!({"gpt-4o": {"max_input_tokens": 128000, "max_output_tokens": 16384,
+        "input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
+        "litellm_provider": "openai", "mode": "chat", "supports_function_calling": true}});
+    std::fs::write(
+        dir.join("model_prices_and_context_window.json"),
+        prices.to_string(),
+    )
+    .expect("write model prices");
+}
+
+fn aider_env(url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("OPENAI_API_BASE", format!("{url}/v1")),
+        ("OPENAI_API_KEY", "scripted".to_string()),
+        ("AIDER_MODEL", "openai/gpt-4o".to_string()),
+        ("AIDER_ANALYTICS_DISABLE", "true".to_string()),
+        ("AIDER_CHECK_UPDATE", "false".to_string()),
+        ("AIDER_SHOW_RELEASE_NOTES", "false".to_string()),
+    ]
+}
+
+#[test]
+fn aider_0_86_2_auto_writes_a_file_through_the_api() {
+    // Aider edits through edit blocks in its reply text, not a tool.
+    let edit = format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let Some(r) = run(
+        "aider",
+        |cwd| {
+            Script::new(cwd)
+                .turn(Turn::on_prompt(TASK, Reply::text(&edit)))
+                .fallback("Add hello.txt")
+        },
+        aider_home,
+        aider_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    let sent = r.model.requests_to("/v1/chat/completions");
     assert!(
         sent.iter().any(|q| q.body.to_string().contains(TASK)),
         "{}",

@@ -10,7 +10,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 use support::*;
