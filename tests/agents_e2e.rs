@@ -4,9 +4,9 @@
 //! model's reply. Each test names the CLI and the version it was written against; a CLI that
 //! is not installed (`scripts/install-agent-clis`) is skipped, saying so.
 
-mod support;
 #[path = "support/model/mod.rs"]
 mod model;
+mod support;
 
 use model::{ModelServer, Reply, Script, Turn};
 use serde_json::{Value, json};
@@ -27,7 +27,14 @@ fn git_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let git = |args: &[&str]| {
         let ok = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
             .args(args)
             .current_dir(dir.path())
             .env("HOME", dir.path())
@@ -127,7 +134,12 @@ impl Run {
                 Some("completed" | "failed" | "cancelled")
             )
         });
-        assert!(ok, "{}: task never ended: {last}\n{}", self.cli, self.context(&last));
+        assert!(
+            ok,
+            "{}: task never ended: {last}\n{}",
+            self.cli,
+            self.context(&last)
+        );
         last
     }
 
@@ -151,8 +163,17 @@ impl Run {
         let hello = std::fs::read_to_string(self.work.path().join("hello.txt")).unwrap_or_default();
         assert_eq!(hello.trim_end(), "hi", "{}: {t}\n{ctx}", self.cli);
         let summary = m["result"]["summary"].as_str().unwrap_or_default();
-        assert!(summary.contains(reply), "{}: summary {summary:?}\n{ctx}", self.cli);
-        assert_eq!(m["result"]["filesCreated"], json!(["hello.txt"]), "{}: {t}", self.cli);
+        assert!(
+            summary.contains(reply),
+            "{}: summary {summary:?}\n{ctx}",
+            self.cli
+        );
+        assert_eq!(
+            m["result"]["filesCreated"],
+            json!(["hello.txt"]),
+            "{}: {t}",
+            self.cli
+        );
     }
 }
 
@@ -206,7 +227,11 @@ fn claude_2_1_332_auto_writes_a_file_through_the_api() {
     let sent = r.model.requests_to("/v1/messages");
     let main: Vec<_> = sent
         .iter()
-        .filter(|q| q.body["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["name"] == "Write")))
+        .filter(|q| {
+            q.body["tools"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["name"] == "Write"))
+        })
         .collect();
     assert!(
         main.iter().any(|q| q.body.to_string().contains(TASK)),
@@ -214,10 +239,91 @@ fn claude_2_1_332_auto_writes_a_file_through_the_api() {
         r.model.log()
     );
     assert!(
-        main.iter().any(|q| q.body.to_string().contains("tool_result")),
+        main.iter()
+            .any(|q| q.body.to_string().contains("tool_result")),
         "{}",
         r.model.log()
     );
+}
+
+impl Run {
+    fn session(&self, task_id: &str) -> (String, Value) {
+        let sid = self.task(task_id)["metadata"]["sessionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let s = self.s.get(&format!("{API}/sessions/{sid}")).json()["session"].clone();
+        (sid, s)
+    }
+
+    /// Waits until the task's session is blocked on a prompt of `kind`; returns its id and
+    /// the prompt.
+    fn wait_prompt(&self, task_id: &str, kind: &str) -> (String, Value) {
+        let mut last = (String::new(), Value::Null);
+        let ok = wait_until(WAIT, || {
+            last = self.session(task_id);
+            last.1["status"] == "blocked" && last.1["prompt"]["kind"] == kind
+        });
+        let t = self.task(task_id);
+        assert!(
+            ok,
+            "{}: never blocked on {kind}: {}\n{}",
+            self.cli,
+            last.1,
+            self.context(&t)
+        );
+        (last.0, last.1["prompt"].clone())
+    }
+
+    /// Answers the prompt with the option whose label starts with `label`.
+    fn answer(&self, sid: &str, prompt: &Value, label: &str) {
+        let key = prompt["options"]
+            .as_array()
+            .and_then(|o| {
+                o.iter()
+                    .find(|o| o["label"].as_str().is_some_and(|l| l.starts_with(label)))
+            })
+            .and_then(|o| o["key"].as_str())
+            .unwrap_or_else(|| panic!("no option {label:?} in {prompt}"))
+            .to_string();
+        let r = self.s.post(
+            &format!("{API}/sessions/{sid}/answer"),
+            json!({"option": key}),
+        );
+        assert_eq!(r.status, 200, "{}: answer {key}: {}", self.cli, r.body);
+    }
+}
+
+#[test]
+fn claude_2_1_332_manual_asks_before_writing_and_the_api_answers() {
+    let Some(r) = run(
+        "claude",
+        hello_script(
+            "Write",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        claude_home,
+        claude_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "manual");
+    let (sid, trust) = r.wait_prompt(&id, "trust");
+    r.answer(&sid, &trust, "Yes");
+    let (_, permission) = r.wait_prompt(&id, "permission");
+    assert!(
+        permission["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("hello.txt"),
+        "{permission}"
+    );
+    // Asked before the file exists, and the task waits for the answer.
+    assert!(!r.work.path().join("hello.txt").exists());
+    assert_eq!(r.task(&id)["metadata"]["status"], "running");
+    r.answer(&sid, &permission, "Yes");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
 }
 
 fn gemini_home(home: &Path, _work: &Path, _url: &str) {
@@ -361,7 +467,8 @@ fn aider_env(url: &str) -> Vec<(&'static str, String)> {
 #[test]
 fn aider_0_86_2_auto_writes_a_file_through_the_api() {
     // Aider edits through edit blocks in its reply text, not a tool.
-    let edit = format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let edit =
+        format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
     let Some(r) = run(
         "aider",
         |cwd| {

@@ -1,9 +1,9 @@
 //! The scripted model server (tests/support/model) over plain HTTP, no CLI: each API's
 //! stream shape, the turn matching, `{cwd}`, structured output and the recording.
 
-mod support;
 #[path = "support/model/mod.rs"]
 mod model;
+mod support;
 
 use model::{ModelServer, Reply, Script, Turn};
 use serde_json::{Value, json};
@@ -120,14 +120,21 @@ fn anthropic_tool_result_gets_the_reply_also_unstreamed() {
     assert_eq!(text, "Created hello.txt.");
     let r = post(&m, "/v1/messages", anthropic_body(messages, false));
     let v = r.json();
-    assert_eq!(v["content"], json!([{"type": "text", "text": "Created hello.txt."}]));
+    assert_eq!(
+        v["content"],
+        json!([{"type": "text", "text": "Created hello.txt."}])
+    );
     assert_eq!(v["stop_reason"], "end_turn");
 }
 
 #[test]
 fn side_requests_count_tokens_models_and_structured_output() {
     let m = ModelServer::start(hello_script(Path::new("/w"), "Write", write_input()));
-    let r = post(&m, "/v1/messages/count_tokens?beta=true", json!({"messages": []}));
+    let r = post(
+        &m,
+        "/v1/messages/count_tokens?beta=true",
+        json!({"messages": []}),
+    );
     assert_eq!(r.json()["input_tokens"], 10);
     let addr = m.url.trim_start_matches("http://").to_string();
     let r = raw_request(&addr, "GET", "/v1/models", None, &[]);
@@ -147,7 +154,12 @@ fn side_requests_count_tokens_models_and_structured_output() {
     // Unknown paths are a 404 with a sentence, and recorded too.
     let r = post(&m, "/v2/unknown", json!({}));
     assert_eq!(r.status, 404);
-    assert!(r.json()["error"]["message"].as_str().unwrap().contains("/v2/unknown"));
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("/v2/unknown")
+    );
     assert_eq!(m.requests().len(), 4);
 }
 
@@ -157,7 +169,10 @@ fn a_turn_for_a_tool_the_cli_does_not_offer_falls_back_to_text() {
     let r = post(
         &m,
         "/v1/messages",
-        anthropic_body(json!([{"role": "user", "content": "create hello.txt"}]), false),
+        anthropic_body(
+            json!([{"role": "user", "content": "create hello.txt"}]),
+            false,
+        ),
     );
     assert_eq!(
         r.json()["content"],
@@ -170,14 +185,25 @@ fn responses_stream_uses_custom_and_function_tool_calls() {
     let cwd = Path::new("/repo");
     let patch = "*** Begin Patch\n*** Add File: {cwd}/hello.txt\n+hi\n*** End Patch";
     let script = Script::new(cwd)
-        .turn(Turn::on_tool_result("hello", Reply::text("Created hello.txt.")))
-        .turn(Turn::on_prompt("hello", Reply::tool("apply_patch", json!(patch))))
-        .turn(Turn::on_prompt("list", Reply::tool("exec_command", json!({"cmd": "ls {cwd}"}))));
+        .turn(Turn::on_tool_result(
+            "hello",
+            Reply::text("Created hello.txt."),
+        ))
+        .turn(Turn::on_prompt(
+            "hello",
+            Reply::tool("apply_patch", json!(patch)),
+        ))
+        .turn(Turn::on_prompt(
+            "list",
+            Reply::tool("exec_command", json!({"cmd": "ls {cwd}"})),
+        ));
     let m = ModelServer::start(script);
     let tools = json!([{"type": "function", "name": "exec_command", "parameters": {}},
                        {"type": "custom", "name": "apply_patch"}]);
-    let user = |t: &str| json!({"type": "message", "role": "user",
-                               "content": [{"type": "input_text", "text": t}]});
+    let user = |t: &str| {
+        json!({"type": "message", "role": "user",
+                               "content": [{"type": "input_text", "text": t}]})
+    };
     let r = post(
         &m,
         "/v1/responses",
@@ -187,14 +213,22 @@ fn responses_stream_uses_custom_and_function_tool_calls() {
     let types: Vec<&str> = d.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
-        ["response.created", "response.output_item.added", "response.output_item.done",
-         "response.completed"]
+        [
+            "response.created",
+            "response.output_item.added",
+            "response.output_item.done",
+            "response.completed"
+        ]
     );
     let item = &d[2]["item"];
     assert_eq!(item["type"], "custom_tool_call");
     assert_eq!(item["input"], patch.replace("{cwd}", "/repo"));
     // Event names match the data's type.
-    assert!(events(&r.body).iter().all(|(n, d)| d.contains(&format!("\"{}\"", n.as_ref().unwrap()))));
+    assert!(
+        events(&r.body)
+            .iter()
+            .all(|(n, d)| d.contains(&format!("\"{}\"", n.as_ref().unwrap())))
+    );
 
     let r = post(
         &m,
@@ -219,7 +253,10 @@ fn responses_stream_uses_custom_and_function_tool_calls() {
         .collect();
     assert_eq!(text, "Created hello.txt.");
     let done = datas(&r.body).pop().unwrap();
-    assert_eq!(done["response"]["output"][0]["content"][0]["text"], "Created hello.txt.");
+    assert_eq!(
+        done["response"]["output"][0]["content"][0]["text"],
+        "Created hello.txt."
+    );
 }
 
 #[test]
@@ -231,8 +268,12 @@ fn responses_refuses_a_websocket_upgrade() {
         "GET",
         "/v1/responses",
         None,
-        &[("Upgrade", "websocket"), ("Connection", "Upgrade"),
-          ("Sec-WebSocket-Version", "13"), ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")],
+        &[
+            ("Upgrade", "websocket"),
+            ("Connection", "Upgrade"),
+            ("Sec-WebSocket-Version", "13"),
+            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ],
     );
     assert_eq!(r.status, 426, "{}", r.body);
 }
@@ -253,9 +294,16 @@ fn chat_completions_stream_tool_call_deltas_then_done() {
     let d = datas(&r.body);
     let calls: Vec<&Value> = d
         .iter()
-        .filter_map(|c| c["choices"][0]["delta"]["tool_calls"][0].as_object().map(|_| c))
+        .filter_map(|c| {
+            c["choices"][0]["delta"]["tool_calls"][0]
+                .as_object()
+                .map(|_| c)
+        })
         .collect();
-    assert_eq!(calls[0]["choices"][0]["delta"]["tool_calls"][0]["function"]["name"], "write");
+    assert_eq!(
+        calls[0]["choices"][0]["delta"]["tool_calls"][0]["function"]["name"],
+        "write"
+    );
     let args: String = calls
         .iter()
         .map(|c| {
@@ -265,12 +313,20 @@ fn chat_completions_stream_tool_call_deltas_then_done() {
                 .to_string()
         })
         .collect();
-    assert_eq!(serde_json::from_str::<Value>(&args).unwrap(), json!({"path": "/a/hello.txt"}));
-    assert!(d.iter().any(|c| c["choices"][0]["finish_reason"] == "tool_calls"));
+    assert_eq!(
+        serde_json::from_str::<Value>(&args).unwrap(),
+        json!({"path": "/a/hello.txt"})
+    );
+    assert!(
+        d.iter()
+            .any(|c| c["choices"][0]["finish_reason"] == "tool_calls")
+    );
 
     // Aider's way: edit blocks in plain text, on a tool result or not.
-    let script = Script::new(Path::new("/a"))
-        .turn(Turn::on_prompt("hello.txt", Reply::text("hello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```")));
+    let script = Script::new(Path::new("/a")).turn(Turn::on_prompt(
+        "hello.txt",
+        Reply::text("hello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```"),
+    ));
     let m = ModelServer::start(script);
     let r = post(
         &m,
@@ -280,19 +336,35 @@ fn chat_completions_stream_tool_call_deltas_then_done() {
     );
     let text: String = datas(&r.body)
         .iter()
-        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str().map(str::to_string))
+        .filter_map(|c| {
+            c["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
         .collect();
     assert!(text.contains(">>>>>>> REPLACE"), "{text}");
-    assert!(datas(&r.body).iter().any(|c| c["choices"][0]["finish_reason"] == "stop"));
+    assert!(
+        datas(&r.body)
+            .iter()
+            .any(|c| c["choices"][0]["finish_reason"] == "stop")
+    );
 }
 
 #[test]
 fn gemini_stream_router_and_count_tokens() {
-    let script = hello_script(Path::new("/g"), "write_file", json!({"file_path": "{cwd}/hello.txt", "content": "hi"}));
+    let script = hello_script(
+        Path::new("/g"),
+        "write_file",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi"}),
+    );
     let m = ModelServer::start(script);
     let body = json!({"contents": [{"role": "user", "parts": [{"text": "create hello.txt"}]}],
                       "tools": [{"functionDeclarations": [{"name": "write_file"}]}]});
-    let r = post(&m, "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse", body);
+    let r = post(
+        &m,
+        "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+        body,
+    );
     let d = datas(&r.body);
     let last = d.last().unwrap();
     assert_eq!(last["candidates"][0]["finishReason"], "STOP");
@@ -307,10 +379,18 @@ fn gemini_stream_router_and_count_tokens() {
         {"role": "model", "parts": [{"functionCall": {"name": "write_file", "args": {}}}]},
         {"role": "user", "parts": [{"functionResponse": {"name": "write_file", "response": {}}}]}],
         "tools": [{"functionDeclarations": [{"name": "write_file"}]}]});
-    let r = post(&m, "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse", body);
+    let r = post(
+        &m,
+        "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+        body,
+    );
     let text: String = datas(&r.body)
         .iter()
-        .filter_map(|c| c["candidates"][0]["content"]["parts"][0]["text"].as_str().map(str::to_string))
+        .filter_map(|c| {
+            c["candidates"][0]["content"]["parts"][0]["text"]
+                .as_str()
+                .map(str::to_string)
+        })
         .collect();
     assert_eq!(text, "Created hello.txt.");
 
@@ -321,12 +401,23 @@ fn gemini_stream_router_and_count_tokens() {
                 "complexity_reasoning": {"type": "string"},
                 "complexity_score": {"type": "integer", "minimum": 1, "maximum": 100}},
             "required": ["complexity_reasoning", "complexity_score"]}}});
-    let r = post(&m, "/v1beta/models/gemini-2.5-flash-lite:generateContent", router);
-    let text = r.json()["candidates"][0]["content"]["parts"][0]["text"].as_str().unwrap().to_string();
+    let r = post(
+        &m,
+        "/v1beta/models/gemini-2.5-flash-lite:generateContent",
+        router,
+    );
+    let text = r.json()["candidates"][0]["content"]["parts"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let v: Value = serde_json::from_str(&text).unwrap();
     assert!(v["complexity_score"].as_i64().unwrap() >= 1, "{v}");
     assert!(v["complexity_reasoning"].is_string(), "{v}");
 
-    let r = post(&m, "/v1beta/models/gemini-2.5-pro:countTokens", json!({"contents": []}));
+    let r = post(
+        &m,
+        "/v1beta/models/gemini-2.5-pro:countTokens",
+        json!({"contents": []}),
+    );
     assert_eq!(r.json()["totalTokens"], 10);
 }

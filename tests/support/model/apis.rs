@@ -14,7 +14,10 @@ pub enum Answer {
 
 /// The model the CLI asked for, else a name for the answer.
 fn model_of(body: &Value) -> String {
-    body["model"].as_str().unwrap_or("scripted-model").to_string()
+    body["model"]
+        .as_str()
+        .unwrap_or("scripted-model")
+        .to_string()
 }
 
 /// The scripted reply; a request for structured output is answered with JSON of its schema.

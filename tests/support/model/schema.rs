@@ -38,7 +38,9 @@ pub fn value_for(schema: &Value) -> Value {
         }
         "array" => json!([]),
         "integer" | "number" => schema["minimum"].as_f64().map_or(json!(1), |m| {
-            let m = m.max(1.0).min(schema["maximum"].as_f64().unwrap_or(f64::MAX));
+            let m = m
+                .max(1.0)
+                .min(schema["maximum"].as_f64().unwrap_or(f64::MAX));
             if ty == "integer" {
                 json!(m as i64)
             } else {

@@ -136,11 +136,9 @@ fn fill(v: &Value, cwd: &str) -> Value {
     match v {
         Value::String(s) => Value::String(s.replace("{cwd}", cwd)),
         Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, cwd)).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, x)| (k.clone(), fill(x, cwd)))
-                .collect(),
-        ),
+        Value::Object(o) => {
+            Value::Object(o.iter().map(|(k, x)| (k.clone(), fill(x, cwd))).collect())
+        }
         other => other.clone(),
     }
 }

@@ -72,8 +72,10 @@ fn anthropic_blocks(reply: &Reply) -> Vec<Value> {
         blocks.push(json!({"type": "text", "text": t}));
     }
     if let Some(t) = &reply.tool {
-        blocks.push(json!({"type": "tool_use", "id": format!("toolu_{}", call_id(t)),
-                           "name": t.name, "input": t.input}));
+        blocks.push(
+            json!({"type": "tool_use", "id": format!("toolu_{}", call_id(t)),
+                           "name": t.name, "input": t.input}),
+        );
     }
     blocks
 }
@@ -145,9 +147,11 @@ pub fn anthropic_events(reply: &Reply, model: &str) -> Vec<Event> {
 fn responses_items(reply: &Reply, c: &Conversation) -> Vec<Value> {
     let mut items = Vec::new();
     if let Some(t) = &reply.text {
-        items.push(json!({"type": "message", "id": "msg_scripted", "role": "assistant",
+        items.push(
+            json!({"type": "message", "id": "msg_scripted", "role": "assistant",
             "status": "completed",
-            "content": [{"type": "output_text", "text": t, "annotations": []}]}));
+            "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+        );
     }
     if let Some(t) = &reply.tool {
         let custom = c.tool(&t.name).is_some_and(|x| x.custom);
@@ -211,11 +215,16 @@ pub fn responses_events(reply: &Reply, c: &Conversation, model: &str) -> Vec<Eve
 
 pub fn chat_events(reply: &Reply, model: &str) -> Vec<Event> {
     let chunk = |delta: Value, finish: Value| {
-        unnamed(json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+        unnamed(
+            json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
             "created": 0, "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
     };
-    let mut ev = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+    let mut ev = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
     if let Some(t) = &reply.text {
         for h in halves(t) {
             ev.push(chunk(json!({"content": h}), Value::Null));
@@ -240,9 +249,11 @@ pub fn chat_events(reply: &Reply, model: &str) -> Vec<Event> {
         "stop"
     };
     ev.push(chunk(json!({}), json!(finish)));
-    ev.push(unnamed(json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+    ev.push(unnamed(
+        json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
         "created": 0, "model": model, "choices": [],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})));
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+    ));
     ev
 }
 
