@@ -10,22 +10,18 @@
 //! `BENCH_IDLE_SECS` (default 10) the idle window, `BENCH_SESSIONS` (default 50) the count,
 //! `BENCH_ROUNDS` (default 3) the throughput rounds (best of).
 
+mod support;
+
 use orchestra::session::{PtySession, SpawnSpec};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::{cpu_ticks, env_num};
 
 /// One way of running `cat FILE` through a terminal; how long it took.
 type Measure = fn(&Path) -> Option<Duration>;
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn make_file(path: &Path, mb: u64) -> std::io::Result<u64> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
@@ -151,17 +147,6 @@ fn orchestra(file: &Path) -> Option<Duration> {
 
 fn cpu_ticks_self() -> u64 {
     cpu_ticks(std::process::id() as i32)
-}
-
-fn cpu_ticks(pid: i32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|t| {
-            let after = t.rsplit_once(')')?.1.to_string();
-            let f: Vec<&str> = after.split_whitespace().collect();
-            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-        })
-        .unwrap_or(0)
 }
 
 fn rss_kib() -> u64 {

@@ -4,7 +4,9 @@
 //! `session`, `providers` and `store`. Nothing below the engine knows a front end exists.
 
 pub mod api;
+pub mod boot;
 pub mod cli;
+pub mod daemon;
 pub mod engine;
 pub mod providers;
 pub mod session;
@@ -12,3 +14,4 @@ pub mod state_dir;
 pub mod store;
 pub mod task;
 pub mod tui;
+pub mod wire;

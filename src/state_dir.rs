@@ -10,6 +10,9 @@ use std::io::{Read, Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+/// The file whose `flock` makes one orchestra per state directory; it holds the holder's pid.
+pub const LOCK_FILE: &str = "orchestra.lock";
+
 /// Mode of the state directory and every directory orchestra makes in it.
 pub const PRIVATE_DIR_MODE: u32 = 0o700;
 /// Mode of every file orchestra writes in the state directory.
@@ -154,7 +157,7 @@ impl StateDir {
     pub fn lock(path: &Path) -> Result<StateDir, StateDirError> {
         create_private_dir(path).map_err(io_err(path))?;
         let path = path.canonicalize().map_err(io_err(path))?;
-        let lock_path = path.join("orchestra.lock");
+        let lock_path = path.join(LOCK_FILE);
         let mut file = private_file()
             .read(true)
             .write(true)
@@ -213,7 +216,7 @@ impl StateDir {
         self.path.join("logs")
     }
     pub fn server_file(&self) -> PathBuf {
-        self.path.join("server.json")
+        self.path.join(crate::daemon::SERVER_FILE)
     }
 }
 

@@ -7,6 +7,7 @@ pub mod guard;
 mod orchestrator;
 mod sessions;
 mod sessions_common;
+mod stream;
 mod tasks;
 
 pub use error::ApiError;
@@ -66,6 +67,10 @@ fn routes(engine: Engine) -> Router {
             get(sessions::messages).post(sessions::send),
         )
         .route(&format!("{S}/{{id}}/peek"), get(sessions::peek))
+        .route(
+            &format!("{S}/{{id}}/stream"),
+            get(stream::connect).layer(axum::Extension(Arc::new(stream::Streams::default()))),
+        )
         .route(&format!("{S}/{{id}}/transcript"), get(sessions::transcript))
         .route(&format!("{S}/{{id}}/resize"), post(sessions::resize))
         .route(&format!("{S}/{{id}}/pause"), post(sessions::pause))
@@ -79,6 +84,7 @@ fn routes(engine: Engine) -> Router {
         .route("/api/agent/stop", post(orchestrator::agent_stop))
         .route("/api/agent/pause", post(orchestrator::agent_pause))
         .route("/api/agent/resume", post(orchestrator::agent_resume))
+        .route("/api/daemon/stop", post(orchestrator::daemon_stop))
         .fallback(unknown_route)
         .with_state(engine)
 }

@@ -1,4 +1,4 @@
-//! Orchestrator routes: status, providers, and the autopilot switches.
+//! Orchestrator routes: status, providers, the autopilot switches, and stopping the daemon.
 
 use super::error::ApiError;
 use crate::engine::{Engine, RunState};
@@ -59,4 +59,20 @@ pub async fn agent_pause(State(engine): State<Engine>) -> Result<Json<Value>, Ap
 pub async fn agent_resume(State(engine): State<Engine>) -> Result<Json<Value>, ApiError> {
     engine.set_autopilot(true).await;
     switched(&engine)
+}
+
+/// `POST /api/daemon/stop`: answers how many agents it is about to end, then orchestra stops
+/// gracefully (see [`crate::boot`]): the server finishes the requests in flight, this answer
+/// among them, before any session is ended.
+pub async fn daemon_stop(State(engine): State<Engine>) -> Json<Value> {
+    let ended = engine.session_counts().0;
+    tracing::info!(agents = ended, "asked to stop over the API");
+    engine.begin_shutdown();
+    // `graceMs`: how long its agents may take to end, so a caller knows how long to wait.
+    Json(json!({
+        "ok": true,
+        "ended": ended,
+        "pid": std::process::id(),
+        "graceMs": engine.config().grace.as_millis() as u64,
+    }))
 }

@@ -39,7 +39,7 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-const CLIENT_HEADING: &str = "Options of task, session, report and status (also after them)";
+const CLIENT_HEADING: &str = "Options of task, session, report, status and stop (also after them)";
 
 /// Flags every command takes, before or after its name.
 #[derive(Debug, Clone, Args)]
@@ -109,7 +109,8 @@ pub struct ServerArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the engine and HTTP API without the TUI, until SIGTERM or SIGINT.
+    /// Run orchestra in the foreground (the daemon `orchestra` attaches to) until SIGTERM,
+    /// SIGINT, SIGHUP or `orchestra stop`.
     Serve(ServerArgs),
     /// Add, list, show, start, pause, resume, cancel, rerun, edit and delete tasks of a running orchestra.
     Task(client::TaskArgs),
@@ -119,6 +120,9 @@ pub enum Command {
     Report(client::ReportArgs),
     /// Show a running orchestra's state: autopilot, task counts, sessions, uptime.
     Status(client::StatusArgs),
+    /// Stop the running orchestra: every agent ended (its whole process group), their tasks
+    /// cancelled, the state saved; returns once it has exited.
+    Stop(client::StopArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     #[command(after_long_help = COMPLETIONS_HELP)]
     Completions {
@@ -174,7 +178,7 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
     match &cli.command {
         None => match client_flags.first() {
             Some(flag) => Err(format!(
-                "{flag} is a flag of the task, session, report and status commands (e.g. `orchestra {flag} … status`); without a command orchestra opens the TUI"
+                "{flag} is a flag of the task, session, report, status and stop commands (e.g. `orchestra {flag} … status`); without a command orchestra opens the TUI"
             )),
             None => Ok(()),
         },
@@ -183,18 +187,22 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
                 "`serve` takes its flags after its name: `orchestra serve {flag} …`"
             )),
             (None, Some(flag)) => Err(format!(
-                "`serve` does not take {flag} (a flag of the task, session, report and status commands)"
+                "`serve` does not take {flag} (a flag of the task, session, report, status and stop commands)"
             )),
             (None, None) => Ok(()),
         },
-        Some(Command::Task(_) | Command::Session(_) | Command::Report(_) | Command::Status(_)) => {
-            match server_flags.first() {
-                Some(flag) => Err(format!(
-                    "`{name}` does not take {flag} (a flag of the TUI and of `orchestra serve`)"
-                )),
-                None => Ok(()),
-            }
-        }
+        Some(
+            Command::Task(_)
+            | Command::Session(_)
+            | Command::Report(_)
+            | Command::Status(_)
+            | Command::Stop(_),
+        ) => match server_flags.first() {
+            Some(flag) => Err(format!(
+                "`{name}` does not take {flag} (a flag of the TUI and of `orchestra serve`)"
+            )),
+            None => Ok(()),
+        },
         Some(Command::Completions { .. } | Command::Man { .. }) => {
             match server_flags.first().or(client_flags.first()) {
                 Some(flag) => Err(format!("`{name}` does not take {flag}")),
@@ -222,6 +230,7 @@ impl Cli {
             Some(Command::Session(a)) => &mut a.client,
             Some(Command::Report(a)) => &mut a.client,
             Some(Command::Status(a)) => &mut a.client,
+            Some(Command::Stop(a)) => &mut a.client,
             _ => return,
         };
         let from_command_line =

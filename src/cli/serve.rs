@@ -1,194 +1,25 @@
-//! Starting a running orchestra: state directory, logs, engine, HTTP server, server.json.
+//! `orchestra serve`: a running orchestra without the TUI (the daemon the TUI attaches to).
 
 use super::ServerArgs;
-use crate::api::{self, Access};
-use crate::engine::{Engine, EngineConfig};
-use crate::providers::{Config, Providers};
-use crate::state_dir::{self, StateDir};
-use anyhow::{Context, Result};
+use crate::boot;
+use anyhow::Result;
 use std::io::Write;
-use std::time::Duration;
 
-/// Everything a running orchestra holds; dropping it releases the state directory.
-pub struct Running {
-    pub engine: Engine,
-    pub url: String,
-    pub state: StateDir,
-    pub listener: Option<tokio::net::TcpListener>,
-    pub access: Access,
-    /// The guard process and the pipe end that keeps it waiting (see `guard`).
-    _guard: Option<(std::process::Child, std::os::fd::OwnedFd)>,
-    _log_guard: Option<tracing_appender::non_blocking::WorkerGuard>,
-}
+// The TUI's in-process orchestra starts through these names.
+pub use crate::boot::{Running, start, termination};
 
-/// Logs to `logs/orchestra.log` in the state directory, and to stderr with `-v`.
-fn init_logging(
-    state: &StateDir,
-    verbose: bool,
-) -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    use tracing_subscriber::prelude::*;
-    let dir = state.log_dir();
-    state_dir::create_private_dir(&dir).ok()?;
-    // The appender creates its file with the usual mode; made private first, it stays so.
-    state_dir::private_file()
-        .create(true)
-        .append(true)
-        .open(dir.join("orchestra.log"))
-        .ok()?;
-    let appender = tracing_appender::rolling::never(&dir, "orchestra.log");
-    let (writer, guard) = tracing_appender::non_blocking(appender);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ORCHESTRA_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let file_layer = tracing_subscriber::fmt::layer()
-        .with_writer(writer)
-        .with_ansi(false);
-    let stderr_layer =
-        verbose.then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
-    let _ = tracing_subscriber::registry()
-        .with(filter)
-        .with(file_layer)
-        .with(stderr_layer)
-        .try_init();
-    Some(guard)
-}
-
-pub async fn start(args: &ServerArgs) -> Result<Running> {
-    let dir = state_dir::resolve(args.state_dir.as_deref())?;
-    let state = StateDir::lock(&dir)?;
-    let log_guard = init_logging(&state, args.verbose);
-    if let Some(notice) = state.tightened_notice() {
-        tracing::warn!("{notice}");
-    }
-    let config = Config::load(args.config.as_deref())?;
-    let providers = Providers::from_config(&config, args.default_provider.clone())?;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let mut ec = EngineConfig::new(providers, cwd);
-    ec.max_concurrent = args.max_concurrent as usize;
-    ec.max_sessions = args.max_sessions as usize;
-    if !(args.grace.is_finite() && args.grace >= 0.0 && args.grace <= 3600.0) {
-        anyhow::bail!("--grace must be a number of seconds from 0 to 3600");
-    }
-    ec.grace = Duration::from_secs_f64(args.grace);
-    ec.transcript_cap = args.transcript_cap_mib.saturating_mul(1024 * 1024);
-    ec.token = args.token.clone().filter(|t| !t.is_empty());
-    let bound = api::bind(args.addr, ec.token.as_deref()).await?;
-    let guard = super::guard::spawn(&ec.instance);
-    if guard.is_none() {
-        tracing::warn!("could not start the guard: sessions may outlive a SIGKILLed orchestra");
-    }
-    let engine = Engine::open(&state, ec).await?;
-    engine.set_url(bound.url.clone());
-    let mut allowed_hosts = args.allow_host.clone();
-    if !args.addr.ip().is_unspecified() {
-        allowed_hosts.push(args.addr.ip().to_string());
-    }
-    let access = Access {
-        token: engine.config().token.clone(),
-        allowed_hosts,
-        allowed_origins: args.allow_origin.clone(),
-    };
-    write_server_file(&state, &bound.url, access.token.as_deref())?;
-    tracing::info!(url = %bound.url, state_dir = %state.path.display(), "orchestra started");
-    Ok(Running {
-        engine,
-        url: bound.url,
-        state,
-        listener: Some(bound.listener),
-        access,
-        _guard: guard,
-        _log_guard: log_guard,
-    })
-}
-
-/// `server.json`: how the CLI finds this orchestra. Mode 0600: it may hold the token.
-fn write_server_file(state: &StateDir, url: &str, token: Option<&str>) -> Result<()> {
-    let path = state.server_file();
-    let tmp = path.with_extension("json.tmp");
-    let body = serde_json::json!({ "url": url, "token": token, "pid": std::process::id() });
-    let mut f = state_dir::private_file()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    f.write_all(body.to_string().as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
-}
-
-impl Running {
-    /// Ends every session, flushes the store and removes server.json. The tasks those
-    /// sessions ran are cancelled: the user stopped orchestra.
-    pub async fn shutdown(&self) {
-        self.shutdown_because(crate::engine::STOPPED_BY_USER).await;
-    }
-
-    /// `shutdown`, with the reason the cancelled tasks give.
-    pub async fn shutdown_because(&self, reason: &str) {
-        self.engine.shutdown_because(reason).await;
-        let _ = std::fs::remove_file(self.state.server_file());
-        tracing::info!("orchestra stopped");
-    }
-}
-
-/// Resolves on SIGTERM, SIGINT or SIGHUP (the terminal went away) with the signal's name.
-/// In the TUI's raw mode Ctrl-C is a key, not SIGINT. The handlers are installed when this is
-/// called, not when the future is first polled, so a signal that arrives right after start-up
-/// is not lost (and does not kill the process before it can clean up).
-pub fn termination() -> impl std::future::Future<Output = &'static str> + Send + 'static {
-    use tokio::signal::unix::{SignalKind, signal};
-    let handlers = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    );
-    async move {
-        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = handlers else {
-            // Without signal handlers we can only wait forever; SIGKILL still works.
-            return std::future::pending::<&'static str>().await;
-        };
-        tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-            _ = hup.recv() => "SIGHUP",
-        }
-    }
-}
-
-/// `orchestra serve`.
+/// `orchestra serve`: runs until a signal or a stop request, then stops gracefully.
 pub async fn run(args: &ServerArgs) -> Result<()> {
-    let mut running = start(args).await?;
+    let mut running = boot::start(args).await?;
     if let Some(notice) = running.state.tightened_notice() {
         eprintln!("orchestra: {notice}");
     }
-    let listener = running.listener.take().context("listener already taken")?;
-    let app = api::router(running.engine.clone(), running.access.clone());
-    let closing = running.engine.clone();
-    let signalled = termination();
-    let (which_tx, mut which_rx) = tokio::sync::oneshot::channel::<&'static str>();
-    let server = tokio::spawn(api::serve(listener, app, async move {
-        let _ = which_tx.send(signalled.await);
-        closing.begin_shutdown();
-    }));
+    let serving = running.serve()?;
     {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "orchestra listening on {}", running.url)?;
+        writeln!(out, "orchestra listening on {}", running.listening)?;
         out.flush()?;
     }
-    // The server ends after the signal, once open requests finish (SSE streams end on shutdown).
-    match server.await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => tracing::error!(error = %e, "server failed"),
-        Err(e) => tracing::error!(error = %e, "server task failed"),
-    }
-    // Stopped on purpose: the tasks still running are cancelled, saying by what.
-    match which_rx.try_recv() {
-        Ok(signal) => {
-            let reason = format!("cancelled: orchestra was stopped by {signal}");
-            running.shutdown_because(&reason).await;
-        }
-        Err(_) => running.shutdown().await,
-    }
+    running.stop_when_served(serving).await;
     Ok(())
 }

@@ -94,6 +94,8 @@ pub(crate) struct SessionEntry {
     pub(crate) agent: Mutex<super::agents::AgentState>,
     /// What the session runtime reported, the status is decided from (see `status.rs`).
     pub(crate) facts: Mutex<Facts>,
+    /// The status last published, for watchers of this one session (terminal streams).
+    status_watch: tokio::sync::watch::Sender<SessionStatus>,
 }
 
 impl SessionEntry {
@@ -355,6 +357,7 @@ impl Engine {
         let typed_first = provider.deliver == Delivery::Type && !req.task.trim().is_empty();
         let entry = Arc::new(SessionEntry {
             seq: self.next_seq(),
+            status_watch: tokio::sync::watch::Sender::new(info.status),
             info: Mutex::new(info.clone()),
             pty: Some(pty.clone()),
             provider: Some(provider.clone()),
@@ -394,6 +397,17 @@ impl Engine {
             session_id: info.id.clone(),
             data: Arc::new(serde_json::to_value(info).unwrap_or(Value::Null)),
         });
+        if let Ok(entry) = self.session_entry(&info.id) {
+            entry.status_watch.send_replace(info.status);
+        }
+    }
+
+    /// The session's status now, and a receiver that wakes when it changes.
+    pub fn watch_session_status(
+        &self,
+        id: &str,
+    ) -> EngineResult<tokio::sync::watch::Receiver<SessionStatus>> {
+        Ok(self.session_entry(id)?.status_watch.subscribe())
     }
 
     /// Follows one session's events until it exits.
@@ -778,6 +792,7 @@ impl Engine {
             }
             let entry = Arc::new(SessionEntry {
                 seq: rec.seq,
+                status_watch: tokio::sync::watch::Sender::new(info.status),
                 messages: Mutex::new(by_session.remove(&info.id).unwrap_or_default()),
                 info: Mutex::new(info),
                 pty: None,

@@ -26,6 +26,7 @@
 //! - reading: [`activity`](PtySession::activity), [`is_paused`](PtySession::is_paused),
 //!   [`exit_info`](PtySession::exit_info),
 //!   [`snapshot`](PtySession::snapshot), [`with_screen`](PtySession::with_screen),
+//!   [`watch_screen`](PtySession::watch_screen) (wakes on each change),
 //!   [`wait_exit`](PtySession::wait_exit), [`pid`](PtySession::pid)
 //! - pure helpers: the one key encoder ([`Key`], [`encode_key`], [`encode_keys`],
 //!   [`encode_text`], [`encode_paste`]), [`LineSplitter`],

@@ -87,6 +87,9 @@ struct Shared {
     /// Held while the reader delivers output lines; `true` once `Exited` is being delivered,
     /// so no line can follow it.
     output_gate: Mutex<bool>,
+    /// Bumped after each change to the terminal (a batch parsed, a resize, the end), so
+    /// watchers wake on a change instead of polling; nothing queues however many bumps.
+    screen_generation: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -99,6 +102,11 @@ impl Shared {
             leader: self.pid,
             marker: &self.marker,
         }
+    }
+
+    fn screen_changed(&self) {
+        self.screen_generation
+            .send_modify(|g| *g = g.wrapping_add(1));
     }
 }
 
@@ -211,6 +219,7 @@ impl PtySession {
             inbox_ready: Condvar::new(),
             inbox_space: Condvar::new(),
             output_gate: Mutex::new(false),
+            screen_generation: tokio::sync::watch::Sender::new(0),
         });
         let session = Arc::new(Self {
             shared: shared.clone(),
@@ -311,6 +320,7 @@ impl PtySession {
             pixel_height: 0,
         });
         drop(term);
+        self.shared.screen_changed();
         match result {
             Ok(()) => Ok(()),
             Err(_) if self.ensure_running().is_err() => Ok(()),
@@ -383,6 +393,13 @@ impl PtySession {
     /// the screen with its formatting.
     pub fn snapshot(&self, scrollback_lines: usize, ansi: bool) -> ScreenSnapshot {
         self.shared.term.lock().snapshot(scrollback_lines, ansi)
+    }
+
+    /// A receiver that wakes after every change to the terminal: output parsed, a resize,
+    /// and last the session's end (once [`is_finished`](Self::is_finished) holds). It carries
+    /// only a counter: a watcher that falls behind sees the newest state, never a queue.
+    pub fn watch_screen(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.screen_generation.subscribe()
     }
 
     /// Runs `f` on the current screen (for drawing). Output processing waits meanwhile.
@@ -649,6 +666,7 @@ fn process_loop(sh: Arc<Shared>) {
                 }
             }
             let changed = activity.on_output(Instant::now(), || sh.term.lock().fingerprint());
+            sh.screen_changed();
             sh.emit(SessionEvent::Screen);
             report_activity(&sh, changed);
             // Keep big buffers only while a flood lasts (idle sessions stay small).
@@ -682,6 +700,8 @@ fn process_loop(sh: Arc<Shared>) {
     let mut st = sh.state.lock();
     st.finished = true;
     sh.cond.notify_all();
+    drop(st);
+    sh.screen_changed();
 }
 
 /// Records a change of the output's activity and reports it.

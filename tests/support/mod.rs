@@ -245,6 +245,19 @@ impl Server {
         })
     }
 
+    /// A handle on an orchestra this test did not start as its child (a daemon): requests
+    /// only; dropping it does not stop it.
+    pub fn attach(url: &str, state_dir: &Path, token: Option<&str>) -> Server {
+        Server {
+            child: None,
+            addr: url.trim_start_matches("http://").to_string(),
+            url: url.to_string(),
+            state_dir: state_dir.to_path_buf(),
+            _tmp: None,
+            token: token.map(str::to_string),
+        }
+    }
+
     fn auth(&self) -> Vec<(String, String)> {
         self.token
             .iter()

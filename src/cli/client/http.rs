@@ -2,6 +2,7 @@
 //! each failure maps onto an exit code.
 
 use super::error::{CliError, CliResult};
+use crate::daemon::{ServerFile, ServerFileError, pid_alive};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,19 +13,10 @@ const MAX_BODY: u64 = 64 * 1024 * 1024;
 /// Where the base URL came from; shapes the message when nothing answers there.
 #[derive(Debug, Clone)]
 enum Source {
-    /// `--url` or `ORCHESTRA_URL`.
-    Given,
+    /// `--url` or `ORCHESTRA_URL`; the pid when this machine's server.json names that URL.
+    Given { pid: Option<u32> },
     /// A running orchestra's `server.json`.
     ServerFile { path: PathBuf, pid: Option<u32> },
-}
-
-/// `server.json` as a running orchestra writes it.
-#[derive(Debug, Clone)]
-struct ServerFile {
-    path: PathBuf,
-    url: String,
-    token: Option<String>,
-    pid: Option<u32>,
 }
 
 pub struct Client {
@@ -55,45 +47,14 @@ impl Method {
 
 /// Reads `DIR/server.json`. `Ok(None)` when there is none.
 fn read_server_file(dir: &Path) -> CliResult<Option<ServerFile>> {
-    let path = dir.join("server.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(CliError::unreachable(format!(
-                "cannot read {}: {e}; pass --url to name the orchestra to use",
-                path.display()
-            )));
+    ServerFile::read(dir).map_err(|e| match e {
+        ServerFileError::Read { .. } => {
+            CliError::unreachable(format!("{e}; pass --url to name the orchestra to use"))
         }
-    };
-    let bad = |why: &str| {
-        CliError::unreachable(format!(
-            "{} is not a valid server file ({why}); restart orchestra or pass --url",
-            path.display()
-        ))
-    };
-    let v: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
-    let url = v
-        .get("url")
-        .and_then(Value::as_str)
-        .filter(|u| !u.is_empty())
-        .ok_or_else(|| bad("no url"))?
-        .to_string();
-    let token = v
-        .get("token")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-        .map(str::to_string);
-    let pid = v
-        .get("pid")
-        .and_then(Value::as_u64)
-        .and_then(|p| u32::try_from(p).ok());
-    Ok(Some(ServerFile {
-        path,
-        url,
-        token,
-        pid,
-    }))
+        ServerFileError::Invalid { .. } => {
+            CliError::unreachable(format!("{e}; restart orchestra or pass --url"))
+        }
+    })
 }
 
 /// `host:port` → `http://host:port`; no trailing slash.
@@ -115,28 +76,6 @@ fn normalize_url(raw: &str) -> CliResult<String> {
         )));
     }
     Ok(url.trim_end_matches('/').to_string())
-}
-
-/// Whether a process with this pid exists (signal 0 checks without sending anything).
-fn pid_alive(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: kill with signal 0 only checks for existence and permission.
-    let r = unsafe { libc::kill(pid, 0) };
-    let exists = r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    // A killed orchestra not yet reaped by its parent is a zombie: not running either.
-    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            stat.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false);
-    exists && !zombie
 }
 
 /// Percent-encodes one path segment (ids are opaque strings).
@@ -166,15 +105,14 @@ impl Client {
         let (base, file_token, source) = match url.filter(|u| !u.trim().is_empty()) {
             Some(u) => {
                 let base = normalize_url(u)?;
-                // Best effort: a matching server.json may supply the token.
+                // Best effort: a matching server.json may supply the token (and the pid).
                 let file = dir
                     .as_deref()
                     .ok()
-                    .and_then(|d| read_server_file(d).ok().flatten());
-                let file_token = file
-                    .filter(|f| normalize_url(&f.url).is_ok_and(|fu| fu == base))
-                    .and_then(|f| f.token);
-                (base, file_token, Source::Given)
+                    .and_then(|d| read_server_file(d).ok().flatten())
+                    .filter(|f| normalize_url(&f.url).is_ok_and(|fu| fu == base));
+                let pid = file.as_ref().and_then(|f| f.pid);
+                (base, file.and_then(|f| f.token), Source::Given { pid })
             }
             None => {
                 let dir = dir.map_err(|e| {
@@ -188,7 +126,7 @@ impl Client {
                 };
                 let base = normalize_url(&file.url)?;
                 let source = Source::ServerFile {
-                    path: file.path,
+                    path: ServerFile::path(&dir),
                     pid: file.pid,
                 };
                 (base, file.token, source)
@@ -217,11 +155,18 @@ impl Client {
         &self.base
     }
 
+    /// The pid of the orchestra on this machine, when a server.json names its URL.
+    pub fn server_pid(&self) -> Option<u32> {
+        match &self.source {
+            Source::ServerFile { pid, .. } | Source::Given { pid } => *pid,
+        }
+    }
+
     /// The orchestra's state directory, when it was found through its server.json.
     pub fn state_dir(&self) -> Option<&Path> {
         match &self.source {
             Source::ServerFile { path, .. } => path.parent(),
-            Source::Given => None,
+            Source::Given { .. } => None,
         }
     }
 
@@ -415,7 +360,7 @@ impl Client {
                     "no orchestra is running ({why}); start one with `orchestra` or `orchestra serve`, or pass --url"
                 ))
             }
-            Source::Given => CliError::unreachable(format!(
+            Source::Given { .. } => CliError::unreachable(format!(
                 "cannot reach orchestra at {} ({} {path}: {cause}); is it running? start one with `orchestra` or `orchestra serve`",
                 self.base,
                 method.as_str()

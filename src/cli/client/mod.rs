@@ -7,6 +7,7 @@ pub mod output;
 pub mod report;
 pub mod session;
 pub mod status;
+pub mod stop;
 pub mod task;
 
 use super::{Cli, Command, GlobalArgs};
@@ -320,6 +321,14 @@ pub struct StatusArgs {
     pub client: ClientArgs,
 }
 
+/// `orchestra stop`
+#[derive(Debug, Args)]
+#[command(after_long_help = EXIT_CODES_HELP)]
+pub struct StopArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
 /// What a client command runs with.
 pub struct Ctx {
     pub client: Client,
@@ -350,6 +359,7 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
         }
         Command::Report(a) => report::run(a, global),
         Command::Status(a) => Ctx::connect(&a.client, global).and_then(|ctx| status::run(&ctx)),
+        Command::Stop(a) => stop::run(&a.client, global),
         Command::Serve(_) | Command::Completions { .. } | Command::Man { .. } => return None,
     };
     Some(match result {

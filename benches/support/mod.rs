@@ -1,0 +1,22 @@
+//! Helpers shared by the benches.
+#![allow(dead_code)]
+
+/// A whole number from the environment, or `default`.
+pub fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// User + system CPU ticks a process has used (`/proc/PID/stat`); 0 if it is gone.
+pub fn cpu_ticks(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|t| {
+            let after = t.rsplit_once(')')?.1.to_string();
+            let f: Vec<&str> = after.split_whitespace().collect();
+            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+        })
+        .unwrap_or(0)
+}

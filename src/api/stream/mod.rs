@@ -1,0 +1,367 @@
+//! `GET /api/coding-agents/sessions/:id/stream`: a session's live terminal over a WebSocket
+//! (protocol: docs/stream.md).
+//!
+//! Each client has one task that sleeps until the session's terminal changes
+//! ([`PtySession::watch_screen`]), then sends what turns the client's screen into the current
+//! one ([`sync`]) and waits until it is written. A slow client therefore skips the states it
+//! had no time for and gets the current one; nothing queues for it, and the session, the
+//! daemon and other clients never wait for it. An idle stream sleeps without timers.
+
+mod size;
+mod sync;
+
+use super::error::ApiError;
+use crate::engine::{Engine, SessionStatus};
+use crate::session::{PtySession, SessionError};
+use crate::wire::{StreamEvent, StreamRequest};
+use axum::Extension;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use futures_util::{SinkExt, StreamExt};
+use size::{ClientId, LatestSize};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use sync::{ScreenSync, Update};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+/// Largest client message: a big paste, like the API's body limit.
+const MAX_MESSAGE: usize = 1024 * 1024;
+/// Screen updates to one client are at least this far apart (about 120 a second) while a
+/// program floods; the first change after a quiet spell goes out at once.
+const FRAME_INTERVAL: Duration = Duration::from_millis(8);
+/// How long a client may take to answer the server's close.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// Terminal sizes accepted, as on the resize route.
+const MAX_COLS: u16 = 1000;
+const MAX_ROWS: u16 = 500;
+
+/// The clients of every watched session, for the size rule; one per router.
+#[derive(Default)]
+pub struct Streams {
+    next_id: AtomicU64,
+    /// Held while a size is decided and applied, so sizes are applied in decision order.
+    sizes: tokio::sync::Mutex<HashMap<String, LatestSize>>,
+}
+
+/// What a client did, for the size rule.
+enum Activity {
+    Join,
+    Input,
+    Resize { cols: u16, rows: u16 },
+    Leave,
+}
+
+impl Streams {
+    fn new_client(&self) -> ClientId {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Records what a client did and gives the session the latest active client's size.
+    async fn activity(&self, engine: &Engine, session_id: &str, client: ClientId, what: Activity) {
+        let mut sizes = self.sizes.lock().await;
+        let clients = sizes.entry(session_id.to_string()).or_default();
+        let want = match what {
+            Activity::Join => {
+                clients.join(client);
+                None
+            }
+            Activity::Input => clients.input(client),
+            Activity::Resize { cols, rows } => clients.resize(client, cols, rows),
+            Activity::Leave => clients.leave(client),
+        };
+        if clients.is_empty() {
+            sizes.remove(session_id);
+        }
+        let Some((cols, rows)) = want else { return };
+        let Ok(info) = engine.get_session(session_id) else {
+            return;
+        };
+        if info.ended || (info.cols, info.rows) == (cols, rows) {
+            return;
+        }
+        if let Err(e) = engine.resize_session(session_id, cols, rows).await {
+            tracing::debug!(session = session_id, error = %e, "stream resize not applied");
+        }
+    }
+}
+
+pub async fn connect(
+    State(engine): State<Engine>,
+    Extension(streams): Extension<Arc<Streams>>,
+    Path(id): Path<String>,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    engine.get_session(&id)?;
+    let upgrade = upgrade.map_err(|e| {
+        ApiError::new(
+            StatusCode::UPGRADE_REQUIRED,
+            format!(
+                "this route is a WebSocket: connect with a WebSocket client ({})",
+                e.body_text()
+            ),
+        )
+    })?;
+    let status = engine.watch_session_status(&id)?;
+    let pty = engine.session_pty(&id);
+    Ok(upgrade
+        .max_message_size(MAX_MESSAGE)
+        .max_frame_size(MAX_MESSAGE)
+        .on_upgrade(move |socket| {
+            let client = Client {
+                id: streams.new_client(),
+                session_id: id,
+                engine,
+                streams,
+            };
+            client.run(socket, pty, status)
+        }))
+}
+
+/// One connected client.
+struct Client {
+    id: ClientId,
+    session_id: String,
+    engine: Engine,
+    streams: Arc<Streams>,
+}
+
+impl Client {
+    async fn run(
+        self,
+        socket: WebSocket,
+        pty: Option<Arc<PtySession>>,
+        status: watch::Receiver<SessionStatus>,
+    ) {
+        let (mut sink, source) = socket.split();
+        let (errors_tx, errors_rx) = mpsc::channel(4);
+        self.activity(Activity::Join).await;
+        let sending = self.send_loop(&mut sink, pty.clone(), status, errors_rx);
+        let receiving = self.receive_loop(source, pty, errors_tx);
+        tokio::pin!(sending, receiving);
+        tokio::select! {
+            _ = &mut sending => {
+                // The session ended and the close went out: give the client a moment to
+                // answer it, so the connection ends with a clean close handshake.
+                let _ = tokio::time::timeout(CLOSE_GRACE, &mut receiving).await;
+            }
+            _ = &mut receiving => {}
+        }
+        self.activity(Activity::Leave).await;
+    }
+
+    async fn activity(&self, what: Activity) {
+        self.streams
+            .activity(&self.engine, &self.session_id, self.id, what)
+            .await;
+    }
+
+    /// Hello and the current screen, then every change, status and error until the session
+    /// ends (final screen, `exit`, close) or the peer goes.
+    async fn send_loop(
+        &self,
+        sink: &mut Sink,
+        pty: Option<Arc<PtySession>>,
+        mut status: watch::Receiver<SessionStatus>,
+        mut errors: mpsc::Receiver<String>,
+    ) {
+        let Some(pty) = pty else {
+            // Restored from an earlier run: its terminal is gone, only its end is known.
+            return self.send_restored(sink).await;
+        };
+        let mut changes = pty.watch_screen();
+        changes.borrow_and_update();
+        let mut screen = ScreenSync::new();
+        let finished = pty.is_finished();
+        let first = pty.with_screen(|s| screen.diff(s));
+        screen.sent(&first);
+        let (rows, cols) = first.size.unwrap_or_default();
+        let hello = StreamEvent::Hello {
+            session_id: self.session_id.clone(),
+            cols,
+            rows,
+            status: *status.borrow_and_update(),
+            modes: first.modes.unwrap_or_default(),
+        };
+        if send_event(sink, &hello).await.is_err() || send_output(sink, first.bytes).await.is_err()
+        {
+            return;
+        }
+        if finished {
+            return send_exit(sink, &pty).await;
+        }
+        let mut status_open = true;
+        let mut next_frame = Instant::now();
+        loop {
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    // While output keeps coming, let it gather for a moment.
+                    tokio::time::sleep_until(next_frame).await;
+                    changes.borrow_and_update();
+                    let finished = pty.is_finished();
+                    let update = pty.with_screen(|s| screen.diff(s));
+                    screen.sent(&update);
+                    if send_update(sink, update).await.is_err() {
+                        return;
+                    }
+                    next_frame = Instant::now() + FRAME_INTERVAL;
+                    if finished {
+                        return send_exit(sink, &pty).await;
+                    }
+                }
+                changed = status.changed(), if status_open => {
+                    if changed.is_err() {
+                        status_open = false;
+                        continue;
+                    }
+                    let now = *status.borrow_and_update();
+                    if send_event(sink, &StreamEvent::Status { status: now }).await.is_err() {
+                        return;
+                    }
+                }
+                Some(error) = errors.recv() => {
+                    if send_event(sink, &StreamEvent::Error { error }).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A session whose process belongs to an earlier run: hello, its end, close.
+    async fn send_restored(&self, sink: &mut Sink) {
+        let Ok(info) = self.engine.get_session(&self.session_id) else {
+            return;
+        };
+        let hello = StreamEvent::Hello {
+            session_id: info.id.clone(),
+            cols: info.cols,
+            rows: info.rows,
+            status: info.status,
+            modes: Default::default(),
+        };
+        let exit = StreamEvent::Exit {
+            exit_code: info.exit_code,
+            signal: info.signal.clone(),
+        };
+        if send_event(sink, &hello).await.is_ok() && send_event(sink, &exit).await.is_ok() {
+            let _ = sink.send(close_message()).await;
+        }
+    }
+
+    /// Input and resizes from the client, in order, until it closes.
+    async fn receive_loop(
+        &self,
+        mut source: futures_util::stream::SplitStream<WebSocket>,
+        pty: Option<Arc<PtySession>>,
+        errors: mpsc::Sender<String>,
+    ) {
+        // Errors are advice; when the client does not read them, later ones are dropped.
+        let report = |e: String| {
+            let _ = errors.try_send(e);
+        };
+        while let Some(Ok(message)) = source.next().await {
+            let input = match message {
+                Message::Binary(bytes) => bytes.to_vec(),
+                Message::Text(text) => match serde_json::from_str::<StreamRequest>(&text) {
+                    Ok(StreamRequest::Input { data }) => data.into_bytes(),
+                    Ok(StreamRequest::Resize { cols, rows }) => {
+                        match checked_size(cols, rows) {
+                            Ok(()) => self.activity(Activity::Resize { cols, rows }).await,
+                            Err(e) => report(e),
+                        }
+                        continue;
+                    }
+                    Err(e) => {
+                        report(format!(
+                            "not a stream message ({e}): send {{\"type\":\"input\",\"data\":\"...\"}} or {{\"type\":\"resize\",\"cols\":N,\"rows\":N}}"
+                        ));
+                        continue;
+                    }
+                },
+                Message::Close(_) => break,
+                Message::Ping(_) | Message::Pong(_) => continue,
+            };
+            if input.is_empty() {
+                continue;
+            }
+            let Some(pty) = pty.clone() else {
+                report("the session has ended; input was not delivered".into());
+                continue;
+            };
+            self.activity(Activity::Input).await;
+            // A program that does not read its input makes a PTY write block: keep that off
+            // the async workers. This client's next input waits for it, so order is kept.
+            let written = tokio::task::spawn_blocking(move || pty.write(&input)).await;
+            match written {
+                Ok(Ok(())) => {}
+                Ok(Err(SessionError::Ended)) => {
+                    report("the session has ended; input was not delivered".into())
+                }
+                Ok(Err(e)) => report(format!("input was not delivered: {e}")),
+                Err(e) => report(format!("input was not delivered: {e}")),
+            }
+        }
+    }
+}
+
+type Sink = futures_util::stream::SplitSink<WebSocket, Message>;
+
+fn checked_size(cols: u16, rows: u16) -> Result<(), String> {
+    if (2..=MAX_COLS).contains(&cols) && (2..=MAX_ROWS).contains(&rows) {
+        Ok(())
+    } else {
+        Err(format!(
+            "resize needs cols from 2 to {MAX_COLS} and rows from 2 to {MAX_ROWS}, not {cols}x{rows}"
+        ))
+    }
+}
+
+async fn send_event(sink: &mut Sink, event: &StreamEvent) -> Result<(), axum::Error> {
+    let text = serde_json::to_string(event).map_err(axum::Error::new)?;
+    sink.send(Message::text(text)).await
+}
+
+async fn send_output(sink: &mut Sink, bytes: Vec<u8>) -> Result<(), axum::Error> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    sink.send(Message::binary(bytes)).await
+}
+
+/// A size change, then a mode change, then the output: the order a client applies them in.
+async fn send_update(sink: &mut Sink, update: Update) -> Result<(), axum::Error> {
+    if let Some((rows, cols)) = update.size {
+        send_event(sink, &StreamEvent::Size { cols, rows }).await?;
+    }
+    if let Some(modes) = update.modes {
+        send_event(sink, &StreamEvent::Modes { modes }).await?;
+    }
+    send_output(sink, update.bytes).await
+}
+
+/// The session ended: say how, then close.
+async fn send_exit(sink: &mut Sink, pty: &PtySession) {
+    let exit = pty.exit_info().unwrap_or_default();
+    let event = StreamEvent::Exit {
+        exit_code: exit.code,
+        signal: exit.signal,
+    };
+    if send_event(sink, &event).await.is_ok() {
+        let _ = sink.send(close_message()).await;
+    }
+}
+
+fn close_message() -> Message {
+    Message::Close(Some(CloseFrame {
+        code: axum::extract::ws::close_code::NORMAL,
+        reason: "the session ended".into(),
+    }))
+}
