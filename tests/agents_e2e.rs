@@ -178,6 +178,8 @@ impl Run {
 }
 
 const TASK: &str = "create hello.txt containing hi";
+const FOLLOW_UP: &str = "what did you just do?";
+const FOLLOW_UP_REPLY: &str = "I wrote hi into hello.txt.";
 const DONE: &str = "Created hello.txt for you.";
 
 /// On the task's prompt, call `tool` with `input`; on its result, say [`DONE`].
@@ -209,12 +211,13 @@ fn claude_env(url: &str) -> Vec<(&'static str, String)> {
 
 #[test]
 fn claude_2_1_332_auto_writes_a_file_through_the_api() {
+    let write = hello_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
     let Some(r) = run(
         "claude",
-        hello_script(
-            "Write",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
+        |cwd| write(cwd).turn(Turn::on_prompt(FOLLOW_UP, Reply::text(FOLLOW_UP_REPLY))),
         claude_home,
         claude_env,
     ) else {
@@ -244,9 +247,40 @@ fn claude_2_1_332_auto_writes_a_file_through_the_api() {
         "{}",
         r.model.log()
     );
+    r.follow_up(&t);
+    // The follow-up carried the earlier turns of the conversation.
+    let last = r.model.requests_to("/v1/messages").pop().expect("a request");
+    let body = last.body.to_string();
+    assert!(body.contains(FOLLOW_UP) && body.contains(TASK) && body.contains(DONE), "{body}");
 }
 
 impl Run {
+    /// A message to the agent after its task completed gets the scripted reply as the
+    /// `agent` message.
+    fn follow_up(&self, task: &Value) {
+        let sid = task["metadata"]["sessionId"].as_str().unwrap_or_default();
+        let r = self.s.post(
+            &format!("{API}/sessions/{sid}/messages"),
+            json!({"text": FOLLOW_UP}),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+        let reply = || {
+            let ms = self.s.get(&format!("{API}/sessions/{sid}/messages")).json()["messages"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let sent = ms.iter().position(|m| m["text"] == FOLLOW_UP)?;
+            ms[sent..].iter().find(|m| m["role"] == "agent").cloned()
+        };
+        let ok = wait_until(WAIT, || reply().is_some());
+        assert!(ok, "{}: no reply to the follow-up\n{}", self.cli, self.context(task));
+        let text = reply()
+            .and_then(|m| m["text"].as_str().map(str::to_string))
+            .unwrap_or_default();
+        eprintln!("FOLLOWUP {}: {text:?}", self.cli);
+        assert_eq!(text, FOLLOW_UP_REPLY, "{}", self.cli);
+    }
+
     fn session(&self, task_id: &str) -> (String, Value) {
         let sid = self.task(task_id)["metadata"]["sessionId"]
             .as_str()

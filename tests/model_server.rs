@@ -118,13 +118,28 @@ fn anthropic_tool_result_gets_the_reply_also_unstreamed() {
         .map(|e| e["delta"]["text"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(text, "Created hello.txt.");
-    let r = post(&m, "/v1/messages", anthropic_body(messages, false));
+    let r = post(&m, "/v1/messages", anthropic_body(messages.clone(), false));
     let v = r.json();
     assert_eq!(
         v["content"],
         json!([{"type": "text", "text": "Created hello.txt."}])
     );
     assert_eq!(v["stop_reason"], "end_turn");
+    // A system reminder beside the result keeps it a result; a prompt typed after the tool
+    // call (claude sends it in the same message) makes it a prompt.
+    let reply_with = |text: &str| {
+        let mut ms = messages.clone();
+        ms[2]["content"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"type": "text", "text": text}));
+        post(&m, "/v1/messages", anthropic_body(ms, false)).json()["content"][0]["text"].clone()
+    };
+    assert_eq!(
+        reply_with("<system-reminder>\nnote\n</system-reminder>"),
+        "Created hello.txt."
+    );
+    assert_eq!(reply_with("and now?"), "Nothing scripted for that.");
 }
 
 #[test]

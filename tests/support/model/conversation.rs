@@ -70,18 +70,35 @@ fn content_text(content: &Value, text_types: &[&str]) -> String {
         .join("\n")
 }
 
+/// A user message's own text: claude adds `<system-reminder>` notes, which are not prompts.
+fn anthropic_user_text(m: &Value) -> String {
+    if let Some(s) = m["content"].as_str() {
+        return s.to_string();
+    }
+    arr(&m["content"])
+        .iter()
+        .filter(|p| p["type"] == "text")
+        .map(|p| str_of(&p["text"]))
+        .filter(|t| !t.trim_start().starts_with("<system-reminder>"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn anthropic(body: &Value) -> Conversation {
     let messages = arr(&body["messages"]);
+    // Claude puts a prompt typed after a tool call into the message with the tool result:
+    // that message is a new prompt.
     let is_result = |m: &Value| {
         arr(&m["content"])
             .iter()
             .any(|p| p["type"] == "tool_result")
+            && anthropic_user_text(m).trim().is_empty()
     };
     let prompt = messages
         .iter()
         .rev()
         .filter(|m| m["role"] == "user")
-        .map(|m| content_text(&m["content"], &["text"]))
+        .map(anthropic_user_text)
         .find(|t| !t.trim().is_empty())
         .unwrap_or_default();
     Conversation {
