@@ -178,7 +178,7 @@ impl Run {
 }
 
 const TASK: &str = "create hello.txt containing hi";
-const FOLLOW_UP: &str = "what did you just do?";
+const FOLLOW_UP: &str = "what did you just do";
 const FOLLOW_UP_REPLY: &str = "I wrote hi into hello.txt.";
 const DONE: &str = "Created hello.txt for you.";
 
@@ -188,6 +188,7 @@ fn hello_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Scrip
         Script::new(cwd)
             .turn(Turn::on_tool_result("hello.txt", Reply::text(DONE)).offering(tool))
             .turn(Turn::on_prompt("hello.txt", Reply::tool(tool, input)).offering(tool))
+            .turn(Turn::on_prompt(FOLLOW_UP, Reply::text(FOLLOW_UP_REPLY)))
             .fallback("Nothing scripted for that.")
     }
 }
@@ -210,17 +211,12 @@ fn claude_env(url: &str) -> Vec<(&'static str, String)> {
 }
 
 #[test]
-fn claude_2_1_332_auto_writes_a_file_through_the_api() {
+fn claude_2_1_332_auto_writes_a_file_and_answers_a_follow_up() {
     let write = hello_script(
         "Write",
         json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
     );
-    let Some(r) = run(
-        "claude",
-        |cwd| write(cwd).turn(Turn::on_prompt(FOLLOW_UP, Reply::text(FOLLOW_UP_REPLY))),
-        claude_home,
-        claude_env,
-    ) else {
+    let Some(r) = run("claude", write, claude_home, claude_env) else {
         return;
     };
     let id = r.start_task(TASK, "auto");
@@ -249,9 +245,16 @@ fn claude_2_1_332_auto_writes_a_file_through_the_api() {
     );
     r.follow_up(&t);
     // The follow-up carried the earlier turns of the conversation.
-    let last = r.model.requests_to("/v1/messages").pop().expect("a request");
+    let last = r
+        .model
+        .requests_to("/v1/messages")
+        .pop()
+        .expect("a request");
     let body = last.body.to_string();
-    assert!(body.contains(FOLLOW_UP) && body.contains(TASK) && body.contains(DONE), "{body}");
+    assert!(
+        body.contains(FOLLOW_UP) && body.contains(TASK) && body.contains(DONE),
+        "{body}"
+    );
 }
 
 impl Run {
@@ -273,12 +276,18 @@ impl Run {
             ms[sent..].iter().find(|m| m["role"] == "agent").cloned()
         };
         let ok = wait_until(WAIT, || reply().is_some());
-        assert!(ok, "{}: no reply to the follow-up\n{}", self.cli, self.context(task));
+        assert!(
+            ok,
+            "{}: no reply to the follow-up\n{}",
+            self.cli,
+            self.context(task)
+        );
         let text = reply()
             .and_then(|m| m["text"].as_str().map(str::to_string))
             .unwrap_or_default();
-        eprintln!("FOLLOWUP {}: {text:?}", self.cli);
-        assert_eq!(text, FOLLOW_UP_REPLY, "{}", self.cli);
+        // Exactly the reply: no input box, status line or reply marker (opencode's left margin
+        // stays: trimmed).
+        assert_eq!(text.trim(), FOLLOW_UP_REPLY, "{}: {text:?}", self.cli);
     }
 
     fn session(&self, task_id: &str) -> (String, Value) {
@@ -376,7 +385,7 @@ fn gemini_env(url: &str) -> Vec<(&'static str, String)> {
 }
 
 #[test]
-fn gemini_0_61_0_auto_writes_a_file_through_the_api() {
+fn gemini_0_61_0_auto_writes_a_file_and_answers_a_follow_up() {
     let Some(r) = run(
         "gemini",
         hello_script(
@@ -391,6 +400,7 @@ fn gemini_0_61_0_auto_writes_a_file_through_the_api() {
     let id = r.start_task(TASK, "auto");
     let t = r.wait_final(&id);
     r.assert_hello_done(&t, DONE);
+    r.follow_up(&t);
     let streamed = r.model.requests_to(":streamGenerateContent");
     assert!(
         streamed.iter().any(|q| q.body.to_string().contains(TASK)),
@@ -413,7 +423,7 @@ fn codex_home(home: &Path, _work: &Path, url: &str) {
 }
 
 #[test]
-fn codex_0_171_0_auto_writes_a_file_through_the_api() {
+fn codex_0_171_0_auto_writes_a_file_and_answers_a_follow_up() {
     let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
     let Some(r) = run(
         "codex",
@@ -426,6 +436,7 @@ fn codex_0_171_0_auto_writes_a_file_through_the_api() {
     let id = r.start_task(TASK, "auto");
     let t = r.wait_final(&id);
     r.assert_hello_done(&t, DONE);
+    r.follow_up(&t);
     let sent = r.model.requests_to("/v1/responses");
     assert!(
         sent.iter().any(|q| q.body.to_string().contains(TASK)),
@@ -448,7 +459,7 @@ fn opencode_home(home: &Path, _work: &Path, url: &str) {
 }
 
 #[test]
-fn opencode_1_18_33_auto_writes_a_file_through_the_api() {
+fn opencode_1_18_33_auto_writes_a_file_and_answers_a_follow_up() {
     let Some(r) = run(
         "opencode",
         hello_script(
@@ -463,6 +474,7 @@ fn opencode_1_18_33_auto_writes_a_file_through_the_api() {
     let id = r.start_task(TASK, "auto");
     let t = r.wait_final(&id);
     r.assert_hello_done(&t, DONE);
+    r.follow_up(&t);
     let sent = r.model.requests_to("/v1/messages");
     assert!(
         sent.iter().any(|q| q.body.to_string().contains(TASK)),
@@ -499,7 +511,7 @@ fn aider_env(url: &str) -> Vec<(&'static str, String)> {
 }
 
 #[test]
-fn aider_0_86_2_auto_writes_a_file_through_the_api() {
+fn aider_0_86_2_auto_writes_a_file_and_answers_a_follow_up() {
     // Aider edits through edit blocks in its reply text, not a tool.
     let edit =
         format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
@@ -508,6 +520,7 @@ fn aider_0_86_2_auto_writes_a_file_through_the_api() {
         |cwd| {
             Script::new(cwd)
                 .turn(Turn::on_prompt(TASK, Reply::text(&edit)))
+                .turn(Turn::on_prompt(FOLLOW_UP, Reply::text(FOLLOW_UP_REPLY)))
                 .fallback("Add hello.txt")
         },
         aider_home,
@@ -518,6 +531,7 @@ fn aider_0_86_2_auto_writes_a_file_through_the_api() {
     let id = r.start_task(TASK, "auto");
     let t = r.wait_final(&id);
     r.assert_hello_done(&t, DONE);
+    r.follow_up(&t);
     let sent = r.model.requests_to("/v1/chat/completions");
     assert!(
         sent.iter().any(|q| q.body.to_string().contains(TASK)),
