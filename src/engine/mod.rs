@@ -14,6 +14,7 @@ mod status;
 mod tasks;
 mod transcript;
 mod trash;
+mod worktrees;
 
 pub use error::{EngineError, EngineResult};
 pub use events::{Event, SessionEventKind, TaskEventKind};
@@ -21,6 +22,7 @@ pub use session_info::{Message, Role, SessionInfo};
 pub use sessions::{Input, SpawnSession};
 pub use status::SessionStatus;
 pub use tasks::{CreateTask, TaskPatch};
+pub use worktrees::{Collected, disk_usage};
 
 use crate::providers::Providers;
 use crate::state_dir::StateDir;
@@ -51,6 +53,8 @@ pub struct EngineConfig {
     /// Marks every process of this orchestra's sessions (`ORCHESTRA_INSTANCE`), so that
     /// the guard can find them if orchestra dies without ending them.
     pub instance: String,
+    /// The configured default isolation; `None` applies the default rule.
+    pub isolation: Option<crate::task::Isolation>,
 }
 
 impl EngineConfig {
@@ -65,6 +69,7 @@ impl EngineConfig {
             transcript_cap: 64 * 1024 * 1024,
             token: None,
             instance: uuid::Uuid::new_v4().to_string(),
+            isolation: None,
         }
     }
 }
@@ -157,6 +162,8 @@ pub(crate) struct Inner {
     removing: tokio::sync::Mutex<()>,
     /// Pending tasks the autopilot skips (provider not installed), each logged once.
     skipped: parking_lot::Mutex<std::collections::HashSet<String>>,
+    /// Serialises merges, discards, collections and deletions of worktrees.
+    finishing: tokio::sync::Mutex<()>,
 }
 
 impl Inner {
@@ -249,6 +256,7 @@ impl Engine {
             stop_reason: parking_lot::Mutex::new(None),
             removing: tokio::sync::Mutex::new(()),
             skipped: parking_lot::Mutex::new(Default::default()),
+            finishing: tokio::sync::Mutex::new(()),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);

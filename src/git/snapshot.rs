@@ -11,13 +11,20 @@ pub fn snapshot_ref(task_id: &str) -> String {
     format!("refs/orchestra/snapshots/{task_id}")
 }
 
+/// A temporary index file, removed when dropped.
+struct TempIndex(std::path::PathBuf);
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// The tree of the work tree at `dir` as it is on disk (ignored files excepted).
 pub fn work_tree(dir: &Path) -> Result<String, GitError> {
-    let tmp = tempfile::Builder::new()
-        .prefix("orchestra-index-")
-        .tempdir()
-        .map_err(|e| GitError::Missing(format!("no temporary directory: {e}")))?;
-    let index = tmp.path().join("index").to_string_lossy().into_owned();
+    let tmp =
+        TempIndex(std::env::temp_dir().join(format!("orchestra-index-{}", uuid::Uuid::new_v4())));
+    let index = tmp.0.to_string_lossy().into_owned();
     // Start from HEAD's tree, so the temporary index knows tracked files' stat data
     // nowhere: `add -A` then records exactly what is on disk.
     git(dir, &["read-tree", "HEAD"])

@@ -23,6 +23,10 @@ pub struct Config {
     pub default_provider: Option<String>,
     #[serde(default)]
     pub provider: Vec<ProviderOverride>,
+    /// The default isolation of new tasks: `"worktree"` (coding agents in a repository
+    /// get one, the default) or `"none"`.
+    #[serde(default)]
+    pub isolation: Option<crate::task::Isolation>,
 }
 
 impl Config {
