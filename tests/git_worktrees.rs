@@ -439,3 +439,86 @@ fn eight_tasks_on_one_repository_start_at_once() {
         "the repository and eight task worktrees"
     );
 }
+
+/// The CLI against a server, piped (so never coloured), with no orchestra environment.
+fn cli(s: &Server, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(BIN)
+        .arg("--url")
+        .arg(&s.url)
+        .args(args)
+        .env_remove("ORCHESTRA_URL")
+        .env_remove("ORCHESTRA_TOKEN")
+        .env("HOME", s.state_dir.join("home"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the CLI");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_cli_diffs_merges_discards_and_collects() {
+    let s = Server::start();
+    let r = repo();
+    let repo = r.path();
+    let dir = repo.to_str().unwrap();
+    let add = |name: &str, cmd: &str| {
+        let (ok, out, err) = cli(
+            &s,
+            &[
+                "--json",
+                "task",
+                "add",
+                name,
+                "--description",
+                cmd,
+                "--provider",
+                "exec",
+                "--dir",
+                dir,
+                "--isolation",
+                "worktree",
+                "--start",
+            ],
+        );
+        assert!(ok, "{err}");
+        let t: Value = serde_json::from_str(&out).unwrap();
+        let id = id(&t["task"]);
+        wait_task_status(&s, &id, "completed");
+        id
+    };
+    let a = add("CLI one", "printf 'x\\ny\\n' > x.txt");
+    let (ok, out, err) = cli(&s, &["task", "diff", &a]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("added") && out.contains("+2") && out.contains("x.txt"),
+        "{out}"
+    );
+    assert!(out.contains("+y"), "{out}");
+    assert!(!out.contains('\x1b'), "piped output is plain: {out:?}");
+    let (ok, out, err) = cli(&s, &["task", "merge", &a]);
+    assert!(ok, "{err}");
+    assert!(out.contains("merged into main (fast-forward"), "{out}");
+    assert!(repo.join("x.txt").is_file());
+
+    let b = add("CLI two", "echo z > z.txt");
+    let (ok, out, err) = cli(&s, &["task", "discard", &b]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!("refs/orchestra/snapshots/{b}")),
+        "{out}"
+    );
+    let (ok, _, err) = cli(&s, &["task", "merge", &b]);
+    assert!(!ok);
+    assert!(err.contains("already discarded"), "{err}");
+
+    let c = add("CLI three", "echo w > w.txt");
+    let (ok, out, err) = cli(&s, &["gc", "--older-than", "0"]);
+    assert!(ok, "{err}");
+    assert!(out.contains(&c[..8]) && out.contains("freed"), "{out}");
+    let (ok, _, err) = cli(&s, &["gc", "--older-than", "soon"]);
+    assert!(!ok && err.contains("not an age"), "{err}");
+}
