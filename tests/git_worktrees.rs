@@ -522,3 +522,69 @@ fn the_cli_diffs_merges_discards_and_collects() {
     let (ok, _, err) = cli(&s, &["gc", "--older-than", "soon"]);
     assert!(!ok && err.contains("not an age"), "{err}");
 }
+
+/// A user config with a coding agent that runs its instruction with `sh -c`, and `extra`.
+fn coder_config(dir: &Path, extra: &str) -> String {
+    let path = dir.join("config.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "{extra}\n[[provider]]\nid = \"coder\"\nname = \"Coder\"\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"{{task}}\"]\ndeliver = \"arg\"\ninteractive = false\ncoding_agent = true\n"
+        ),
+    )
+    .unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn isolation_of(s: &Server, dir: &Path) -> Value {
+    let r = s.post(
+        TASKS,
+        json!({"name": "n", "description": "echo hi > hi.txt", "providerId": "coder", "workingDirectory": dir}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.json()["task"].clone()
+}
+
+#[test]
+fn coding_agents_are_isolated_by_default_where_git_allows() {
+    let cfg_dir = tempfile::tempdir().unwrap();
+    let s = Server::start_with(&["--config", &coder_config(cfg_dir.path(), "")]);
+    let r = repo();
+    std::fs::create_dir(r.path().join("sub")).unwrap();
+    let t = isolation_of(&s, &r.path().join("sub"));
+    assert_eq!(t["metadata"]["isolation"], "worktree");
+    // It runs in the same subdirectory of its worktree.
+    let started = s.post_empty(&format!("{TASKS}/{}/start", id(&t)));
+    assert_eq!(started.status, 200, "{}", started.body);
+    let t = wait_task_status(&s, &id(&t), "completed");
+    let (path, _) = worktree(&t);
+    assert!(Path::new(&path).join("sub/hi.txt").is_file(), "{t}");
+    assert_eq!(
+        t["metadata"]["result"]["filesCreated"],
+        json!(["sub/hi.txt"])
+    );
+    assert!(!r.path().join("sub/hi.txt").exists());
+
+    let plain = tempfile::tempdir().unwrap();
+    assert_eq!(
+        isolation_of(&s, plain.path())["metadata"]["isolation"],
+        "none"
+    );
+    let detached = repo();
+    git(detached.path(), &["checkout", "-q", "--detach"]);
+    assert_eq!(
+        isolation_of(&s, detached.path())["metadata"]["isolation"],
+        "none"
+    );
+
+    // The user's config can turn the default off.
+    let off_dir = tempfile::tempdir().unwrap();
+    let off = Server::start_with(&[
+        "--config",
+        &coder_config(off_dir.path(), "isolation = \"none\""),
+    ]);
+    assert_eq!(
+        isolation_of(&off, r.path())["metadata"]["isolation"],
+        "none"
+    );
+}

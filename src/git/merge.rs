@@ -17,6 +17,8 @@ pub struct Merged {
     /// The base branch's commit after the merge.
     pub commit: String,
     pub fast_forward: bool,
+    /// The base branch had moved since the task started (so the merge may carry both).
+    pub base_moved: bool,
     /// Files the merge changed on the base branch.
     pub files: Vec<String>,
 }
@@ -53,10 +55,10 @@ fn dirty_paths(dir: &Path) -> Result<BTreeSet<String>, GitError> {
         let Some(path) = entry.get(3..) else { continue };
         paths.insert(path.to_string());
         // A rename or copy carries its source as the next field; both are the user's.
-        if matches!(entry.as_bytes().first(), Some(b'R' | b'C')) {
-            if let Some(from) = fields.next() {
-                paths.insert(from.to_string());
-            }
+        if matches!(entry.as_bytes().first(), Some(b'R' | b'C'))
+            && let Some(from) = fields.next()
+        {
+            paths.insert(from.to_string());
         }
     }
     Ok(paths)
@@ -210,6 +212,7 @@ fn merge_locked(repo: &Repo, wt: &Worktree, message: &str) -> Result<Merged, Git
         base_branch: wt.base_branch.clone(),
         commit: new,
         fast_forward,
+        base_moved: base != wt.base_commit,
         files: touched,
     })
 }

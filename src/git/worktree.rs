@@ -142,6 +142,10 @@ pub fn create(
         .run()?;
         Ok(())
     })?;
+    // The task's directory may hold nothing tracked (so git did not create it).
+    let agent_dir = path.join(&base.repo.prefix);
+    std::fs::create_dir_all(&agent_dir)
+        .map_err(|e| GitError::Missing(format!("cannot create {}: {e}", agent_dir.display())))?;
     Ok(Worktree {
         repo: base.repo.root.to_string_lossy().into_owned(),
         path: path.to_string_lossy().into_owned(),
