@@ -41,7 +41,14 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match &cli.command {
             Some(Command::Serve(args)) => orchestra::cli::serve::run(args).await,
-            None => orchestra::tui::run(&cli.server).await,
+            // Nothing is started for a TUI that cannot run.
+            None => {
+                async {
+                    orchestra::tui::needs_terminal()?;
+                    orchestra::tui::run(attach_target(&cli).await?).await
+                }
+                .await
+            }
             // Client subcommands, completions and man returned above.
             Some(_) => Ok(()),
         }
@@ -53,4 +60,37 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The orchestra `orchestra` (no subcommand) attaches to: `--url`'s, else the state
+/// directory's, started now (detached) when none runs.
+async fn attach_target(cli: &orchestra::cli::Cli) -> anyhow::Result<orchestra::tui::Target> {
+    use anyhow::Context;
+    if let Some(url) = cli.client.url.as_deref().filter(|u| !u.trim().is_empty()) {
+        let url = if url.contains("://") {
+            url.trim_end_matches('/').to_string()
+        } else {
+            format!("http://{}", url.trim_end_matches('/'))
+        };
+        return Ok(orchestra::tui::Target {
+            come_back: format!("orchestra --url {url}"),
+            url,
+            token: cli.server.token.clone(),
+            state_dir: None,
+        });
+    }
+    let dir = orchestra::state_dir::resolve(cli.server.state_dir.as_deref())
+        .context("cannot find the state directory")?;
+    let serve_args = cli.server.serve_args();
+    let found = dir.clone();
+    let (endpoint, _started) =
+        tokio::task::spawn_blocking(move || orchestra::daemon::find_or_start(&found, &serve_args))
+            .await
+            .context("starting orchestra failed")??;
+    Ok(orchestra::tui::Target {
+        url: endpoint.url,
+        token: endpoint.token,
+        state_dir: Some(dir),
+        come_back: "orchestra".into(),
+    })
 }

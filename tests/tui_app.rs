@@ -217,15 +217,45 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     })
     .await;
 
-    // q asks because an agent runs; n stays, y quits.
-    app.on_terminal_event(key(KeyCode::Char('q')));
+    // Q asks, naming the agents the engine runs when it is pressed; n stays.
+    use orchestra::tui::app::{Confirm, Modal};
+    let asked = |a: &mut App| matches!(a.modal, Modal::Confirm(Confirm::Stop { live: 1 }));
+    app.on_terminal_event(key(KeyCode::Char('Q')));
+    wait_for(&mut app, &mut events, "the stop question", asked).await;
     app.on_terminal_event(key(KeyCode::Char('n')));
     assert!(!app.should_quit());
-    app.on_terminal_event(key(KeyCode::Char('q')));
+    assert!(matches!(app.modal, Modal::None));
+    // y stops: every agent ended, then the app leaves, saying so.
+    app.on_terminal_event(key(KeyCode::Char('Q')));
+    wait_for(&mut app, &mut events, "the stop question", asked).await;
     app.on_terminal_event(key(KeyCode::Char('y')));
-    assert!(app.should_quit());
-    engine.shutdown().await;
+    wait_for(&mut app, &mut events, "the stop", |a| a.should_quit()).await;
     assert_eq!(engine.session_counts().0, 0);
+    assert_eq!(
+        app.farewell.as_deref(),
+        Some("orchestra stopped; 1 agent ended")
+    );
+    engine.shutdown().await;
+}
+
+/// q detaches at once: nothing is asked and nothing is ended (the agents belong to orchestra).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn q_detaches_without_asking_or_ending_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, _events, _work) = engine_and_app(dir.path()).await;
+    let session = engine
+        .spawn_session(orchestra::engine::SpawnSession {
+            provider_id: Some("shell".into()),
+            ..Default::default()
+        })
+        .await
+        .expect("a shell");
+    app.refresh();
+    app.on_terminal_event(key(KeyCode::Char('q')));
+    assert!(app.should_quit());
+    assert!(app.farewell.is_none());
+    assert!(!engine.get_session(&session.id).unwrap().ended);
+    engine.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,7 @@
 //! The real binary's TUI inside a detached tmux session: create a task from the form, start
-//! it, type into its shell, see the output, pause, resume, cancel, quit, and leave nothing.
+//! it, type into its shell, see the output, pause, resume, cancel, detach, come back, stop,
+//! and leave nothing. The TUI is a client of the orchestra daemon it starts; every test stops
+//! that daemon (or its drop does).
 
 mod support;
 
@@ -7,9 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A private tmux server, killed on drop (even when the test fails).
+/// A session of a private tmux server. The first one owns the server: dropping it kills the
+/// server, then stops the orchestra daemon of `state` (even when the test fails).
 struct Tmux {
     socket: String,
+    session: String,
+    state: Option<PathBuf>,
 }
 
 impl Tmux {
@@ -19,10 +24,46 @@ impl Tmux {
         c
     }
 
+    /// Another session on the same server running `script` (a second terminal).
+    fn open(&self, session: &str, script: &str) -> Tmux {
+        let t = Tmux {
+            socket: self.socket.clone(),
+            session: session.to_string(),
+            state: None,
+        };
+        t.new_session(script);
+        t
+    }
+
+    fn new_session(&self, script: &str) {
+        let ok = self
+            .cmd()
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &self.session,
+                "-x",
+                "160",
+                "-y",
+                "45",
+                script,
+            ])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux new-session");
+        // Keep the pane when the program exits, to tell a detach from a crash.
+        let _ = self
+            .cmd()
+            .args(["set-option", "-t", &self.session, "remain-on-exit", "on"])
+            .status();
+    }
+
     fn send(&self, keys: &[&str]) {
         let ok = self
             .cmd()
-            .args(["send-keys", "-t", "tui"])
+            .args(["send-keys", "-t", &self.session])
             .args(keys)
             .status()
             .expect("tmux send-keys")
@@ -33,17 +74,18 @@ impl Tmux {
     fn send_literal(&self, text: &str) {
         let ok = self
             .cmd()
-            .args(["send-keys", "-t", "tui", "-l", text])
+            .args(["send-keys", "-t", &self.session, "-l", text])
             .status()
             .expect("tmux send-keys")
             .success();
         assert!(ok, "send-keys -l {text:?}");
     }
 
+    /// The screen, and the lines scrolled above it (the TUI's parting line may be there).
     fn capture(&self) -> String {
         let out = self
             .cmd()
-            .args(["capture-pane", "-p", "-t", "tui"])
+            .args(["capture-pane", "-p", "-S", "-100", "-t", &self.session])
             .output()
             .expect("tmux capture-pane");
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -66,7 +108,7 @@ impl Tmux {
 
     fn alive(&self) -> bool {
         self.cmd()
-            .args(["has-session", "-t", "tui"])
+            .args(["has-session", "-t", &self.session])
             .output()
             .map(|o| o.status.success())
             .unwrap_or(false)
@@ -75,7 +117,11 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
+        let Some(state) = self.state.take() else {
+            return;
+        };
         let _ = self.cmd().arg("kill-server").output();
+        stop_daemon(&state);
         // tmux leaves its socket file behind.
         let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
         let uid = unsafe { libc::getuid() };
@@ -91,12 +137,24 @@ impl Tmux {
                 "display-message",
                 "-p",
                 "-t",
-                "tui",
+                &self.session,
                 &format!("#{{{name}}}"),
             ])
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
             .unwrap_or_default()
+    }
+
+    /// The TUI's pid: the child of the pane's shell.
+    fn tui_pid(&self) -> u32 {
+        let shell = self.pane_var("pane_pid");
+        let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+            .unwrap_or_default();
+        children
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no TUI under the pane's shell {shell}"))
     }
 
     /// Waits for the program in the pane to exit; its exit status.
@@ -117,58 +175,82 @@ impl Tmux {
     }
 }
 
-/// Starts orchestra in a tmux session on a private socket; returns the server, the temp root.
+/// The command line of a terminal that runs `orchestra` (attaching to the daemon of the test's
+/// state directory, started by the first one).
+fn tui_script(root: &Path) -> String {
+    let bin = env!("CARGO_BIN_EXE_orchestra");
+    // HOME is private so no rc file of the machine runs in the shell; the marker for leftover
+    // processes is the temp dir, which is in HOME (passed to the daemon and its sessions).
+    // Not `exec`: as from a shell, what the TUI prints as it leaves is read before the pane
+    // closes (tmux may lose a dying pane's last output).
+    format!(
+        "cd {work} && env -u ORCHESTRA_URL -u ORCHESTRA_TOKEN HOME={home} XDG_CONFIG_HOME={config} ORCHESTRA_DEFAULT_PROVIDER=shell SHELL=/bin/bash TERM=xterm-256color {bin} --state-dir {state} --grace 1; exit $?",
+        work = shell_quote(&root.join("work")),
+        home = shell_quote(&root.join("home")),
+        config = shell_quote(&root.join("config")),
+        bin = shell_quote(Path::new(bin)),
+        state = shell_quote(&root.join("state")),
+    )
+}
+
+/// Starts orchestra in a tmux session on a private socket; returns the session, the temp root.
 fn start(tmp: &Path) -> (Tmux, PathBuf) {
     let root: PathBuf = tmp.canonicalize().unwrap();
-    let home = root.join("home");
-    let work = root.join("work");
-    let state = root.join("state");
-    for d in [&home, &work, &state, &root.join("config")] {
-        std::fs::create_dir_all(d).unwrap();
+    for d in ["home", "work", "state", "config"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
     }
-    let bin = env!("CARGO_BIN_EXE_orchestra");
     let socket = format!(
         "orch-e2e-{}-{}",
         std::process::id(),
         root.file_name().unwrap().to_string_lossy()
     );
-    let tmux = Tmux { socket };
-    // HOME is private so no rc file of the machine runs in the shell; the marker for leftover
-    // processes is the temp dir, which is in HOME (passed to sessions) and the cwd.
-    let script = format!(
-        "cd {work} && exec env HOME={home} XDG_CONFIG_HOME={config} ORCHESTRA_DEFAULT_PROVIDER=shell SHELL=/bin/bash TERM=xterm-256color {bin} --state-dir {state} --grace 1",
-        work = shell_quote(&work),
-        home = shell_quote(&home),
-        config = shell_quote(&root.join("config")),
-        bin = shell_quote(Path::new(bin)),
-        state = shell_quote(&state),
-    );
-    let ok = tmux
-        .cmd()
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            "tui",
-            "-x",
-            "160",
-            "-y",
-            "45",
-            &script,
-        ])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "tmux new-session");
-    // Keep the pane when the program exits, to tell a quit from a crash.
-    let _ = tmux
-        .cmd()
-        .args(["set-option", "-t", "tui", "remain-on-exit", "on"])
-        .status();
+    let tmux = Tmux {
+        socket,
+        session: "tui".into(),
+        state: Some(root.join("state")),
+    };
+    tmux.new_session(&tui_script(&root));
     tmux.wait("the first frame", |s| {
         s.contains("Tasks (0)") && s.contains("API http://127.0.0.1:")
     });
     (tmux, root)
+}
+
+/// The daemon's pid from its server.json.
+fn daemon_pid(state: &Path) -> Option<i32> {
+    let text = std::fs::read_to_string(state.join("server.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v["pid"].as_i64().map(|p| p as i32)
+}
+
+/// Ends the daemon of `state` if one runs (SIGTERM: it ends its agents and exits), waiting
+/// for it to be gone.
+fn stop_daemon(state: &Path) {
+    let Some(pid) = daemon_pid(state) else { return };
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline && proc_state(pid as u32).is_some_and(|s| s != 'Z') {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `orchestra ARGS… --state-dir STATE`, as a user would type it; its stdout.
+fn cli(root: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_orchestra"))
+        .args(args)
+        .arg("--state-dir")
+        .arg(root.join("state"))
+        .env_remove("ORCHESTRA_URL")
+        .env_remove("ORCHESTRA_TOKEN")
+        .env("HOME", root.join("home"))
+        .output()
+        .expect("run the CLI");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Processes whose environment carries `marker` (our test's temp dir is in HOME and PWD).
@@ -250,23 +332,9 @@ fn tui_end_to_end_in_tmux() {
 
     assert!(Path::new(&state.join("server.json")).exists());
 
-    // The CLI finds the TUI's embedded server through server.json, and what it does shows
+    // The CLI finds the daemon through server.json, and what it does shows
     // on screen at once; so do steps and progress reported by a subagent over the API.
-    let cli = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_orchestra"))
-            .args(args)
-            .arg("--state-dir")
-            .arg(&state)
-            .env_remove("ORCHESTRA_URL")
-            .output()
-            .expect("run the CLI");
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let cli = |args: &[&str]| cli(&root, args);
     let added = cli(&[
         "task",
         "add",
@@ -364,24 +432,28 @@ fn tui_end_to_end_in_tmux() {
         session_processes(&marker).is_empty()
     });
 
-    // q quits (nothing runs, so it does not ask; answer y if it does).
+    // q detaches at once, saying what still runs and how to come back.
     tmux.send(&["q"]);
-    let status = tmux.wait_exit(|t, s| {
-        if s.contains("Quit and end") {
-            t.send(&["y"]);
-        }
-    });
+    let status = tmux.wait_exit(|_, _| {});
     assert!(status.is_empty() || status == "0", "exit status {status}");
-    // Nothing of ours is left: no orchestra, no shell, no child.
-    wait_until("no process left", 10, || {
-        processes_with(&marker)
+    tmux.wait("the detach line", |s| {
+        s.contains("0 agents still running; run `orchestra` to come back")
+    });
+    // `orchestra stop` ends the daemon: nothing of ours is left.
+    cli(&["stop"]);
+    no_process_left(&marker);
+    assert!(
+        !state.join("server.json").exists(),
+        "server.json removed when orchestra stops"
+    );
+}
+
+fn no_process_left(marker: &str) {
+    wait_until("no process left", 15, || {
+        processes_with(marker)
             .iter()
             .all(|(_, d)| d.contains("tmux"))
     });
-    assert!(
-        !state.join("server.json").exists(),
-        "server.json removed on quit"
-    );
 }
 
 /// A task `long` (`sleep 300`) started from the form (start now: yes, the default).
@@ -395,19 +467,46 @@ fn start_a_long_task(tmux: &Tmux) {
     tmux.wait("the task to run", |s| s.contains("▶ long"));
 }
 
-/// Waits for orchestra to exit with status 0, leaving no process of ours behind.
-fn exits_cleanly(tmux: &Tmux, marker: &str) {
+/// The TUI exits with status 0.
+fn exits(tmux: &Tmux) {
     let status = tmux.wait_exit(|_, _| {});
     assert!(status.is_empty() || status == "0", "exit status {status}");
-    wait_until("no process left", 10, || {
-        processes_with(marker)
-            .iter()
-            .all(|(_, d)| d.contains("tmux"))
-    });
 }
 
+/// `Q`, then `y` to the question naming `live` agents: orchestra stops, the TUI exits, and
+/// nothing of ours is left.
+fn stop_with_q(tmux: &Tmux, live: usize, marker: &str) {
+    tmux.send(&["Q"]);
+    let question = if live == 0 {
+        "No agent is running".to_string()
+    } else {
+        format!(
+            "end {live} running agent{}",
+            if live == 1 { "" } else { "s" }
+        )
+    };
+    tmux.wait("the stop question", |s| {
+        s.contains("Stop orchestra") && s.contains(&question)
+    });
+    tmux.send(&["y"]);
+    exits(tmux);
+    // The TUI leaves once orchestra has ended its agents and exited.
+    let left = session_processes(marker);
+    assert!(left.is_empty(), "agents still running: {left:?}");
+    no_process_left(marker);
+}
+
+/// The sleep of `start_a_long_task` runs.
+fn sleep_runs(marker: &str) -> bool {
+    session_processes(marker)
+        .iter()
+        .any(|(_, d)| d.contains("sleep 300"))
+}
+
+/// SIGTERM or SIGHUP (the terminal lost) to the TUI is a detach: the terminal is put back,
+/// the agents keep running.
 #[test]
-fn sigterm_ends_agents_and_restores_the_terminal() {
+fn sigterm_detaches_and_restores_the_terminal() {
     if Command::new("tmux").arg("-V").output().is_err() {
         eprintln!("tmux is not installed: skipping");
         return;
@@ -416,25 +515,22 @@ fn sigterm_ends_agents_and_restores_the_terminal() {
     let (tmux, root) = start(tmp.path());
     let marker = root.to_string_lossy().into_owned();
     start_a_long_task(&tmux);
-    wait_until("the sleep", 10, || {
-        session_processes(&marker)
-            .iter()
-            .any(|(_, d)| d.contains("sleep 300"))
-    });
+    wait_until("the sleep", 10, || sleep_runs(&marker));
     assert_eq!(tmux.pane_var("alternate_on"), "1");
-    let server: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("state/server.json")).unwrap())
-            .unwrap();
-    let pid = server["pid"].as_i64().unwrap() as i32;
-    unsafe { libc::kill(pid, libc::SIGTERM) };
-    exits_cleanly(&tmux, &marker);
+    let tui = tmux.tui_pid() as i32;
+    unsafe { libc::kill(tui, libc::SIGTERM) };
+    exits(&tmux);
     // The terminal is back: main screen, no mouse reporting.
     assert_eq!(tmux.pane_var("alternate_on"), "0");
     assert_eq!(tmux.pane_var("mouse_any_flag"), "0");
+    tmux.wait("the detach line", |s| s.contains("1 agent still running"));
+    assert!(sleep_runs(&marker), "the agent outlives the TUI");
+    cli(&root, &["stop"]);
+    no_process_left(&marker);
 }
 
 #[test]
-fn quitting_with_agents_running_cancels_their_tasks_saying_so() {
+fn stopping_with_agents_running_cancels_their_tasks_saying_so() {
     if Command::new("tmux").arg("-V").output().is_err() {
         eprintln!("tmux is not installed: skipping");
         return;
@@ -443,11 +539,10 @@ fn quitting_with_agents_running_cancels_their_tasks_saying_so() {
     let (tmux, root) = start(tmp.path());
     let marker = root.to_string_lossy().into_owned();
     start_a_long_task(&tmux);
-    // q asks first while agents run; y ends them and quits.
-    tmux.send(&["q"]);
-    tmux.wait("the confirmation", |s| s.contains("Quit and end"));
-    tmux.send(&["y"]);
-    exits_cleanly(&tmux, &marker);
+    // An agent started from the CLI just before Q is counted: the question names what
+    // orchestra runs when Q is pressed, not what was last drawn. y ends them and orchestra.
+    cli(&root, &["session", "spawn", "--provider", "shell"]);
+    stop_with_q(&tmux, 2, &marker);
     // Ended on purpose: cancelled, saying by whom; not failed, interrupted or killed.
     let s = support::Server::start_in(&root.join("state"), &[]);
     let tasks = s.get("/api/coding-agents/tasks").json()["tasks"].clone();
@@ -469,23 +564,8 @@ fn ctrl_a_does_not_turn_autopilot_on() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let (tmux, root) = start(tmp.path());
-    let state = root.join("state");
     let marker = root.to_string_lossy().into_owned();
-    let cli = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_orchestra"))
-            .args(args)
-            .arg("--state-dir")
-            .arg(&state)
-            .env_remove("ORCHESTRA_URL")
-            .output()
-            .expect("run the CLI");
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let cli = |args: &[&str]| cli(&root, args);
     cli(&["task", "add", "waits", "--description", "sleep 300"]);
     tmux.wait("the pending task", |s| s.contains("○ waits"));
 
@@ -517,16 +597,7 @@ fn ctrl_a_does_not_turn_autopilot_on() {
     tmux.wait("autopilot on and the task running", |s| {
         s.contains("autopilot ON") && s.contains("▶ waits")
     });
-    tmux.send(&["q"]);
-    tmux.wait("the quit question", |s| s.contains("Quit and end"));
-    tmux.send(&["y"]);
-    let status = tmux.wait_exit(|_, _| {});
-    assert!(status.is_empty() || status == "0", "exit status {status}");
-    wait_until("no process left", 10, || {
-        processes_with(&marker)
-            .iter()
-            .all(|(_, d)| d.contains("tmux"))
-    });
+    stop_with_q(&tmux, 1, &marker);
 }
 
 /// Issue 9 item 2: a real bracketed paste (tmux `paste-buffer -p`, newlines sent as `\r` as a
@@ -558,7 +629,7 @@ fn a_pasted_description_keeps_its_lines() {
         .success()
         && tmux
             .cmd()
-            .args(["paste-buffer", "-p", "-b", "p", "-t", "tui"])
+            .args(["paste-buffer", "-p", "-b", "p", "-t", &tmux.session])
             .status()
             .unwrap()
             .success();
@@ -576,16 +647,207 @@ fn a_pasted_description_keeps_its_lines() {
     tmux.wait("both commands' output", |s| {
         s.contains("one-2") && s.contains("two-4") && s.contains("✓ two lines")
     });
+    stop_with_q(&tmux, 0, &marker);
+}
+
+/// Issue 10: agents outlive the TUI. A task started from the TUI keeps running after `q`; the
+/// CLI sees it; `orchestra` in another terminal comes back to the same screen, and typing
+/// into it reaches the agent.
+#[test]
+fn detach_and_come_back_to_the_same_screen() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tmux, root) = start(tmp.path());
+    let marker = root.to_string_lossy().into_owned();
+    tmux.send(&["n"]);
+    tmux.wait("the form", |s| s.contains("New task"));
+    tmux.send_literal("kept");
+    tmux.send(&["Tab"]);
+    tmux.send_literal("echo before-$((20+3))");
+    tmux.send(&["Enter"]);
+    tmux.wait("the shell's first output", |s| {
+        s.contains("▶ kept") && s.contains("before-23")
+    });
+    let shells = session_processes(&marker);
+    assert!(!shells.is_empty(), "the shell runs");
+
     tmux.send(&["q"]);
-    let status = tmux.wait_exit(|t, s| {
-        if s.contains("Quit and end") {
-            t.send(&["y"]);
-        }
+    exits(&tmux);
+    tmux.wait("the detach line", |s| {
+        s.contains("1 agent still running; run `orchestra` to come back")
     });
-    assert!(status.is_empty() || status == "0", "exit status {status}");
-    wait_until("no process left", 10, || {
-        processes_with(&marker)
-            .iter()
-            .all(|(_, d)| d.contains("tmux"))
+    // The very same processes still run, and the CLI sees the task running.
+    for (pid, _) in &shells {
+        assert!(
+            proc_state(*pid).is_some_and(|s| s != 'Z'),
+            "session process {pid} ended with the TUI"
+        );
+    }
+    let listed = cli(&root, &["task", "list"]);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.contains("kept") && l.contains("running")),
+        "{listed}"
+    );
+
+    // Back, from another terminal: the task is selected and its screen shown as it was.
+    let again = tmux.open("again", &tui_script(&root));
+    again.wait("the same screen", |s| {
+        s.contains("▶ kept") && s.contains("before-23")
     });
+    again.send(&["Enter"]);
+    again.wait("typing mode", |s| s.contains("TYPING"));
+    again.send_literal("echo after-$((6*7))");
+    again.send(&["Enter"]);
+    again.wait("what was typed, run by the same shell", |s| {
+        s.contains("after-42")
+    });
+    again.send(&["C-q"]);
+    again.wait("typing mode to end", |s| !s.contains("TYPING"));
+    stop_with_q(&again, 1, &marker);
+}
+
+/// Two TUIs attached to one agent both show what one of them types.
+#[test]
+fn two_terminals_show_what_one_types() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tmux, root) = start(tmp.path());
+    let marker = root.to_string_lossy().into_owned();
+    tmux.send(&["n"]);
+    tmux.wait("the form", |s| s.contains("New task"));
+    tmux.send_literal("shared");
+    tmux.send(&["Enter"]);
+    tmux.wait("the task to run", |s| s.contains("▶ shared"));
+    let other = tmux.open("other", &tui_script(&root));
+    other.wait("the task in the second TUI", |s| s.contains("▶ shared"));
+
+    tmux.send(&["Enter"]);
+    tmux.wait("typing mode", |s| s.contains("TYPING"));
+    tmux.send_literal("echo both-$((50+5))");
+    tmux.send(&["Enter"]);
+    tmux.wait("the output in the TUI that typed", |s| {
+        s.contains("both-55")
+    });
+    other.wait("the output in the other TUI", |s| s.contains("both-55"));
+    tmux.send(&["C-q"]);
+    tmux.wait("typing mode to end", |s| !s.contains("TYPING"));
+
+    // The other TUI detaches; the first stops everything.
+    other.send(&["q"]);
+    exits(&other);
+    stop_with_q(&tmux, 1, &marker);
+}
+
+/// Killing the terminal (tmux kill-session) leaves the agents running.
+#[test]
+fn killing_the_terminal_leaves_the_agents_running() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tmux, root) = start(tmp.path());
+    let marker = root.to_string_lossy().into_owned();
+    start_a_long_task(&tmux);
+    wait_until("the sleep", 10, || sleep_runs(&marker));
+    let tui = tmux.tui_pid();
+    let ok = tmux
+        .cmd()
+        .args(["kill-session", "-t", &tmux.session])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tmux kill-session");
+    wait_until("the TUI to end", 10, || {
+        proc_state(tui).is_none_or(|s| s == 'Z')
+    });
+    assert!(sleep_runs(&marker), "the agent outlives its terminal");
+    let listed = cli(&root, &["task", "list"]);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.contains("long") && l.contains("running")),
+        "{listed}"
+    );
+    cli(&root, &["stop"]);
+    no_process_left(&marker);
+}
+
+/// Orchestra gone: the TUI says so in its top bar, and when orchestra is back (restarted, on
+/// another port) it reconnects by itself, keeping the selection, the filter and the focus.
+#[test]
+fn orchestra_gone_and_back_keeps_the_place() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tmux, root) = start(tmp.path());
+    let marker = root.to_string_lossy().into_owned();
+    let state = root.join("state");
+    cli(&root, &["task", "add", "beta", "--description", "echo b"]);
+    cli(&root, &["task", "add", "alpha", "--description", "echo a"]);
+    tmux.wait("both tasks", |s| {
+        s.contains("○ alpha") && s.contains("○ beta")
+    });
+    // Filter to alpha, then focus the Details pane.
+    tmux.send(&["/"]);
+    tmux.send_literal("alp");
+    tmux.send(&["Enter"]);
+    tmux.send(&["Tab"]);
+    let before = tmux.wait("the filter and the focus", |s| {
+        s.contains("/alp") && !s.contains("beta") && s.contains("┏ Details")
+    });
+    let url = |s: &str| {
+        s.lines()
+            .next()
+            .and_then(|l| l.split("API ").nth(1))
+            .map(|u| u.trim().to_string())
+    };
+    let old_url = url(&before).expect("the API URL in the top bar");
+
+    let pid = daemon_pid(&state).expect("the daemon's pid");
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    tmux.wait("the notice that orchestra is gone", |s| {
+        s.lines()
+            .next()
+            .is_some_and(|l| l.contains("orchestra is not answering; reconnecting"))
+    });
+
+    // Started again (as `orchestra serve` would be by anyone), on a new port.
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_orchestra"))
+        .args(["serve", "--state-dir"])
+        .arg(&state)
+        .env("HOME", root.join("home"))
+        .env_remove("ORCHESTRA_URL")
+        .env_remove("ORCHESTRA_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("orchestra serve");
+    let after = tmux.wait("the TUI back on the new orchestra", |s| {
+        url(s).is_some_and(|u| u != old_url) && !s.contains("not answering")
+    });
+    assert!(
+        after.contains("/alp") && after.contains("○ alpha") && !after.contains("beta"),
+        "the filter is kept:\n{after}"
+    );
+    assert!(after.contains("┏ Details"), "the focus is kept:\n{after}");
+    assert!(
+        after.contains("echo a"),
+        "alpha is still selected:\n{after}"
+    );
+    tmux.send(&["q"]);
+    exits(&tmux);
+    cli(&root, &["stop"]);
+    let _ = serve.wait();
+    no_process_left(&marker);
 }

@@ -193,6 +193,7 @@ fn fake() -> Arc<Fake> {
             session("s-free", None, SessionStatus::Busy, false),
         ],
         autopilot: false,
+        offline: None,
         url: Some("http://127.0.0.1:4000".into()),
     };
     let mut screens = HashMap::new();
@@ -346,6 +347,21 @@ fn typing_goes_to_the_agent_and_ctrl_q_leaves() {
     assert!(!a.typing);
     let t = render(&mut a, 120, 40);
     assert!(format!("{:?}", t.backend()).contains("fix the parser"));
+}
+
+/// A terminal with nothing above its screen (an attached TUI gets the screen only) scrolls
+/// back into the session's transcript, which has everything it printed.
+#[test]
+fn scrolling_back_without_scrollback_shows_the_transcript() {
+    let f = fake();
+    let mut a = app(&f);
+    render(&mut a, 80, 24);
+    a.on_terminal_event(key(crossterm::event::KeyCode::PageUp));
+    assert_eq!(
+        f.commands.lock().last(),
+        Some(&Command::Transcript("s-run".into()))
+    );
+    assert_eq!(a.scrolled_back(), None);
 }
 
 #[test]
@@ -632,7 +648,14 @@ fn overlays_at_80x24_and_50x12() {
     both_sizes("form", &f, |a| keys(a, &[Char('n')]));
     both_sizes("confirm_cancel", &f, |a| keys(a, &[Char('c')]));
     both_sizes("confirm_end_session", &f, |a| keys(a, &[End, Char('c')]));
-    both_sizes("confirm_quit", &f, |a| keys(a, &[Char('q')]));
+    // Q asks orchestra how many agents run (no runtime here: its answer is handed over).
+    both_sizes("confirm_stop", &f, |a| {
+        keys(a, &[Char('Q')]);
+        a.on_result(AppMsg {
+            origin: Origin::Action,
+            result: Ok(Outcome::Live(2)),
+        });
+    });
     both_sizes("filter", &f, |a| {
         keys(a, &[Char('/'), Char('f'), Char('i')])
     });
@@ -686,7 +709,7 @@ fn too_small_30x8_still_says_what_to_do() {
     let shown = format!("{:?}", t.backend());
     assert!(shown.contains("Enlarge the window"), "{shown}");
     assert!(
-        shown.contains("press q") && shown.contains("to quit."),
+        shown.contains("press q") && shown.contains("to detach."),
         "{shown}"
     );
     insta::assert_snapshot!(t.backend());

@@ -179,11 +179,16 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
     let client_flags = given::<client::ClientArgs>(matches);
     let name = matches.subcommand_name().unwrap_or_default();
     match &cli.command {
-        None => match client_flags.first() {
+        // `orchestra --url URL`: the TUI attached to that orchestra.
+        None => match client_flags.iter().find(|f| *f != "--url") {
             Some(flag) => Err(format!(
                 "{flag} is a flag of the task, session, report, status and stop commands (e.g. `orchestra {flag} … status`); without a command orchestra opens the TUI"
             )),
-            None => Ok(()),
+            None if client_flags.is_empty() || server_flags.is_empty() => Ok(()),
+            None => Err(format!(
+                "{} starts an orchestra; with --url the TUI attaches to one that runs already",
+                server_flags.join(", ")
+            )),
         },
         Some(Command::Serve(_)) => match (server_flags.first(), client_flags.first()) {
             (Some(flag), _) => Err(format!(
@@ -213,6 +218,47 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
                 None => Ok(()),
             }
         }
+    }
+}
+
+impl ServerArgs {
+    /// The flags that make `orchestra serve` run as these say (the TUI starts its daemon
+    /// with them). A token from the environment is inherited, not put where `ps` shows it.
+    pub fn serve_args(&self) -> Vec<String> {
+        let mut out = vec![
+            "--addr".to_string(),
+            self.addr.to_string(),
+            "--max-concurrent".into(),
+            self.max_concurrent.to_string(),
+            "--max-sessions".into(),
+            self.max_sessions.to_string(),
+            "--grace".into(),
+            self.grace.to_string(),
+            "--transcript-cap-mib".into(),
+            self.transcript_cap_mib.to_string(),
+        ];
+        let mut flag = |name: &str, value: &str| {
+            out.push(name.to_string());
+            out.push(value.to_string());
+        };
+        if let Some(c) = &self.config {
+            flag("--config", &c.to_string_lossy());
+        }
+        if let Some(p) = &self.default_provider {
+            flag("--default-provider", p);
+        }
+        for h in &self.allow_host {
+            flag("--allow-host", h);
+        }
+        for o in &self.allow_origin {
+            flag("--allow-origin", o);
+        }
+        if let Some(t) = &self.token
+            && std::env::var("ORCHESTRA_TOKEN").ok().as_ref() != Some(t)
+        {
+            flag("--token", t);
+        }
+        out
     }
 }
 

@@ -360,6 +360,7 @@ impl Engine {
                     "path": d.path.map(|p| p.to_string_lossy().into_owned()),
                     "version": d.version,
                     "codingAgent": p.coding_agent,
+                    "needsDescription": p.needs_instruction(),
                     "default": default.as_deref() == Some(p.id.as_str()),
                 });
                 if v["version"].is_null() {

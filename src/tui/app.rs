@@ -74,7 +74,8 @@ pub enum Confirm {
         session_id: String,
         name: String,
     },
-    Quit {
+    /// Stop orchestra, ending `live` agents (counted by orchestra when the key was pressed).
+    Stop {
         live: usize,
     },
 }
@@ -305,6 +306,8 @@ pub struct App {
     /// Something visible changed since the last frame.
     pub dirty: bool,
     quit: bool,
+    /// What to print once the terminal is restored (orchestra was stopped).
+    pub farewell: Option<String>,
     /// Colours on (off with NO_COLOR).
     pub color: bool,
     /// A fixed clock (ms since the epoch), for tests.
@@ -359,6 +362,7 @@ impl App {
             stale: true,
             dirty: true,
             quit: false,
+            farewell: None,
             color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             clock: None,
             tx,
@@ -557,11 +561,6 @@ impl App {
         self.selected_session_info().is_some_and(|s| !s.ended)
     }
 
-    /// Sessions whose process still runs.
-    pub fn live_sessions(&self) -> usize {
-        self.snap.sessions.iter().filter(|s| !s.ended).count()
-    }
-
     pub fn is_blocked(&self, task: &Task) -> bool {
         task.metadata.session_id.as_ref().is_some_and(|sid| {
             self.snap
@@ -687,6 +686,15 @@ impl App {
             }
             (_, Ok(Outcome::Transcript { session_id, bytes })) => {
                 self.on_transcript(session_id, bytes)
+            }
+            (_, Ok(Outcome::Live(live))) => {
+                if matches!(self.modal, Modal::None) {
+                    self.open(Modal::Confirm(Confirm::Stop { live }));
+                }
+            }
+            (_, Ok(Outcome::Stopped(text))) => {
+                self.farewell = Some(text);
+                self.quit = true;
             }
             (_, Ok(Outcome::Done(text))) => {
                 if !text.is_empty() {
@@ -946,7 +954,10 @@ impl App {
                         Confirm::RemoveSession { session_id, .. } => {
                             self.run(Command::RemoveSession(session_id), Origin::Action)
                         }
-                        Confirm::Quit { .. } => self.quit = true,
+                        Confirm::Stop { .. } => {
+                            self.notify("stopping orchestra…", Level::Info);
+                            self.run(Command::StopOrchestra, Origin::Action)
+                        }
                     }
                     Modal::None
                 }
@@ -1074,14 +1085,11 @@ impl App {
     /// Does what a key bound outside typing mode and overlays asks.
     fn perform(&mut self, action: Action) {
         match action {
-            Action::Quit => {
-                let live = self.live_sessions();
-                if live > 0 {
-                    self.open(Modal::Confirm(Confirm::Quit { live }));
-                } else {
-                    self.quit = true;
-                }
-            }
+            // Agents belong to orchestra: leaving the TUI ends none of them.
+            Action::Detach => self.quit = true,
+            // The question names the agents running now, as orchestra counts them (one started
+            // from the CLI a moment ago included), not the ones last drawn.
+            Action::Stop => self.run(Command::CountLive, Origin::Action),
             Action::Refresh => self.refresh(),
             Action::Help => self.open(Modal::Help),
             Action::Filter => {
@@ -1322,15 +1330,16 @@ impl App {
             screen.set_scrollback(usize::MAX);
             let max = screen.scrollback();
             if max == 0 {
-                let full = screen.alternate_screen();
-                self.notify(
-                    if full {
-                        "no scrollback: the agent is a full-screen program"
-                    } else {
-                        "no scrollback yet"
-                    },
-                    Level::Info,
-                );
+                if screen.alternate_screen() {
+                    self.notify(
+                        "no scrollback: the agent is a full-screen program",
+                        Level::Info,
+                    );
+                } else {
+                    // Nothing above the screen here (an attached terminal gets the screen
+                    // only): what scrolled away is in the transcript, which scrolls.
+                    self.toggle_transcript();
+                }
                 return;
             }
             self.scroll = Some(ScrollView {

@@ -1,10 +1,10 @@
 //! The one interface the TUI uses to reach an orchestra: owned snapshots out, commands in, an
 //! event stream, and per-session screens and input.
 //!
-//! [`EngineCockpit`] implements it over the in-process [`Engine`]. A remote implementation
-//! over the HTTP API (snapshots from `GET /api/tasks` and `/api/sessions`, events from SSE,
-//! screens from a local vt100 parser fed by the session's output) can later let the TUI
-//! attach to a running `orchestra serve` without touching the app.
+//! `orchestra` uses [`super::RemoteCockpit`]: the API of a running orchestra (snapshot and
+//! events from the API and its event stream, screens from each shown session's stream).
+//! [`EngineCockpit`] implements it over an in-process [`Engine`], for tests that drive the
+//! app without a daemon; the app and its views have one code path for both.
 
 use super::transcript_view::TRANSCRIPT_BYTES;
 use crate::engine::{CreateTask, Engine, EngineError, Event, Input, SessionInfo, TaskPatch};
@@ -39,6 +39,8 @@ pub struct Snapshot {
     pub autopilot: bool,
     /// The HTTP API's URL, when it is served.
     pub url: Option<String>,
+    /// Why orchestra cannot be reached right now (the TUI is trying again); `None`: it can.
+    pub offline: Option<String>,
 }
 
 /// What the TUI asks an orchestra to do.
@@ -87,6 +89,10 @@ pub enum Command {
         cols: u16,
         rows: u16,
     },
+    /// How many agents run now (asked of the engine, not read from a snapshot).
+    CountLive,
+    /// Stop orchestra: every agent ended, state flushed.
+    StopOrchestra,
 }
 
 /// What a command did.
@@ -101,6 +107,10 @@ pub enum Outcome {
     Done(String),
     /// A session's transcript (at most [`TRANSCRIPT_BYTES`], its end).
     Transcript { session_id: String, bytes: Vec<u8> },
+    /// The answer to [`Command::CountLive`].
+    Live(usize),
+    /// Orchestra was stopped; the line says what ended. The TUI leaves.
+    Stopped(String),
 }
 
 pub type CommandFuture = Pin<Box<dyn Future<Output = Result<Outcome, String>> + Send + 'static>>;
@@ -164,6 +174,7 @@ impl Cockpit for EngineCockpit {
             sessions: self.engine.list_sessions(),
             autopilot: self.engine.autopilot(),
             url: self.engine.url(),
+            offline: None,
         }
     }
 
@@ -360,6 +371,17 @@ impl Cockpit for EngineCockpit {
                         .await
                         .map_err(msg)?;
                     Ok(Outcome::Done(String::new()))
+                }
+                Command::CountLive => Ok(Outcome::Live(engine.session_counts().0)),
+                Command::StopOrchestra => {
+                    let ended = engine.session_counts().0;
+                    engine
+                        .shutdown_because(crate::engine::STOPPED_BY_USER)
+                        .await;
+                    Ok(Outcome::Stopped(format!(
+                        "orchestra stopped; {ended} agent{} ended",
+                        if ended == 1 { "" } else { "s" }
+                    )))
                 }
             }
         })

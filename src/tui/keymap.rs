@@ -92,7 +92,10 @@ impl Context {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     // Any pane.
-    Quit,
+    /// Leave the TUI; the agents keep running in orchestra.
+    Detach,
+    /// Stop orchestra: end every agent (asks first).
+    Stop,
     Refresh,
     Help,
     Filter,
@@ -178,7 +181,8 @@ impl Action {
     pub fn label(self) -> &'static str {
         use Action::*;
         match self {
-            Quit => "quit",
+            Detach => "detach",
+            Stop => "stop all",
             Refresh => "refresh",
             Help => "help",
             Filter => "filter",
@@ -232,7 +236,8 @@ impl Action {
     pub fn help(self) -> &'static str {
         use Action::*;
         match self {
-            Quit => "quit (asks first if agents are running)",
+            Detach => "detach: leave the TUI; the agents keep running",
+            Stop => "stop orchestra and end every agent (asks first)",
             Refresh => "re-read everything and redraw",
             Help => "this help",
             Filter => "filter tasks by name",
@@ -435,8 +440,9 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Panes, Key::ch('D'), A::Delete),
     bind(C::Panes, Key::ch('e'), A::Edit),
     bind(C::Panes, Key::ch('o'), A::Order),
-    bind(C::Panes, Key::ch('q'), A::Quit),
-    bind(C::Panes, Key::ctrl('c'), A::Quit),
+    bind(C::Panes, Key::ch('q'), A::Detach),
+    bind(C::Panes, Key::ctrl('c'), A::Detach),
+    bind(C::Panes, Key::ch('Q'), A::Stop),
     bind(C::Panes, Key::ch('/'), A::Filter),
     bind(C::Panes, Key::plain(K::Tab), A::NextPane),
     bind(C::Panes, Key::plain(K::BackTab), A::PrevPane),
@@ -686,13 +692,13 @@ mod tests {
         assert_eq!(n(KeyModifiers::NONE), Some(Action::NewTask));
         assert_eq!(n(KeyModifiers::ALT), None);
         assert_eq!(n(KeyModifiers::CONTROL), None);
-        // Ctrl-c quits, c alone cancels.
+        // Ctrl-c detaches, c alone cancels.
         assert_eq!(
             lookup(
                 Context::Tasks,
                 &ev(KeyCode::Char('c'), KeyModifiers::CONTROL)
             ),
-            Some(Action::Quit)
+            Some(Action::Detach)
         );
         assert_eq!(
             lookup(

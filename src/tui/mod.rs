@@ -1,7 +1,8 @@
 //! The terminal UI: what `orchestra` with no subcommand opens.
 //!
-//! The engine runs in-process and the HTTP API is served beside it; the UI reaches the engine
-//! only through [`backend::Cockpit`].
+//! The TUI is a client of a running orchestra (the daemon of a state directory, or any
+//! orchestra by URL): it reaches it only through [`backend::Cockpit`], implemented over the
+//! API by [`RemoteCockpit`] (the tests also drive the app over an in-process engine).
 //!
 //! The loop: input (a thread blocked in `crossterm::event::read`), engine events and command
 //! results arrive on channels; each wake-up drains every pending message, then draws at most
@@ -17,6 +18,7 @@ pub mod form_view;
 pub mod keymap;
 pub mod keys;
 pub mod list_prefs;
+pub mod remote;
 pub mod term_view;
 pub mod text_edit;
 pub mod transcript_view;
@@ -24,9 +26,8 @@ pub mod view;
 
 pub use app::App;
 pub use backend::{Cockpit, EngineCockpit};
+pub use remote::RemoteCockpit;
 
-use crate::cli::ServerArgs;
-use crate::cli::serve;
 use anyhow::{Context, Result};
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -36,7 +37,8 @@ use crossterm::terminal::{
 };
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use std::io::{IsTerminal, Stdout};
+use std::io::{IsTerminal, Stdout, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -123,70 +125,101 @@ fn spawn_input_thread() -> mpsc::Receiver<crossterm::event::Event> {
     rx
 }
 
-/// `orchestra` with no subcommand: engine + API + TUI until the user quits.
-pub async fn run(args: &ServerArgs) -> Result<()> {
+/// The orchestra the TUI attaches to.
+pub struct Target {
+    pub url: String,
+    pub token: Option<String>,
+    /// Its state directory when it was found there: after it went away the TUI looks for it
+    /// there again (a restarted orchestra may listen on another port), and keeps its own
+    /// small choices (the list's order) there.
+    pub state_dir: Option<PathBuf>,
+    /// What to tell the user to type to come back.
+    pub come_back: String,
+}
+
+/// `orchestra` with no subcommand: the TUI attached to a running orchestra, until the user
+/// detaches (`q`, a lost terminal) or stops orchestra (`Q`). Agents run in orchestra, so
+/// detaching ends none of them.
+pub async fn run(target: Target) -> Result<()> {
+    needs_terminal()?;
+    let api = remote::http::Api::new(&target.url, target.token.clone());
+    let locate: remote::link::Locate = match target.state_dir.clone() {
+        Some(dir) => Box::new(move || {
+            crate::daemon::find(&dir).map(|e| remote::http::Api::new(&e.url, e.token))
+        }),
+        None => Box::new(|| None),
+    };
+    let cockpit = {
+        let api = api.clone();
+        let dir = target.state_dir.clone();
+        // The first reads are blocking HTTP calls.
+        tokio::task::spawn_blocking(move || RemoteCockpit::attach(api, locate, dir))
+            .await
+            .context("attaching failed")?
+            .map_err(|e| anyhow::anyhow!("cannot attach to orchestra at {}: {e}", target.url))?
+    };
+    let cockpit = Arc::new(cockpit);
+    install_panic_hook();
+    let mut guard = TerminalGuard::enter()?;
+    let farewell = event_loop(&mut guard.terminal, cockpit.clone()).await;
+    drop(guard);
+    let line = match farewell? {
+        Some(line) => line,
+        None => {
+            // Counted now, by orchestra: what is still running as the user leaves.
+            let api = cockpit.api();
+            match tokio::task::spawn_blocking(move || remote::live_agents(&api)).await {
+                Ok(Ok(n)) => format!(
+                    "{n} agent{} still running; run `{}` to come back",
+                    if n == 1 { "" } else { "s" },
+                    target.come_back
+                ),
+                _ => format!(
+                    "orchestra at {} is not answering; run `{}` to come back",
+                    target.url, target.come_back
+                ),
+            }
+        }
+    };
+    // The terminal may be gone (SIGHUP): nothing to say then, and no reason to fail.
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+    Ok(())
+}
+
+/// The TUI runs only in a terminal (checked before anything is started for it).
+pub fn needs_terminal() -> Result<()> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!("the TUI needs a terminal; run `orchestra serve` for the API without it");
     }
-    // The TUI owns the screen: logs go to the file only, even with -v.
-    let args = ServerArgs {
-        verbose: false,
-        ..args.clone()
-    };
-    let mut running = serve::start(&args).await?;
-    let listener = running.listener.take().context("listener already taken")?;
-    let router = crate::api::router(running.engine.clone(), running.access.clone());
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let closing = running.engine.clone();
-    let server = tokio::spawn(crate::api::serve(listener, router, async move {
-        let _ = stop_rx.await;
-        closing.begin_shutdown();
-    }));
-
-    install_panic_hook();
-    let cockpit: Arc<dyn Cockpit> = Arc::new(EngineCockpit::new(running.engine.clone()));
-    let outcome = match TerminalGuard::enter() {
-        Ok(mut guard) => {
-            let r = event_loop(&mut guard.terminal, cockpit).await;
-            // Say what is happening while agents are ended (up to the grace period).
-            let live = running.engine.session_counts().0;
-            if live > 0 {
-                let _ = guard.terminal.draw(|f| {
-                    let area = f.area();
-                    let msg = format!("Ending {live} agent{}…", if live == 1 { "" } else { "s" });
-                    f.render_widget(
-                        ratatui::widgets::Paragraph::new(msg)
-                            .alignment(ratatui::layout::Alignment::Center),
-                        ratatui::layout::Rect::new(
-                            area.x,
-                            area.y + area.height / 2,
-                            area.width,
-                            1.min(area.height),
-                        ),
-                    );
-                });
-            }
-            running.engine.begin_shutdown();
-            let _ = stop_tx.send(());
-            running.shutdown().await;
-            drop(guard);
-            r
-        }
-        Err(e) => {
-            let _ = stop_tx.send(());
-            running.shutdown().await;
-            Err(e)
-        }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
-    outcome
+    Ok(())
 }
 
-/// Runs the app on a terminal until it quits (or SIGTERM/SIGHUP arrives).
+/// Resolves on SIGTERM or SIGHUP (the terminal was lost): the TUI detaches.
+fn termination() -> impl std::future::Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let handlers = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    );
+    async move {
+        let (Ok(mut term), Ok(mut hup)) = handlers else {
+            return std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+    }
+}
+
+/// Runs the app on a terminal until it quits (or SIGTERM/SIGHUP arrives); returns what to
+/// print after (`None`: the user detached).
 pub async fn event_loop<B: ratatui::backend::Backend>(
     terminal: &mut Terminal<B>,
     cockpit: Arc<dyn Cockpit>,
-) -> Result<()>
+) -> Result<Option<String>>
 where
     B::Error: Send + Sync + 'static,
 {
@@ -194,7 +227,7 @@ where
     let mut app = App::new(cockpit);
     let mut results = app.take_results().context("results taken")?;
     let mut input = spawn_input_thread();
-    let term_signal = crate::cli::serve::termination();
+    let term_signal = termination();
     tokio::pin!(term_signal);
     let mut last_frame: Option<Instant> = None;
     loop {
@@ -265,5 +298,5 @@ where
             app.on_tick();
         }
     }
-    Ok(())
+    Ok(app.farewell.take())
 }

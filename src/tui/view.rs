@@ -224,9 +224,9 @@ impl App {
         let area = frame.area();
         let Some(areas) = layout(area) else {
             self.areas = None;
-            let quit = keymap::key_for(Context::Panes, Action::Quit).unwrap_or_default();
+            let leave = keymap::key_for(Context::Panes, Action::Detach).unwrap_or_default();
             let msg = format!(
-                "Terminal too small: {}×{}. orchestra needs at least {}×{}.\nEnlarge the window, or press {quit} to quit.",
+                "Terminal too small: {}×{}. orchestra needs at least {}×{}.\nEnlarge the window, or press {leave} to detach.",
                 area.width, area.height, MIN_WIDTH, MIN_HEIGHT
             );
             // Wrapped here (not by the paragraph) so the height is known and the last line,
@@ -324,8 +324,22 @@ impl App {
             }
             spans.push(Span::styled(text, style));
         }
-        // The API's URL where it fits whole (a cut URL is no use), its label if there is room.
-        if let Some(url) = &snap.url {
+        // Orchestra gone: say so in place of its URL, as much as fits (the rest of the
+        // screen is its last known state).
+        if let Some(why) = &snap.offline {
+            let used: usize = spans.iter().map(Span::width).sum();
+            let room = usize::from(area.width).saturating_sub(used + 2);
+            let text: String = why.chars().take(room).collect();
+            spans.push(Span::raw("  "));
+            spans.push(Span::styled(
+                text,
+                Style::default()
+                    .fg(Color::White)
+                    .bg(Color::Red)
+                    .add_modifier(Modifier::BOLD),
+            ));
+        } else if let Some(url) = &snap.url {
+            // The API's URL where it fits whole (a cut URL is no use), its label if room.
             let used: usize = spans.iter().map(Span::width).sum();
             let room = usize::from(area.width).saturating_sub(used);
             if room >= url.width() + 7 {
@@ -1232,10 +1246,10 @@ fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         Confirm::RemoveSession { name, .. } => format!(
             "Delete the ended session {name:?}?\nIts transcript is kept in the state directory's trash."
         ),
-        Confirm::Quit { live } => format!(
-            "{live} agent{} still running.\nQuit and end {}?",
-            if *live == 1 { " is" } else { "s are" },
-            if *live == 1 { "it" } else { "them" }
+        Confirm::Stop { live: 0 } => "Stop orchestra?\nNo agent is running.".to_string(),
+        Confirm::Stop { live } => format!(
+            "Stop orchestra and end {live} running agent{}?\nTo leave them running, detach instead.",
+            if *live == 1 { "" } else { "s" }
         ),
     };
     let r = centered(area, 50, 6);

@@ -1,0 +1,208 @@
+//! Requests to the orchestra the TUI is attached to: JSON in, JSON out, the server's
+//! `{"error": …}` sentence as the error. Blocking (ureq); callers run it off the UI thread.
+
+use serde_json::Value;
+use std::time::Duration;
+
+/// Largest answer read (a task keeps a bounded number of output lines).
+const MAX_BODY: u64 = 64 * 1024 * 1024;
+
+/// Where the orchestra is and how to be let in.
+#[derive(Clone)]
+pub struct Api {
+    agent: ureq::Agent,
+    /// No response timeout: the event stream stays open for as long as the daemon runs.
+    streaming: ureq::Agent,
+    pub base: String,
+    token: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Method {
+    Get,
+    Post,
+    Patch,
+    Delete,
+}
+
+/// Why a request failed: the daemon could not be reached, or it answered with a refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApiError {
+    Unreachable(String),
+    Refused { status: u16, error: String },
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApiError::Unreachable(s) => f.write_str(s),
+            ApiError::Refused { error, .. } => f.write_str(error),
+        }
+    }
+}
+
+/// Percent-encodes one path segment (ids are opaque strings).
+pub fn segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl Api {
+    pub fn new(base: &str, token: Option<String>) -> Api {
+        let builder = || {
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .proxy(None)
+                .timeout_connect(Some(Duration::from_secs(3)))
+                .user_agent(concat!("orchestra-tui/", env!("CARGO_PKG_VERSION")))
+        };
+        let agent = builder()
+            .timeout_send_request(Some(Duration::from_secs(30)))
+            // Ending a session may wait out its grace period before the answer.
+            .timeout_recv_response(Some(Duration::from_secs(120)))
+            .timeout_recv_body(Some(Duration::from_secs(60)))
+            .build()
+            .new_agent();
+        Api {
+            agent,
+            streaming: builder().build().new_agent(),
+            base: base.trim_end_matches('/').to_string(),
+            token: token.filter(|t| !t.is_empty()),
+        }
+    }
+
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    pub fn get(&self, path: &str) -> Result<Value, ApiError> {
+        self.request(Method::Get, path, None)
+    }
+
+    pub fn post(&self, path: &str, body: Option<Value>) -> Result<Value, ApiError> {
+        self.request(Method::Post, path, body)
+    }
+
+    /// One request; a 2xx answer's JSON (`null` for an empty one), else the error.
+    pub fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, ApiError> {
+        let text = self.request_text(method, path, body)?;
+        if text.trim().is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_json::from_str(&text).map_err(|_| {
+            ApiError::Unreachable(format!(
+                "{}{path} answered with something that is not JSON; is that an orchestra?",
+                self.base
+            ))
+        })
+    }
+
+    /// One request; a 2xx answer's body as text.
+    pub fn request_text(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<String, ApiError> {
+        let bytes = self.request_bytes(method, path, body)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// One request; a 2xx answer's body as it is (a transcript is terminal output).
+    pub fn request_bytes(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Vec<u8>, ApiError> {
+        let mut resp = self.call(&self.agent, method, path, body)?;
+        let status = resp.status().as_u16();
+        let bytes = resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY)
+            .read_to_vec()
+            .map_err(|e| {
+                ApiError::Unreachable(format!("cannot read the answer from {}: {e}", self.base))
+            })?;
+        if !(200..300).contains(&status) {
+            let error = serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_string))
+                .unwrap_or_else(|| format!("{path} failed with HTTP {status}"));
+            let error = if status == 401 && self.token.is_none() {
+                format!("{error} (pass --token or set ORCHESTRA_TOKEN)")
+            } else {
+                error
+            };
+            return Err(ApiError::Refused { status, error });
+        }
+        Ok(bytes)
+    }
+
+    /// A GET whose body is read as it arrives (the event stream), with no timeout.
+    pub fn open_stream(&self, path: &str) -> Result<ureq::Body, ApiError> {
+        let resp = self.call(&self.streaming, Method::Get, path, None)?;
+        let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            return Err(ApiError::Refused {
+                status,
+                error: format!("{path} failed with HTTP {status}"),
+            });
+        }
+        Ok(resp.into_body())
+    }
+
+    fn call(
+        &self,
+        agent: &ureq::Agent,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<ureq::http::Response<ureq::Body>, ApiError> {
+        let uri = format!("{}{path}", self.base);
+        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let result = match method {
+            Method::Get | Method::Delete => {
+                let mut rb = match method {
+                    Method::Get => agent.get(&uri),
+                    _ => agent.delete(&uri),
+                };
+                if let Some(a) = &auth {
+                    rb = rb.header("Authorization", a);
+                }
+                rb.call()
+            }
+            Method::Post | Method::Patch => {
+                let mut rb = match method {
+                    Method::Post => agent.post(&uri),
+                    _ => agent.patch(&uri),
+                };
+                if let Some(a) = &auth {
+                    rb = rb.header("Authorization", a);
+                }
+                match body {
+                    Some(b) => rb
+                        .header("Content-Type", "application/json")
+                        .send(b.to_string().as_str()),
+                    None => rb.send_empty(),
+                }
+            }
+        };
+        result.map_err(|e| {
+            ApiError::Unreachable(format!("cannot reach orchestra at {}: {e}", self.base))
+        })
+    }
+}

@@ -1,0 +1,381 @@
+//! The TUI's link to the daemon: one event-stream connection (SSE) that keeps a local copy
+//! of tasks, sessions and autopilot current, and re-reads them whole whenever events may
+//! have been missed (a connection made or made again, a `lagged` notice). When the daemon
+//! goes away the snapshot says so (`offline`) and the link tries again with a backoff.
+
+use super::http::Api;
+use crate::engine::{Event, SessionEventKind, SessionInfo, TaskEventKind};
+use crate::task::Task;
+use crate::tui::backend::{ProviderChoice, Snapshot};
+use parking_lot::{Condvar, Mutex, RwLock};
+use serde_json::Value;
+use std::io::BufRead;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// Finds the daemon to (re)connect to: a fixed URL, or the state directory's server.json
+/// (a restarted daemon may listen on another port).
+pub type Locate = Box<dyn Fn() -> Option<Api> + Send + Sync>;
+
+/// Backoff between attempts to reach a daemon that is gone: no busy loop, yet back soon.
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+const RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// What the link keeps, shared with the cockpit.
+pub struct Shared {
+    pub api: RwLock<Api>,
+    pub snap: Mutex<Snapshot>,
+    /// The providers and the default one; `None` until first read (detecting them runs
+    /// programs on the daemon's side, so it is not waited for before the first frame).
+    providers: Mutex<Option<(Vec<ProviderChoice>, Option<String>)>>,
+    providers_read: Condvar,
+    pub events: broadcast::Sender<Event>,
+    /// Bumped each time the link (re)connects: a session stream opened before it is stale.
+    pub generation: Arc<AtomicU64>,
+    /// Signalled after every change to `snap`.
+    changed: Condvar,
+}
+
+impl Shared {
+    pub fn new(api: Api) -> Arc<Shared> {
+        let (events, _) = broadcast::channel(4096);
+        Arc::new(Shared {
+            snap: Mutex::new(Snapshot {
+                url: Some(api.base.clone()),
+                ..Default::default()
+            }),
+            api: RwLock::new(api),
+            providers: Mutex::new(None),
+            providers_read: Condvar::new(),
+            events,
+            generation: Arc::new(AtomicU64::new(0)),
+            changed: Condvar::new(),
+        })
+    }
+
+    pub fn api(&self) -> Api {
+        self.api.read().clone()
+    }
+
+    /// The providers, waiting up to `budget` for their first read (the new-task form asks).
+    pub fn providers(&self, budget: Duration) -> (Vec<ProviderChoice>, Option<String>) {
+        let deadline = std::time::Instant::now() + budget;
+        let mut p = self.providers.lock();
+        while p.is_none() {
+            if self.providers_read.wait_until(&mut p, deadline).timed_out() {
+                break;
+            }
+        }
+        p.clone().unwrap_or_default()
+    }
+
+    /// Waits (blocking, up to `budget`) until the copy satisfies `done`: a command's effect
+    /// has come back on the event stream, so the app sees what it just did.
+    pub fn wait_for(&self, budget: Duration, done: impl Fn(&Snapshot) -> bool) -> bool {
+        let deadline = std::time::Instant::now() + budget;
+        let mut snap = self.snap.lock();
+        while !done(&snap) {
+            if self.changed.wait_until(&mut snap, deadline).timed_out() {
+                return done(&snap);
+            }
+        }
+        true
+    }
+
+    fn replace(&self, snap: Snapshot) {
+        *self.snap.lock() = snap;
+        self.changed.notify_all();
+    }
+
+    /// Tells the app to look at the snapshot again (any event makes it re-read).
+    fn nudge(&self) {
+        let state = if self.snap.lock().autopilot {
+            "running"
+        } else {
+            "paused"
+        };
+        let _ = self.events.send(Event::Orchestrator { state });
+    }
+
+    fn set_offline(&self, why: Option<String>) {
+        let changed = {
+            let mut snap = self.snap.lock();
+            let changed = snap.offline != why;
+            snap.offline = why;
+            changed
+        };
+        if changed {
+            self.nudge();
+        }
+    }
+}
+
+/// Reads tasks, sessions and autopilot whole.
+pub fn fetch_snapshot(api: &Api) -> Result<Snapshot, String> {
+    let list = |path: &str, key: &str| -> Result<Value, String> {
+        let mut v = api.get(path).map_err(|e| e.to_string())?;
+        Ok(v.get_mut(key).map(Value::take).unwrap_or(Value::Null))
+    };
+    let mut tasks: Vec<Task> = serde_json::from_value(list("/api/coding-agents/tasks", "tasks")?)
+        .map_err(|e| format!("cannot read the task list: {e}"))?;
+    // The API lists newest first; the app wants oldest first.
+    tasks.reverse();
+    let sessions: Vec<SessionInfo> =
+        serde_json::from_value(list("/api/coding-agents/sessions", "sessions")?)
+            .map_err(|e| format!("cannot read the session list: {e}"))?;
+    let status = api.get("/api/status").map_err(|e| e.to_string())?;
+    Ok(Snapshot {
+        tasks: tasks.into_iter().map(Arc::new).collect(),
+        sessions,
+        autopilot: status.get("autopilot").and_then(Value::as_bool) == Some(true),
+        url: Some(api.base.clone()),
+        offline: None,
+    })
+}
+
+/// The providers the new-task form offers, and the default one.
+pub fn fetch_providers(api: &Api) -> Result<(Vec<ProviderChoice>, Option<String>), String> {
+    let v = api
+        .get("/api/coding-agents/providers")
+        .map_err(|e| e.to_string())?;
+    let mut default = None;
+    let mut out = Vec::new();
+    for p in v
+        .get("providers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let s = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
+        let Some(id) = s("id") else { continue };
+        let installed = p.get("installed").and_then(Value::as_bool) == Some(true);
+        if p.get("default").and_then(Value::as_bool) == Some(true) {
+            default = Some(id.clone());
+        }
+        out.push(ProviderChoice {
+            name: s("name").unwrap_or_else(|| id.clone()),
+            installed,
+            install: if installed { None } else { s("install") },
+            needs_description: p
+                .get("needsDescription")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+            id,
+        });
+    }
+    Ok((out, default))
+}
+
+/// Applies one event to the local copy, as the daemon applied it to its own.
+/// `false`: the copy cannot follow this event, read it whole.
+fn apply(snap: &mut Snapshot, ev: &Event) -> bool {
+    match ev {
+        Event::Task { kind, task, .. } => {
+            let at = snap.tasks.iter().position(|t| t.id == task.id);
+            match (kind, at) {
+                (TaskEventKind::Deleted, Some(i)) => {
+                    snap.tasks.remove(i);
+                }
+                (TaskEventKind::Deleted, None) => {}
+                (_, Some(i)) => snap.tasks[i] = task.clone(),
+                (_, None) => snap.tasks.push(task.clone()),
+            }
+            true
+        }
+        Event::Session {
+            kind: SessionEventKind::Message,
+            ..
+        } => true,
+        Event::Session {
+            kind: SessionEventKind::Removed,
+            session_id,
+            ..
+        } => {
+            snap.sessions.retain(|s| &s.id != session_id);
+            true
+        }
+        Event::Session { data, .. } => {
+            let Ok(info) = serde_json::from_value::<SessionInfo>(data.as_ref().clone()) else {
+                return false;
+            };
+            match snap.sessions.iter_mut().find(|s| s.id == info.id) {
+                Some(s) => *s = info,
+                None => snap.sessions.push(info),
+            }
+            true
+        }
+        Event::Orchestrator { state } => {
+            snap.autopilot = *state == "running";
+            true
+        }
+        Event::Screen { .. } => true,
+    }
+}
+
+/// Starts the thread that keeps `shared` current for as long as the process runs.
+pub fn spawn(shared: Arc<Shared>, locate: Locate) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("tui-link".into())
+        .spawn(move || run(&shared, &locate))
+        .map(|_| ())
+}
+
+fn run(shared: &Shared, locate: &Locate) {
+    let mut wait = RETRY_FIRST;
+    loop {
+        let api = locate().unwrap_or_else(|| shared.api());
+        // What matters first, for a narrow top bar: it is gone, and the TUI is on it.
+        let gone = |why: String| {
+            format!(
+                "orchestra is not answering; reconnecting… ({}: {why})",
+                api.base
+            )
+        };
+        match connect(shared, &api) {
+            Ok(body) => {
+                wait = RETRY_FIRST;
+                let why = follow(shared, &api, body);
+                shared.set_offline(Some(gone(why)));
+            }
+            Err(why) => shared.set_offline(Some(gone(why))),
+        }
+        std::thread::sleep(wait);
+        wait = (wait * 2).min(RETRY_MAX);
+    }
+}
+
+/// Subscribes, then reads the state whole: nothing that happens after the read is missed.
+fn connect(shared: &Shared, api: &Api) -> Result<ureq::Body, String> {
+    let body = api
+        .open_stream("/api/coding-agents/events")
+        .map_err(|e| e.to_string())?;
+    let snap = fetch_snapshot(api)?;
+    *shared.api.write() = api.clone();
+    shared.replace(snap);
+    shared.generation.fetch_add(1, Ordering::SeqCst);
+    shared.nudge();
+    // Then the providers (they rarely change; a failure leaves the last list). Events that
+    // arrive meanwhile wait in the connection.
+    if let Ok(found) = fetch_providers(api) {
+        *shared.providers.lock() = Some(found);
+        shared.providers_read.notify_all();
+    }
+    Ok(body)
+}
+
+/// Reads events until the connection ends; returns why it ended.
+fn follow(shared: &Shared, api: &Api, body: ureq::Body) -> String {
+    let mut reader = std::io::BufReader::new(body.into_reader());
+    let mut data = String::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) => return "the connection closed".into(),
+            Ok(_) => {}
+            Err(e) => return e.to_string(),
+        }
+        let l = line.trim_end_matches(['\r', '\n']);
+        if let Some(d) = l.strip_prefix("data:") {
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(d.strip_prefix(' ').unwrap_or(d));
+            continue;
+        }
+        if !l.is_empty() || data.is_empty() {
+            // `event:` names, comments and keep-alives: the type is in the data too.
+            continue;
+        }
+        let json: Option<Value> = serde_json::from_str(&data).ok();
+        data.clear();
+        let ev = json.as_ref().and_then(Event::from_json);
+        let followed = match &ev {
+            Some(ev) => {
+                let ok = apply(&mut shared.snap.lock(), ev);
+                shared.changed.notify_all();
+                ok
+            }
+            None => false,
+        };
+        if !followed {
+            // Missed events (`lagged`) or one the copy cannot follow: read everything again.
+            match fetch_snapshot(api) {
+                Ok(snap) => shared.replace(snap),
+                Err(e) => return e,
+            }
+        }
+        match ev {
+            Some(ev) => {
+                let _ = shared.events.send(ev);
+            }
+            None => shared.nudge(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::NewTask;
+
+    fn task(id: &str, name: &str) -> Arc<Task> {
+        Arc::new(Task::new(
+            id.into(),
+            NewTask {
+                name: name.into(),
+                description: String::new(),
+                provider_id: "shell".into(),
+                working_directory: "/tmp".into(),
+                required_capabilities: vec![],
+                retry_of: None,
+                approval: None,
+            },
+            1,
+        ))
+    }
+
+    #[test]
+    fn task_events_keep_the_copy_in_order() {
+        let mut snap = Snapshot::default();
+        let ev = |kind, t: &Arc<Task>| Event::Task {
+            kind,
+            task: t.clone(),
+            lines: Arc::new(vec![]),
+        };
+        assert!(apply(
+            &mut snap,
+            &ev(TaskEventKind::Created, &task("a", "one"))
+        ));
+        assert!(apply(
+            &mut snap,
+            &ev(TaskEventKind::Created, &task("b", "two"))
+        ));
+        assert!(apply(
+            &mut snap,
+            &ev(TaskEventKind::Updated, &task("a", "uno"))
+        ));
+        let names: Vec<&str> = snap.tasks.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["uno", "two"]);
+        assert!(apply(
+            &mut snap,
+            &ev(TaskEventKind::Deleted, &task("a", "uno"))
+        ));
+        assert_eq!(snap.tasks.len(), 1);
+        assert!(apply(&mut snap, &Event::Orchestrator { state: "running" }));
+        assert!(snap.autopilot);
+    }
+
+    #[test]
+    fn a_session_event_the_copy_cannot_read_asks_for_a_full_read() {
+        let mut snap = Snapshot::default();
+        let ev = Event::Session {
+            kind: SessionEventKind::Status,
+            session_id: "s".into(),
+            data: Arc::new(serde_json::json!({"id": "s"})),
+        };
+        assert!(!apply(&mut snap, &ev));
+    }
+}
