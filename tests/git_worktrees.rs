@@ -588,3 +588,63 @@ fn coding_agents_are_isolated_by_default_where_git_allows() {
         "none"
     );
 }
+
+#[test]
+fn a_repository_sets_up_its_worktrees_first() {
+    let s = Server::start();
+    let r = repo();
+    let repo = r.path();
+    std::fs::write(repo.join(".gitignore"), ".env\ndeps/\n").unwrap();
+    std::fs::write(
+        repo.join(".orchestra.toml"),
+        "[worktree]\ncopy = [\".env\"]\nsetup = \"echo installing; mkdir deps && cat .env > deps/seen\"\n",
+    )
+    .unwrap();
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "orchestra set-up"]);
+    std::fs::write(repo.join(".env"), "KEY=1\n").unwrap();
+    let t = run(&s, "Uses deps", "cat deps/seen > used.txt", repo);
+    let (path, _) = worktree(&t);
+    assert_eq!(
+        std::fs::read_to_string(Path::new(&path).join("used.txt")).unwrap(),
+        "KEY=1\n"
+    );
+    let step = &t["metadata"]["steps"][0];
+    assert!(
+        step["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("set-up: echo installing"),
+        "{t}"
+    );
+    assert_eq!(step["status"], "completed");
+    assert_eq!(step["output"], "installing\n");
+    assert_eq!(
+        diff_files(&s, &id(&t)),
+        vec![file("used.txt", "added", 1, 0)],
+        "the copied and set-up files are ignored ones"
+    );
+
+    // A failing set-up fails the task with its output; no agent starts.
+    std::fs::write(
+        repo.join(".orchestra.toml"),
+        "[worktree]\nsetup = \"echo broken >&2; exit 4\"\n",
+    )
+    .unwrap();
+    git(repo, &["commit", "-qam", "broken set-up"]);
+    let c = create(&s, "Broken", "echo never > never.txt", repo, json!({}));
+    let tid = id(&c.json()["task"]);
+    let r = s.post_empty(&format!("{TASKS}/{tid}/start"));
+    assert_eq!(r.status, 409, "{}", r.body);
+    let t = s.get(&format!("{TASKS}/{tid}")).json()["task"].clone();
+    assert_eq!(t["metadata"]["status"], "failed");
+    let err = t["metadata"]["error"].as_str().unwrap();
+    assert!(
+        err.contains("exited with code 4") && err.contains("broken"),
+        "{err}"
+    );
+    assert_eq!(t["metadata"]["steps"][0]["status"], "failed");
+    assert!(t["metadata"]["sessionId"].is_null(), "{t}");
+    let (path, _) = worktree(&t);
+    assert!(!Path::new(&path).join("never.txt").exists());
+}

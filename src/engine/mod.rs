@@ -10,6 +10,7 @@ mod removal;
 mod runs;
 mod session_info;
 mod sessions;
+mod setup;
 mod status;
 mod tasks;
 mod transcript;
@@ -20,6 +21,7 @@ pub use error::{EngineError, EngineResult};
 pub use events::{Event, SessionEventKind, TaskEventKind};
 pub use session_info::{Message, Role, SessionInfo};
 pub use sessions::{Input, SpawnSession};
+pub use setup::{RepoConfig, RepoSetup};
 pub use status::SessionStatus;
 pub use tasks::{CreateTask, TaskPatch};
 pub use worktrees::{Collected, disk_usage};
@@ -55,6 +57,8 @@ pub struct EngineConfig {
     pub instance: String,
     /// The configured default isolation; `None` applies the default rule.
     pub isolation: Option<crate::task::Isolation>,
+    /// Per-repository worktree set-up from the user config (`[[repo]]`).
+    pub repos: Vec<RepoConfig>,
 }
 
 impl EngineConfig {
@@ -70,6 +74,7 @@ impl EngineConfig {
             token: None,
             instance: uuid::Uuid::new_v4().to_string(),
             isolation: None,
+            repos: Vec::new(),
         }
     }
 }

@@ -162,6 +162,7 @@ impl Engine {
         )
         .await?;
         tracing::info!(task = %task.id, path = %wt.path, branch = %wt.branch, "worktree created");
+        self.set_up_worktree(&task.id, &wt).await?;
         Ok(Some(wt))
     }
 

@@ -27,6 +27,10 @@ pub struct Config {
     /// get one, the default) or `"none"`.
     #[serde(default)]
     pub isolation: Option<crate::task::Isolation>,
+    /// Per-repository worktree set-up (`[[repo]]` with `path`, `copy`, `setup`), on top of
+    /// the repository's own `.orchestra.toml`.
+    #[serde(default)]
+    pub repo: Vec<crate::engine::RepoConfig>,
 }
 
 impl Config {
