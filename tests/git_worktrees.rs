@@ -647,4 +647,17 @@ fn a_repository_sets_up_its_worktrees_first() {
     assert!(t["metadata"]["sessionId"].is_null(), "{t}");
     let (path, _) = worktree(&t);
     assert!(!Path::new(&path).join("never.txt").exists());
+
+    // Submodules are not checked out in a worktree: the task says so.
+    std::fs::write(repo.join(".orchestra.toml"), "").unwrap();
+    std::fs::write(
+        repo.join(".gitmodules"),
+        "[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib\n",
+    )
+    .unwrap();
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "a submodule entry"]);
+    let t = run(&s, "Sub", "true", repo);
+    let said = t["metadata"]["output"].to_string();
+    assert!(said.contains("submodules"), "{t}");
 }

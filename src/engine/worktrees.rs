@@ -162,6 +162,15 @@ impl Engine {
         )
         .await?;
         tracing::info!(task = %task.id, path = %wt.path, branch = %wt.branch, "worktree created");
+        if wt.path().join(".gitmodules").is_file() {
+            // git does not check submodules out in a new worktree; say so rather than let
+            // the agent find empty directories.
+            self.append_output(
+                &task.id,
+                "note: this repository has submodules; they are not checked out in the task's worktree (run `git submodule update --init` there if the task needs them)",
+            )
+            .await?;
+        }
         self.set_up_worktree(&task.id, &wt).await?;
         Ok(Some(wt))
     }
