@@ -25,11 +25,15 @@ pub fn work_tree(dir: &Path) -> Result<String, GitError> {
     let tmp =
         TempIndex(std::env::temp_dir().join(format!("orchestra-index-{}", uuid::Uuid::new_v4())));
     let index = tmp.0.to_string_lossy().into_owned();
-    // Start from HEAD's tree, so the temporary index knows tracked files' stat data
-    // nowhere: `add -A` then records exactly what is on disk.
-    git(dir, &["read-tree", "HEAD"])
-        .env("GIT_INDEX_FILE", &index)
-        .run()?;
+    // Start from a copy of the work tree's own index: its stat data lets `add -A` skip
+    // rehashing unchanged files. Without one, from HEAD's tree. Either way `add -A` then
+    // records exactly what is on disk, and the real index is only read.
+    let own = git(dir, &["rev-parse", "--path-format=absolute", "--git-path", "index"]).run()?;
+    if std::fs::copy(&own, &tmp.0).is_err() {
+        git(dir, &["read-tree", "HEAD"])
+            .env("GIT_INDEX_FILE", &index)
+            .run()?;
+    }
     git(dir, &["add", "-A", "--", "."])
         .env("GIT_INDEX_FILE", &index)
         .run()?;
