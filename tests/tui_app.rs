@@ -51,7 +51,7 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     let state = StateDir::lock(&dir.path().join("state")).unwrap();
-    let mut config = EngineConfig::new(Providers::built_in(), work.clone());
+    let mut config = EngineConfig::new(shell_in_an_empty_home(dir.path()), work.clone());
     config.grace = Duration::from_millis(500);
     let engine = Engine::open(&state, config).await.unwrap();
     let cockpit = Arc::new(EngineCockpit::new(engine.clone()));
@@ -264,7 +264,7 @@ async fn changes_from_the_api_side_show_up_and_filter_works() {
     let state = StateDir::lock(&dir.path().join("state")).unwrap();
     let engine = Engine::open(
         &state,
-        EngineConfig::new(Providers::built_in(), dir.path().to_path_buf()),
+        EngineConfig::new(shell_in_an_empty_home(dir.path()), dir.path().to_path_buf()),
     )
     .await
     .unwrap();
@@ -311,6 +311,21 @@ async fn changes_from_the_api_side_show_up_and_filter_works() {
 
 /// The fake coding agent (tests/fixtures/agents/fake/agent.py) as a provider in a user
 /// config: `perm` makes it ask a permission, which `manual` approval leaves to the user.
+/// The built-in providers, with the shell started in an empty HOME: a user's rc files (a
+/// version manager's `init`, with its lock files) must not slow or stall the tests' shells.
+fn shell_in_an_empty_home(dir: &std::path::Path) -> Providers {
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let path = dir.join("shell-config.toml");
+    let config = format!(
+        "[[provider]]\nid = \"shell\"\nenv = {{ HOME = {:?} }}\n",
+        home.display().to_string()
+    );
+    std::fs::write(&path, config).unwrap();
+    let config = orchestra::providers::Config::load(Some(&path)).unwrap();
+    Providers::from_config(&config, None).unwrap()
+}
+
 fn fake_agent_providers(dir: &std::path::Path) -> Providers {
     let path = support::fake_agent_config(dir, &[]);
     let config = orchestra::providers::Config::load(Some(&path)).unwrap();
@@ -453,7 +468,7 @@ async fn engine_and_app(
     let work = dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let state = StateDir::lock(&dir.join("state")).unwrap();
-    let mut config = EngineConfig::new(Providers::built_in(), work.clone());
+    let mut config = EngineConfig::new(shell_in_an_empty_home(dir), work.clone());
     config.grace = Duration::from_millis(500);
     let engine = Engine::open(&state, config).await.unwrap();
     let events = engine.subscribe();
@@ -693,7 +708,7 @@ async fn command_keys_with_ctrl_or_alt_do_nothing() {
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     let state = StateDir::lock(&dir.path().join("state")).unwrap();
-    let mut config = EngineConfig::new(Providers::built_in(), work.clone());
+    let mut config = EngineConfig::new(shell_in_an_empty_home(dir.path()), work.clone());
     config.grace = Duration::from_millis(500);
     let engine = Engine::open(&state, config).await.unwrap();
     let mut events = engine.subscribe();
@@ -777,7 +792,7 @@ async fn open_engine(dir: &std::path::Path) -> (StateDir, Engine) {
     let work = dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let state = StateDir::lock(&dir.join("state")).unwrap();
-    let mut config = EngineConfig::new(Providers::built_in(), work);
+    let mut config = EngineConfig::new(shell_in_an_empty_home(dir), work);
     config.grace = Duration::from_millis(500);
     let engine = Engine::open(&state, config).await.unwrap();
     (state, engine)
