@@ -28,7 +28,11 @@ pub fn work_tree(dir: &Path) -> Result<String, GitError> {
     // Start from a copy of the work tree's own index: its stat data lets `add -A` skip
     // rehashing unchanged files. Without one, from HEAD's tree. Either way `add -A` then
     // records exactly what is on disk, and the real index is only read.
-    let own = git(dir, &["rev-parse", "--path-format=absolute", "--git-path", "index"]).run()?;
+    let own = git(
+        dir,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    )
+    .run()?;
     if std::fs::copy(&own, &tmp.0).is_err() {
         git(dir, &["read-tree", "HEAD"])
             .env("GIT_INDEX_FILE", &index)
