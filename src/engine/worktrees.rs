@@ -262,17 +262,25 @@ impl Engine {
             let at = wt.at.clone();
             blocking(move || git::merge::merge(&at, &message)).await?
         };
-        let snapshot = self.remove_worktree(id, &wt.at, "merged", false).await;
-        let task = self
-            .set_worktree(
-                id,
-                TaskWorktree {
-                    outcome: Some(WorktreeOutcome::Merged),
-                    snapshot: snapshot.ok().flatten(),
-                    ..wt
-                },
-            )
-            .await?;
+        // Merged already. A worktree that cannot be removed now stays live: merging again is
+        // then a no-op merge that retries the removal, and `gc` collects it.
+        let task = match self.remove_worktree(id, &wt.at, "merged", false).await {
+            Ok(snapshot) => {
+                self.set_worktree(
+                    id,
+                    TaskWorktree {
+                        outcome: Some(WorktreeOutcome::Merged),
+                        snapshot,
+                        ..wt
+                    },
+                )
+                .await?
+            }
+            Err(e) => {
+                tracing::warn!(task = %id, error = %e, "merged, but the worktree could not be removed");
+                self.get_task(id)?
+            }
+        };
         tracing::info!(task = %id, commit = %merged.commit, "task merged");
         Ok((task, merged))
     }
