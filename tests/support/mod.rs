@@ -208,6 +208,8 @@ impl Server {
             // Sessions start from the test's own empty home: no user rc files (slow version
             // managers, prompts) in the shells under test.
             .env("HOME", state_dir.join("home"))
+            // Nor in a git repository: the crate's own would get task worktrees and branches.
+            .current_dir(state_dir.join("home"))
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
