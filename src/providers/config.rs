@@ -23,6 +23,9 @@ pub struct Config {
     pub default_provider: Option<String>,
     #[serde(default)]
     pub provider: Vec<ProviderOverride>,
+    /// The TUI's keys (`[keys]`, `[keys.terminal]`…), read by `tui::keymap_config`.
+    #[serde(default)]
+    pub keys: toml::Table,
 }
 
 impl Config {

@@ -3,7 +3,7 @@
 
 use super::backend::{Cockpit, Command, Outcome, Snapshot};
 use super::form::{Form, FormAction, LineEdit};
-use super::keymap::{self, Action, Context};
+use super::keymap::{self, Action, Context, KeyMap};
 use super::keys;
 use super::text_edit::Edited;
 use crate::engine::SessionStatus;
@@ -153,13 +153,13 @@ pub struct Areas {
 /// visible character that is not bound to a command (see [`keymap::command_chars`]; those
 /// are answered in the agent's terminal). Digits are never bound, so numbered options always
 /// work.
-pub fn answer_char(key: &str) -> Option<char> {
+pub fn answer_char(key: &str, keys: &KeyMap) -> Option<char> {
     let mut chars = key.chars();
     let c = chars.next()?;
     if chars.next().is_some()
         || c.is_whitespace()
         || c.is_control()
-        || keymap::command_chars().contains(&c)
+        || keys.command_chars().contains(&c)
     {
         return None;
     }
@@ -172,12 +172,14 @@ pub struct PromptChoice {
     /// What answers it (`POST /answer {option}`).
     pub key: String,
     pub label: String,
+    /// The character that answers it from the TUI (see [`answer_char`]).
+    pub answer: Option<char>,
 }
 
 impl PromptChoice {
-    /// Whether pressing the key in the TUI answers it (see [`answer_char`]).
+    /// Whether pressing the key in the TUI answers it.
     pub fn answerable(&self) -> bool {
-        answer_char(&self.key).is_some()
+        self.answer.is_some()
     }
 }
 
@@ -193,7 +195,7 @@ pub struct ShownPrompt {
 }
 
 impl ShownPrompt {
-    pub fn new(session_id: &str, prompt: Option<&serde_json::Value>) -> ShownPrompt {
+    pub fn new(session_id: &str, prompt: Option<&serde_json::Value>, keys: &KeyMap) -> ShownPrompt {
         let field = |k: &str| {
             prompt
                 .and_then(|p| p.get(k))
@@ -217,7 +219,8 @@ impl ShownPrompt {
                             .and_then(|l| l.as_str())
                             .unwrap_or(&key)
                             .to_string();
-                        Some(PromptChoice { key, label })
+                        let answer = answer_char(&key, keys);
+                        Some(PromptChoice { key, label, answer })
                     })
                     .collect()
             })
@@ -232,9 +235,7 @@ impl ShownPrompt {
 
     /// The option a pressed character answers.
     pub fn option_for(&self, c: char) -> Option<&PromptChoice> {
-        self.options
-            .iter()
-            .find(|o| o.answerable() && answer_char(&o.key) == Some(c))
+        self.options.iter().find(|o| o.answer == Some(c))
     }
 
     /// The keys that answer it from the TUI, for hints: `1–3`, `y/1`; `None` when none does.
@@ -273,6 +274,8 @@ fn keys_text<'a>(options: impl Iterator<Item = &'a PromptChoice>) -> Option<Stri
 
 pub struct App {
     pub(crate) cockpit: Arc<dyn Cockpit>,
+    /// The keys in force (the defaults with the config file's `[keys]`).
+    pub keymap: KeyMap,
     pub(crate) snap: Snapshot,
     pub(crate) rows: Vec<Row>,
     pub(crate) selected: Option<Selected>,
@@ -338,6 +341,7 @@ impl App {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut app = App {
             cockpit,
+            keymap: KeyMap::default(),
             snap: Snapshot::default(),
             rows: Vec::new(),
             selected: None,
@@ -575,7 +579,7 @@ impl App {
     pub fn shown_prompt(&self) -> Option<ShownPrompt> {
         let s = self.selected_session_info()?;
         (!s.ended && s.status == SessionStatus::Blocked)
-            .then(|| ShownPrompt::new(&s.id, s.prompt.as_ref()))
+            .then(|| ShownPrompt::new(&s.id, s.prompt.as_ref(), &self.keymap))
     }
 
     /// A character pressed outside typing mode that may answer the shown prompt: a digit
@@ -721,7 +725,11 @@ impl App {
 
     /// What starts a pending task, true to the state now: autopilot when it is on, else a key.
     pub fn pending_hint(&self) -> String {
-        let key = |a| keymap::key_for(self.pane_context(), a).unwrap_or_default();
+        let key = |a| {
+            self.keymap
+                .key_for(self.pane_context(), a)
+                .unwrap_or_default()
+        };
         if self.snap.autopilot {
             format!(
                 "autopilot will start it ({} starts it now)",
@@ -887,7 +895,7 @@ impl App {
     }
 
     fn on_typing_key(&mut self, key: KeyEvent) {
-        match keymap::lookup(Context::Typing, &key) {
+        match self.keymap.lookup(Context::Typing, &key) {
             Some(Action::LeaveTyping) => {
                 self.typing = false;
                 self.focus = Focus::Tasks;
@@ -915,7 +923,7 @@ impl App {
     }
 
     fn on_modal_key(&mut self, key: KeyEvent) {
-        let action = keymap::lookup(self.key_context(), &key);
+        let action = self.keymap.lookup(self.key_context(), &key);
         let modal = std::mem::replace(&mut self.modal, Modal::None);
         self.modal = match modal {
             Modal::None => Modal::None,
@@ -1077,7 +1085,7 @@ impl App {
         {
             return;
         }
-        if let Some(action) = keymap::lookup(self.pane_context(), &key) {
+        if let Some(action) = self.keymap.lookup(self.pane_context(), &key) {
             self.perform(action);
         }
     }
@@ -1282,7 +1290,9 @@ impl App {
                     Some(_) => "this task has no agent terminal".to_string(),
                     None => format!(
                         "nothing selected: press {} to create a task",
-                        keymap::key_for(self.pane_context(), Action::NewTask).unwrap_or_default()
+                        self.keymap
+                            .key_for(self.pane_context(), Action::NewTask)
+                            .unwrap_or_default()
                     ),
                 };
                 self.notify(hint, Level::Error);

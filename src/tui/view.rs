@@ -2,7 +2,7 @@
 
 use super::app::{App, Areas, Confirm, Focus, Level, Modal, Row, ShownPrompt, session_name};
 use super::form::LineEdit;
-use super::keymap::{self, Action, Context};
+use super::keymap::{Action, Context, KeyMap};
 use super::term_view::TermView;
 use crate::task::{StepStatus, Task, TaskStatus};
 use ratatui::Frame;
@@ -224,7 +224,10 @@ impl App {
         let area = frame.area();
         let Some(areas) = layout(area) else {
             self.areas = None;
-            let leave = keymap::key_for(Context::Panes, Action::Detach).unwrap_or_default();
+            let leave = self
+                .keymap
+                .key_for(Context::Panes, Action::Detach)
+                .unwrap_or_default();
             let msg = format!(
                 "Terminal too small: {}×{}. orchestra needs at least {}×{}.\nEnlarge the window, or press {leave} to detach.",
                 area.width, area.height, MIN_WIDTH, MIN_HEIGHT
@@ -258,7 +261,7 @@ impl App {
         self.draw_bottom(frame, areas.bottom);
         match &self.modal {
             Modal::Help => self.draw_help(frame, area),
-            Modal::Form(f) => super::form_view::draw_form(frame, area, f),
+            Modal::Form(f) => super::form_view::draw_form(frame, area, f, &self.keymap),
             Modal::Confirm(c) => draw_confirm(frame, area, c),
             _ => {}
         }
@@ -788,7 +791,7 @@ impl App {
                 } else {
                     format!(
                         "The agent's terminal is gone (it ran in an earlier orchestra).\nPress {} to read its transcript.",
-                        keymap::key_for(self.pane_context(), Action::Transcript).unwrap_or_default()
+                        self.keymap.key_for(self.pane_context(), Action::Transcript).unwrap_or_default()
                     )
                 })
                     .style(dim)
@@ -804,8 +807,9 @@ impl App {
     /// The first key bound to `action` where the keyboard is now; under an overlay, the key
     /// of the pane behind it (pane hints stay true once the overlay closes).
     fn key(&self, action: Action) -> String {
-        keymap::key_for(self.key_context(), action)
-            .or_else(|| keymap::key_for(self.pane_context(), action))
+        self.keymap
+            .key_for(self.key_context(), action)
+            .or_else(|| self.keymap.key_for(self.pane_context(), action))
             .unwrap_or_default()
     }
 
@@ -822,8 +826,10 @@ impl App {
                 let ctx = self.key_context();
                 let back = match ctx {
                     Context::Typing => " · typing returns".to_string(),
-                    _ => keymap::key_for(ctx, Action::Live)
-                        .or_else(|| keymap::key_for(ctx, Action::Back))
+                    _ => self
+                        .keymap
+                        .key_for(ctx, Action::Live)
+                        .or_else(|| self.keymap.key_for(ctx, Action::Back))
                         .map(|k| format!(" · {k} returns"))
                         .unwrap_or_default(),
                 };
@@ -929,7 +935,7 @@ impl App {
                 push_if_fits(
                     &mut spans,
                     area,
-                    format!("   {}", keys_inline(Context::Filter)),
+                    format!("   {}", keys_inline(&self.keymap, Context::Filter)),
                 );
                 let line = Line::from(spans);
                 frame.render_widget(Paragraph::new(line), area);
@@ -949,7 +955,10 @@ impl App {
                     Span::styled("search: ", key),
                     Span::raw(edit.text().to_string()),
                     Span::styled(found, Style::default().fg(Color::Yellow)),
-                    Span::styled(format!("   {}", keys_inline(Context::Search)), dim),
+                    Span::styled(
+                        format!("   {}", keys_inline(&self.keymap, Context::Search)),
+                        dim,
+                    ),
                 ]);
                 frame.render_widget(Paragraph::new(line), area);
                 place_edit_cursor(frame, area, 8, edit);
@@ -965,7 +974,7 @@ impl App {
                 push_if_fits(
                     &mut spans,
                     area,
-                    format!("   {}", keys_inline(Context::Message)),
+                    format!("   {}", keys_inline(&self.keymap, Context::Message)),
                 );
                 let line = Line::from(spans);
                 frame.render_widget(Paragraph::new(line), area);
@@ -996,13 +1005,13 @@ impl App {
                 None => hints.push(("Enter".into(), "answer in the terminal")),
             }
         }
-        hints.extend(keymap::bar(ctx));
+        hints.extend(self.keymap.bar(ctx));
         if ctx == Context::Typing
             && let Some(note) = ctx.note()
         {
             hints.push((String::new(), note));
         }
-        let help = keymap::key_for(ctx, Action::Help);
+        let help = self.keymap.key_for(ctx, Action::Help);
         // As many hints as fit, most important first; where `?` works it always shows.
         let mut spans = vec![Span::raw(" ")];
         let reserve = help.as_ref().map_or(0, |k| k.width() + 7);
@@ -1081,8 +1090,8 @@ fn push_if_fits(spans: &mut Vec<Span<'static>>, area: Rect, hint: String) {
 }
 
 /// An editor line's keys as one dim hint: `Enter keep · Esc clear`.
-pub(crate) fn keys_inline(ctx: Context) -> String {
-    keymap::bar(ctx)
+pub(crate) fn keys_inline(keys: &KeyMap, ctx: Context) -> String {
+    keys.bar(ctx)
         .iter()
         .map(|(k, what)| format!("{k} {what}"))
         .collect::<Vec<_>>()
@@ -1107,9 +1116,14 @@ pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     )
 }
 
+/// Every line of the help overlay in `width` columns with the default keys.
+pub fn help_lines(width: usize) -> Vec<Line<'static>> {
+    help_lines_for(width, &KeyMap::default())
+}
+
 /// Every line of the help overlay in `width` columns, drawn from the key map: a section per
 /// context; a description too long for its column goes on under itself.
-pub fn help_lines(width: usize) -> Vec<Line<'static>> {
+pub fn help_lines_for(width: usize, keys: &KeyMap) -> Vec<Line<'static>> {
     let head = Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
     let key = Style::default()
         .fg(Color::Cyan)
@@ -1117,7 +1131,7 @@ pub fn help_lines(width: usize) -> Vec<Line<'static>> {
     let dim = Style::default().fg(Color::DarkGray);
     let sections: Vec<(Context, Vec<(String, &str)>)> = Context::HELP_ORDER
         .iter()
-        .map(|c| (*c, keymap::help(*c)))
+        .map(|c| (*c, keys.help(*c)))
         .collect();
     // The keys column: as wide as the widest keys, but never more than a third of the width.
     let widest = sections
@@ -1166,7 +1180,7 @@ pub fn help_lines(width: usize) -> Vec<Line<'static>> {
         &mut lines,
         "Marks: ! the agent waits for an answer · • finished while not selected",
     );
-    let bound: String = keymap::command_chars().into_iter().collect();
+    let bound: String = keys.command_chars().into_iter().collect();
     note(
         &mut lines,
         &format!("Option keys {bound} are commands: answer those in the terminal"),
@@ -1178,7 +1192,7 @@ impl App {
     /// The help overlay: as many lines as fit, scrolled with ↑/↓; the frame says where.
     fn draw_help(&mut self, frame: &mut Frame, area: Rect) {
         let w = area.width.min(80);
-        let lines = help_lines(w.saturating_sub(2) as usize);
+        let lines = help_lines_for(w.saturating_sub(2) as usize, &self.keymap);
         self.help_len = lines.len();
         let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
         let r = centered(area, w, h);
@@ -1187,7 +1201,10 @@ impl App {
         self.help_rows = rows;
         let max = lines.len().saturating_sub(rows);
         self.help_scroll = self.help_scroll.min(max);
-        let close = keymap::key_for(Context::Help, Action::CloseHelp).unwrap_or_default();
+        let close = self
+            .keymap
+            .key_for(Context::Help, Action::CloseHelp)
+            .unwrap_or_default();
         let bottom = if max == 0 {
             format!(" {close} closes ")
         } else {
