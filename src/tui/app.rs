@@ -795,7 +795,7 @@ impl App {
             .filter_map(|t| t.metadata.started_at)
             .map(|start| {
                 let el = (now_ms - start).max(0);
-                match super::view::elapsed_resolution_ms(el) {
+                match super::views::elapsed_resolution_ms(el) {
                     // Seconds: every task ticks on the same wall-clock second, so twenty
                     // running tasks cost one frame a second, not twenty.
                     1000 => 1000 - now_ms.rem_euclid(1000),
@@ -1474,6 +1474,18 @@ impl App {
     }
 
     // ---------------------------------------------------------------- PTY size
+
+    /// A frame: the state brought up to date and laid out for the frame's size, drawn, then
+    /// the shown PTY sized to the pane it is drawn in (decided here, never while drawing).
+    pub fn draw(&mut self, frame: &mut ratatui::Frame) {
+        self.refresh_if_stale();
+        self.areas = super::views::layout(frame.area());
+        if self.areas.is_some() {
+            self.prepare_transcript();
+        }
+        self.render(frame);
+        self.sync_pty_size();
+    }
 
     /// Resizes the shown session's PTY to the terminal pane's inner size when they differ.
     pub(crate) fn sync_pty_size(&mut self) {

@@ -14,7 +14,6 @@ mod app_manage;
 mod app_transcript;
 pub mod backend;
 pub mod form;
-pub mod form_view;
 pub mod keymap;
 pub mod keymap_config;
 pub mod keys;
@@ -23,7 +22,9 @@ pub mod remote;
 pub mod term_view;
 pub mod text_edit;
 pub mod transcript_view;
-pub mod view;
+pub mod views;
+/// The old path of `views` (tests and tools name `tui::view::layout`).
+pub use views as view;
 
 pub use app::App;
 pub use backend::{Cockpit, EngineCockpit};

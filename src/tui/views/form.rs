@@ -1,9 +1,9 @@
 //! Drawing the task form (new task, or editing a pending one).
 
-use super::form::{Field, Form};
-use super::keymap::{Action, Context, KeyMap};
-use super::text_edit::LineEdit;
-use super::view::{centered, clear_overlay, first_fitting, fit, keys_inline};
+use super::{centered, clear_overlay, first_fitting, fit, keys_inline};
+use crate::tui::form::{Field, Form};
+use crate::tui::keymap::{Action, Context, KeyMap};
+use crate::tui::text_edit::LineEdit;
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
