@@ -9,9 +9,9 @@
 //! once, and never more often than every 16 ms. Nothing runs while nothing changes: the only
 //! timer is the one-second tick while a task runs (its elapsed time) or a notice is shown.
 
-pub mod app;
-mod app_manage;
-mod app_transcript;
+pub mod state;
+/// The old path of `state` (tests name `tui::app::Modal`).
+pub use state as app;
 pub mod backend;
 pub mod form;
 pub mod keymap;
@@ -22,6 +22,7 @@ pub mod remote;
 pub mod term_view;
 pub mod text_edit;
 pub mod transcript_view;
+mod update;
 pub mod views;
 /// The old path of `views` (tests and tools name `tui::view::layout`).
 pub use views as view;
