@@ -125,6 +125,18 @@ pub fn raw_request(
     }
 }
 
+/// Where `scripts/install-agent-clis` puts the real coding-agent CLIs:
+/// `${ORCHESTRA_TOOLS_DIR:-$HOME/.cache/orchestra-tools}/bin`.
+pub fn tools_bin() -> PathBuf {
+    let dir = std::env::var_os("ORCHESTRA_TOOLS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/orchestra-tools")
+        });
+    dir.join("bin")
+}
+
 /// A running `orchestra serve`; SIGTERMed and reaped on drop.
 pub struct Server {
     pub child: Option<Child>,
