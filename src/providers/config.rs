@@ -31,6 +31,9 @@ pub struct Config {
     /// the repository's own `.orchestra.toml`.
     #[serde(default)]
     pub repo: Vec<crate::engine::RepoConfig>,
+    /// The TUI's keys (`[keys]`, `[keys.terminal]`…), read by `tui::keymap_config`.
+    #[serde(default)]
+    pub keys: toml::Table,
 }
 
 impl Config {
