@@ -77,6 +77,8 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let mut ec = EngineConfig::new(providers, cwd);
     ec.max_concurrent = args.max_concurrent as usize;
+    ec.isolation = config.isolation;
+    ec.repos = config.repo.clone();
     ec.max_sessions = args.max_sessions as usize;
     if !(args.grace.is_finite() && args.grace >= 0.0 && args.grace <= 3600.0) {
         anyhow::bail!("--grace must be a number of seconds from 0 to 3600");

@@ -8,6 +8,7 @@ pub mod boot;
 pub mod cli;
 pub mod daemon;
 pub mod engine;
+pub mod git;
 pub mod providers;
 pub mod session;
 pub mod state_dir;

@@ -45,7 +45,8 @@ fn main() -> ExitCode {
             None => {
                 async {
                     orchestra::tui::needs_terminal()?;
-                    orchestra::tui::run(attach_target(&cli).await?).await
+                    let keys = orchestra::tui::load_keys(cli.server.config.as_deref())?;
+                    orchestra::tui::run(attach_target(&cli).await?, keys).await
                 }
                 .await
             }

@@ -31,9 +31,17 @@ const OWN_ENTRIES: &[&str] = &[
     "logs",
     "transcripts",
     "trash",
+    "worktrees",
     "tui-list-order",
     "tui-list-order.tmp",
 ];
+
+/// Entries tightened at their top only: the task worktrees hold the user's checked-out
+/// files (their modes belong to the repository) and may be large to walk.
+const SHALLOW_ENTRIES: &[&str] = &["worktrees"];
+
+/// The directory under the state directory that holds task worktrees.
+pub const WORKTREES_DIR: &str = "worktrees";
 
 /// Creates `path` as a directory only its owner can use (`0700`); missing parents are created
 /// with the usual modes, since they are not orchestra's. An existing directory is left as is.
@@ -89,6 +97,20 @@ fn tighten_tree(path: &Path, changed: &mut Vec<PathBuf>) {
     }
 }
 
+fn tighten_dir_only(path: &Path, changed: &mut Vec<PathBuf>) {
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && meta.is_dir()
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        match std::fs::set_permissions(path, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE)) {
+            Ok(()) => changed.push(path.to_path_buf()),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot tighten permissions")
+            }
+        }
+    }
+}
+
 /// Tightens the state directory and what orchestra keeps in it; returns what was wider.
 pub fn tighten(root: &Path) -> Vec<PathBuf> {
     let mut changed = Vec::new();
@@ -104,7 +126,11 @@ pub fn tighten(root: &Path) -> Vec<PathBuf> {
         }
     }
     for name in OWN_ENTRIES {
-        tighten_tree(&root.join(name), &mut changed);
+        if SHALLOW_ENTRIES.contains(name) {
+            tighten_dir_only(&root.join(name), &mut changed);
+        } else {
+            tighten_tree(&root.join(name), &mut changed);
+        }
     }
     changed
 }

@@ -201,6 +201,69 @@ pub struct TaskMetadata {
     pub required_capabilities: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<String>,
+    /// Whether the task runs in its own git worktree.
+    #[serde(default)]
+    pub isolation: Isolation,
+    /// The branch a worktree task starts from (default: the checked-out one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_ref: Option<String>,
+    /// The task's worktree once it has one (kept, with its outcome, after removal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<TaskWorktree>,
+}
+
+/// Where a task's agent works: its own git worktree, or the directory as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    Worktree,
+    #[default]
+    None,
+}
+
+impl FromStr for Isolation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "worktree" => Ok(Isolation::Worktree),
+            "none" => Ok(Isolation::None),
+            _ => Err(format!(
+                "unknown isolation {s:?}: use \"worktree\" or \"none\""
+            )),
+        }
+    }
+}
+
+/// What became of a task's worktree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorktreeOutcome {
+    /// Merged into the base branch; worktree and branch removed.
+    Merged,
+    /// Removed with its branch; its work is kept under the snapshot ref.
+    Discarded,
+    /// Removed by `orchestra gc`; branch and snapshot ref kept.
+    Collected,
+}
+
+/// A task's worktree and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskWorktree {
+    #[serde(flatten)]
+    pub at: crate::git::Worktree,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<WorktreeOutcome>,
+    /// The snapshot commit kept when the worktree was removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+}
+
+impl TaskWorktree {
+    /// The worktree is still on disk (not merged, discarded or collected).
+    pub fn is_live(&self) -> bool {
+        self.outcome.is_none()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -257,6 +320,9 @@ impl Task {
                 retry_of: spec.retry_of,
                 required_capabilities: spec.required_capabilities,
                 approval: spec.approval,
+                isolation: Isolation::None,
+                base_ref: None,
+                worktree: None,
             },
         }
     }

@@ -10,7 +10,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 use support::*;
@@ -20,16 +20,6 @@ const WAIT: Duration = Duration::from_secs(90);
 
 /// The real CLIs are heavy: one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn tools_bin() -> PathBuf {
-    let dir = std::env::var_os("ORCHESTRA_TOOLS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                .join(".cache/orchestra-tools")
-        });
-    dir.join("bin")
-}
 
 struct Live {
     s: Server,

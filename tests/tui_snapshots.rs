@@ -1047,3 +1047,59 @@ fn the_details_pane_keeps_the_lines_of_multi_line_text() {
         assert!(text.contains(line), "{line:?} missing:\n{text}");
     }
 }
+
+/// `[keys]` in the config file: a rebound key works, its old key does nothing, and the help and
+/// the bar show the new one. A wrong entry stops the TUI naming the file and the entry.
+#[test]
+fn keys_rebound_in_the_config_file_work_and_show() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(
+        &path,
+        "[keys]\nstop = \"ctrl-x\"\nnew_task = [\"+\", \"n\"]\n[keys.terminal]\nlive = \"L\"\n",
+    )
+    .unwrap();
+    let f = fake();
+    let mut a = app(&f);
+    a.keymap = orchestra::tui::load_keys(Some(&path)).unwrap();
+    // Q stops no more (stopping starts by counting what runs).
+    a.on_terminal_event(key(KeyCode::Char('Q')));
+    assert!(!f.commands.lock().contains(&Command::CountLive));
+    a.on_terminal_event(crossterm::event::Event::Key(KeyEvent::new(
+        KeyCode::Char('x'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(f.commands.lock().contains(&Command::CountLive));
+    a.on_terminal_event(key(KeyCode::Char('n')));
+    a.on_terminal_event(key(KeyCode::Char('+')));
+    assert!(matches!(a.modal, orchestra::tui::app::Modal::Form(_)));
+    a.on_terminal_event(key(KeyCode::Esc));
+    let t = render(&mut a, 120, 40);
+    let shown = format!("{:?}", t.backend());
+    assert!(shown.contains("+ new"), "{shown}");
+    a.on_terminal_event(key(KeyCode::Char('?')));
+    let t = render(&mut a, 120, 60);
+    let shown = format!("{:?}", t.backend());
+    assert!(shown.contains("Ctrl-x"), "{shown}");
+    assert!(shown.contains("+  n"), "{shown}");
+    assert!(!shown.contains(" Q "), "{shown}");
+
+    std::fs::write(&path, "[keys]\nstop = \"k\"\n").unwrap();
+    let err = orchestra::tui::load_keys(Some(&path))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert!(
+        err.contains("stop = \"k\"") && err.contains("select_prev"),
+        "{err}"
+    );
+    std::fs::write(&path, "[keys]\nhalt = \"x\"\n").unwrap();
+    let err = orchestra::tui::load_keys(Some(&path))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("halt") && err.contains("new_task, start"),
+        "{err}"
+    );
+}

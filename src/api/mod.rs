@@ -9,6 +9,7 @@ mod sessions;
 mod sessions_common;
 mod stream;
 mod tasks;
+mod worktrees;
 
 pub use error::ApiError;
 pub use guard::Access;
@@ -57,6 +58,11 @@ fn routes(engine: Engine) -> Router {
             axum::routing::patch(tasks::update_step),
         )
         .route(&format!("{T}/{{id}}/result"), post(tasks::result))
+        .route(&format!("{T}/{{id}}/diff"), get(tasks::diff))
+        .route(&format!("{T}/{{id}}/merge"), post(tasks::merge))
+        .route(&format!("{T}/{{id}}/discard"), post(tasks::discard))
+        .route("/api/coding-agents/worktrees", get(worktrees::list))
+        .route("/api/coding-agents/worktrees/gc", post(worktrees::gc))
         .route(S, get(sessions::list).post(sessions::spawn))
         .route(
             &format!("{S}/{{id}}"),

@@ -3,7 +3,7 @@
 use super::body::Body;
 use super::error::ApiError;
 use crate::engine::{CreateTask, Engine, TaskPatch};
-use crate::task::{Progress, StepStatus, TaskResult, TaskStatus};
+use crate::task::{Isolation, Progress, StepStatus, TaskResult, TaskStatus};
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -35,6 +35,11 @@ pub async fn create(State(engine): State<Engine>, body: Body) -> ApiResult {
             .opt_str_list("requiredCapabilities")?
             .unwrap_or_default(),
         approval: super::sessions_common::approval(&body)?,
+        isolation: body
+            .opt_str("isolation")?
+            .map(|s| s.parse::<Isolation>().map_err(ApiError::bad_request))
+            .transpose()?,
+        base_ref: body.opt_str("baseRef")?.filter(|s| !s.is_empty()),
     };
     let task = engine.create_task(req).await?;
     created(task_json(&task))
@@ -150,6 +155,27 @@ pub async fn patch(State(engine): State<Engine>, Path(id): Path<String>, body: B
 /// Deletes a finished task; answers with the task as it was.
 pub async fn delete(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
     ok(task_json(&engine.delete_task(&id).await?))
+}
+
+/// The task's changes against its base (worktree tasks).
+pub async fn diff(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    ok(json!({ "diff": engine.task_diff(&id).await? }))
+}
+
+/// Merges a finished worktree task into its base branch; 409 naming the files when the
+/// merge conflicts or the user's uncommitted changes are in the way.
+pub async fn merge(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    let (task, merged) = engine.merge_task(&id).await?;
+    ok(json!({ "task": task.as_ref(), "merge": merged }))
+}
+
+/// Removes a finished task's worktree and branch, keeping a snapshot ref.
+pub async fn discard(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    let task = engine.discard_task(&id).await?;
+    ok(json!({
+        "task": task.as_ref(),
+        "snapshotRef": crate::git::snapshot::snapshot_ref(&task.id),
+    }))
 }
 
 pub async fn start(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {

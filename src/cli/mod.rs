@@ -123,6 +123,9 @@ pub enum Command {
     /// Stop the running orchestra: every agent ended (its whole process group), their tasks
     /// cancelled, the state saved; returns once it has exited.
     Stop(client::StopArgs),
+    /// Remove the worktrees of tasks finished longer ago than --older-than (a snapshot of
+    /// each is kept first, and its branch) and print what that freed.
+    Gc(client::GcArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     #[command(after_long_help = COMPLETIONS_HELP)]
     Completions {
@@ -201,7 +204,8 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
             | Command::Session(_)
             | Command::Report(_)
             | Command::Status(_)
-            | Command::Stop(_),
+            | Command::Stop(_)
+            | Command::Gc(_),
         ) => match server_flags.first() {
             Some(flag) => Err(format!(
                 "`{name}` does not take {flag} (a flag of the TUI and of `orchestra serve`)"
@@ -277,6 +281,7 @@ impl Cli {
             Some(Command::Report(a)) => &mut a.client,
             Some(Command::Status(a)) => &mut a.client,
             Some(Command::Stop(a)) => &mut a.client,
+            Some(Command::Gc(a)) => &mut a.client,
             _ => return,
         };
         let from_command_line =

@@ -17,7 +17,7 @@ pub enum TaskEventKind {
     Completed,
     Failed,
     Cancelled,
-    /// Name or description edited (pending tasks only).
+    /// Name or description edited (pending tasks only), or the task's worktree changed.
     Updated,
     /// Removed from the store; the event carries the task as it was.
     Deleted,

@@ -12,6 +12,8 @@ pub struct GitSnapshot {
     root: PathBuf,
     /// Dirty paths (relative to the root) with a hash of their content then.
     dirty: BTreeMap<String, Option<u64>>,
+    /// The commit checked out then (`None` in a repository without commits).
+    head: Option<String>,
 }
 
 fn git(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
@@ -32,6 +34,33 @@ fn content_hash(path: &Path) -> Option<u64> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     bytes.hash(&mut h);
     Some(h.finish())
+}
+
+fn head(root: &Path) -> Option<String> {
+    let out = git(root, &["rev-parse", "--verify", "-q", "HEAD"])?;
+    Some(String::from_utf8_lossy(&out).trim().to_string())
+}
+
+/// (path, added) for every path that commits since `from` added or changed (not deleted).
+fn committed_paths(root: &Path, from: &str) -> Vec<(String, bool)> {
+    let range = format!("{from}..HEAD");
+    let Some(out) = git(
+        root,
+        &["diff", "--name-status", "-z", "--no-renames", &range],
+    ) else {
+        return Vec::new();
+    };
+    let fields: Vec<&[u8]> = out.split(|b| *b == 0).filter(|f| !f.is_empty()).collect();
+    fields
+        .chunks(2)
+        .filter_map(|pair| match pair {
+            [status, path] if status.first() != Some(&b'D') => Some((
+                String::from_utf8_lossy(path).into_owned(),
+                status.first() == Some(&b'A'),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// (path, untracked) for every dirty path, from `git status --porcelain -z`.
@@ -69,7 +98,8 @@ impl GitSnapshot {
                 (p, h)
             })
             .collect();
-        Some(GitSnapshot { root, dirty })
+        let head = head(&root);
+        Some(GitSnapshot { root, dirty, head })
     }
 
     /// Files changed since the snapshot: (modified tracked files, created untracked files),
@@ -77,16 +107,33 @@ impl GitSnapshot {
     pub fn changes(&self) -> (Vec<String>, Vec<String>) {
         let mut modified = BTreeSet::new();
         let mut created = BTreeSet::new();
+        let changed = |path: &str| {
+            let now = content_hash(&self.root.join(path));
+            self.dirty.get(path).is_none_or(|then| *then != now)
+        };
+        // Agents that commit their own work (aider does) leave a clean tree: what their
+        // commits added counts as created, what they changed as modified.
+        let mut committed_new = BTreeSet::new();
+        if let Some(from) = &self.head
+            && head(&self.root).as_ref() != Some(from)
+        {
+            for (path, added) in committed_paths(&self.root, from) {
+                if !changed(&path) {
+                    continue;
+                }
+                if added {
+                    committed_new.insert(path.clone());
+                    created.insert(path);
+                } else {
+                    modified.insert(path);
+                }
+            }
+        }
         for (path, untracked) in dirty_paths(&self.root).unwrap_or_default() {
-            let now = content_hash(&self.root.join(&path));
-            let changed = match self.dirty.get(&path) {
-                None => true,
-                Some(then) => *then != now,
-            };
-            if !changed {
+            if !changed(&path) {
                 continue;
             }
-            if untracked {
+            if untracked || committed_new.contains(&path) {
                 created.insert(path);
             } else {
                 modified.insert(path);
@@ -145,5 +192,31 @@ mod tests {
         assert!(
             GitSnapshot::take(&std::env::temp_dir().join("definitely-not-a-repo-xyz")).is_none()
         );
+    }
+
+    #[test]
+    fn counts_what_the_agent_committed_itself() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        run(p, &["init", "-q"]);
+        std::fs::write(p.join("a.txt"), "a").unwrap();
+        std::fs::write(p.join("gone.txt"), "g").unwrap();
+        std::fs::write(p.join("pending.txt"), "p").unwrap();
+        run(p, &["add", "."]);
+        run(p, &["commit", "-qm", "init"]);
+        // The user's own pending change, which an agent may commit before its work.
+        std::fs::write(p.join("pending.txt"), "user's change").unwrap();
+        let snap = GitSnapshot::take(p).expect("a work tree");
+        run(p, &["commit", "-qam", "the user's pending change"]);
+        std::fs::write(p.join("a.txt"), "changed").unwrap();
+        std::fs::write(p.join("hello.txt"), "hi").unwrap();
+        std::fs::remove_file(p.join("gone.txt")).unwrap();
+        run(p, &["add", "-A"]);
+        run(p, &["commit", "-qm", "the agent's work"]);
+        // Changed again after its commit: still a file the task created.
+        std::fs::write(p.join("hello.txt"), "hi again").unwrap();
+        let (modified, created) = snap.changes();
+        assert_eq!(modified, vec!["a.txt"]);
+        assert_eq!(created, vec!["hello.txt"]);
     }
 }

@@ -10,17 +10,21 @@ mod removal;
 mod runs;
 mod session_info;
 mod sessions;
+mod setup;
 mod status;
 mod tasks;
 mod transcript;
 mod trash;
+mod worktrees;
 
 pub use error::{EngineError, EngineResult};
 pub use events::{Event, SessionEventKind, TaskEventKind};
 pub use session_info::{Message, Role, SessionInfo};
 pub use sessions::{Input, SpawnSession};
+pub use setup::{RepoConfig, RepoSetup};
 pub use status::SessionStatus;
 pub use tasks::{CreateTask, TaskPatch};
+pub use worktrees::{Collected, disk_usage};
 
 use crate::providers::Providers;
 use crate::state_dir::StateDir;
@@ -51,6 +55,10 @@ pub struct EngineConfig {
     /// Marks every process of this orchestra's sessions (`ORCHESTRA_INSTANCE`), so that
     /// the guard can find them if orchestra dies without ending them.
     pub instance: String,
+    /// The configured default isolation; `None` applies the default rule.
+    pub isolation: Option<crate::task::Isolation>,
+    /// Per-repository worktree set-up from the user config (`[[repo]]`).
+    pub repos: Vec<RepoConfig>,
 }
 
 impl EngineConfig {
@@ -65,6 +73,8 @@ impl EngineConfig {
             transcript_cap: 64 * 1024 * 1024,
             token: None,
             instance: uuid::Uuid::new_v4().to_string(),
+            isolation: None,
+            repos: Vec::new(),
         }
     }
 }
@@ -157,6 +167,8 @@ pub(crate) struct Inner {
     removing: tokio::sync::Mutex<()>,
     /// Pending tasks the autopilot skips (provider not installed), each logged once.
     skipped: parking_lot::Mutex<std::collections::HashSet<String>>,
+    /// Serialises merges, discards, collections and deletions of worktrees.
+    finishing: tokio::sync::Mutex<()>,
 }
 
 impl Inner {
@@ -249,6 +261,7 @@ impl Engine {
             stop_reason: parking_lot::Mutex::new(None),
             removing: tokio::sync::Mutex::new(()),
             skipped: parking_lot::Mutex::new(Default::default()),
+            finishing: tokio::sync::Mutex::new(()),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);

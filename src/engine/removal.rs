@@ -32,6 +32,7 @@ impl Engine {
     /// reported its result and waits) is ended first: the task it served is gone.
     pub async fn delete_task(&self, id: &str) -> EngineResult<Arc<Task>> {
         let _one_removal = self.inner.removing.lock().await;
+        let _no_merge_meanwhile = self.inner.finishing.lock().await;
         let slot = self.slot(id)?;
         let _serialised = slot.change.lock().await;
         if slot.is_gone() {
@@ -49,6 +50,8 @@ impl Engine {
             // The task is final, so its end changes nothing on the task (which we hold).
             self.end_session(entry).await;
         }
+        // Its worktree goes, its work stays: a snapshot ref and the branch.
+        self.release_worktree(&task).await?;
         let sessions: Vec<KeptSession> = entries.iter().map(|e| kept(e)).collect();
         let dir = trash::task_dir(self.state_dir(), id);
         let sessions = self

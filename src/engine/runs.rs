@@ -79,13 +79,21 @@ impl Engine {
         let (task, _claim) = self.claim_start(id)?;
         // A missing CLI releases the claim at once: the task stays pending, nothing spawned.
         self.ensure_task_provider(&task.metadata.provider_id)?;
-        let dir = task.metadata.working_directory.clone();
-        let snapshot = {
-            let dir = dir.clone();
-            tokio::task::spawn_blocking(move || GitSnapshot::take(Path::new(&dir)))
-                .await
-                .ok()
-                .flatten()
+        let worktree = self.prepare_worktree(&task).await?;
+        let (dir, snapshot) = match worktree {
+            // Its files are judged against the base, not a snapshot of the directory.
+            Some(wt) => (wt.agent_dir().to_string_lossy().into_owned(), None),
+            None => {
+                let dir = task.metadata.working_directory.clone();
+                let snapshot = {
+                    let dir = dir.clone();
+                    tokio::task::spawn_blocking(move || GitSnapshot::take(Path::new(&dir)))
+                        .await
+                        .ok()
+                        .flatten()
+                };
+                (dir, snapshot)
+            }
         };
         let info = self
             .spawn_session(SpawnSession {
@@ -274,6 +282,11 @@ impl Engine {
 
     /// Files changed in the task's git work tree since it started, if it is in one.
     pub(crate) async fn git_changes(&self, task_id: &str) -> (Vec<String>, Vec<String>) {
+        if let Ok(task) = self.get_task(task_id)
+            && let Some(files) = self.worktree_changes(&task).await
+        {
+            return files;
+        }
         let snap = self.inner.git.lock().get(task_id).cloned();
         match snap {
             Some(s) => tokio::task::spawn_blocking(move || s.changes())

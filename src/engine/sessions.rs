@@ -475,6 +475,9 @@ impl Engine {
         let after = screen_lines(pty);
         let text = self.agent_reply_text(entry, &pending.before, &after, &pending.sent);
         if text.is_empty() {
+            // No reply yet (the agent only echoed the send, or looked idle before it began
+            // working): keep waiting for it, or the reply that follows is never recorded.
+            entry.reply.lock().get_or_insert(pending);
             return;
         }
         self.record_message(entry, Role::Agent, text, None, None)

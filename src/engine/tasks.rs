@@ -6,7 +6,9 @@ use super::{
     Engine, EngineError, EngineResult, Event, TaskEventKind, TaskSlot, now_ms, read, task_record,
     write,
 };
-use crate::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus, text_lines};
+use crate::task::{
+    Isolation, NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus, text_lines,
+};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -19,6 +21,17 @@ pub struct CreateTask {
     pub working_directory: Option<String>,
     pub required_capabilities: Vec<String>,
     pub approval: Option<String>,
+    /// `None`: the default rule (see `Engine::resolve_isolation`).
+    pub isolation: Option<Isolation>,
+    /// The branch a worktree task starts from; the checked-out one when absent.
+    pub base_ref: Option<String>,
+}
+
+/// Where a new task will run: in its own worktree (from which base branch) or not.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Placement {
+    pub isolation: Isolation,
+    pub base_ref: Option<String>,
 }
 
 /// A partial update of a task's status, progress and error, and (while it is pending) of
@@ -118,15 +131,26 @@ impl Engine {
         let provider_id = self.resolve_provider(req.provider_id.as_deref())?;
         self.check_description(&provider_id, &req.description)?;
         let working_directory = self.resolve_dir(req.working_directory.as_deref())?;
-        self.insert_task(NewTask {
-            name: req.name,
-            description: req.description,
-            provider_id,
-            working_directory,
-            required_capabilities: req.required_capabilities,
-            retry_of: None,
-            approval: req.approval,
-        })
+        let placement = self
+            .resolve_isolation(
+                &provider_id,
+                &working_directory,
+                req.isolation,
+                req.base_ref,
+            )
+            .await?;
+        self.insert_task(
+            NewTask {
+                name: req.name,
+                description: req.description,
+                provider_id,
+                working_directory,
+                required_capabilities: req.required_capabilities,
+                retry_of: None,
+                approval: req.approval,
+            },
+            placement,
+        )
         .await
     }
 
@@ -138,9 +162,11 @@ impl Engine {
         }
     }
 
-    async fn insert_task(&self, spec: NewTask) -> EngineResult<Arc<Task>> {
+    async fn insert_task(&self, spec: NewTask, placement: Placement) -> EngineResult<Arc<Task>> {
         self.ensure_task_provider(&spec.provider_id)?;
-        let task = Task::new(uuid::Uuid::new_v4().to_string(), spec, now_ms());
+        let mut task = Task::new(uuid::Uuid::new_v4().to_string(), spec, now_ms());
+        task.metadata.isolation = placement.isolation;
+        task.metadata.base_ref = placement.base_ref;
         let seq = self.next_seq();
         self.store().put(vec![task_record(&task, seq)]).await?;
         let task = Arc::new(task);
@@ -443,15 +469,22 @@ impl Engine {
                 old.status()
             )));
         }
-        self.insert_task(NewTask {
-            name: old.name.clone(),
-            description: old.description.clone(),
-            provider_id: old.metadata.provider_id.clone(),
-            working_directory: old.metadata.working_directory.clone(),
-            required_capabilities: old.metadata.required_capabilities.clone(),
-            retry_of: Some(old.id.clone()),
-            approval: old.metadata.approval.clone(),
-        })
+        self.insert_task(
+            NewTask {
+                name: old.name.clone(),
+                description: old.description.clone(),
+                provider_id: old.metadata.provider_id.clone(),
+                working_directory: old.metadata.working_directory.clone(),
+                required_capabilities: old.metadata.required_capabilities.clone(),
+                retry_of: Some(old.id.clone()),
+                approval: old.metadata.approval.clone(),
+            },
+            // A run again gets a fresh worktree from the same base; the old one stays.
+            Placement {
+                isolation: old.metadata.isolation,
+                base_ref: old.metadata.base_ref.clone(),
+            },
+        )
         .await
     }
 

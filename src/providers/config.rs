@@ -23,6 +23,17 @@ pub struct Config {
     pub default_provider: Option<String>,
     #[serde(default)]
     pub provider: Vec<ProviderOverride>,
+    /// The default isolation of new tasks: `"worktree"` (coding agents in a repository
+    /// get one, the default) or `"none"`.
+    #[serde(default)]
+    pub isolation: Option<crate::task::Isolation>,
+    /// Per-repository worktree set-up (`[[repo]]` with `path`, `copy`, `setup`), on top of
+    /// the repository's own `.orchestra.toml`.
+    #[serde(default)]
+    pub repo: Vec<crate::engine::RepoConfig>,
+    /// The TUI's keys (`[keys]`, `[keys.terminal]`…), read by `tui::keymap_config`.
+    #[serde(default)]
+    pub keys: toml::Table,
 }
 
 impl Config {

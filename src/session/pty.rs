@@ -16,6 +16,11 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The pause between typed text and its submit key (callers run sends off the async workers).
+const SUBMIT_PAUSE: Duration = Duration::from_millis(80);
+/// How long a submit waits for the program to show the typed text (not every program echoes).
+const ECHO_WAIT: Duration = Duration::from_millis(500);
+
 /// Bytes read but not yet processed, at most: past this the reader stops reading, the PTY
 /// buffer fills, and the child blocks in write(2).
 const INBOX_CAP: usize = 1024 * 1024;
@@ -291,7 +296,20 @@ impl PtySession {
         let bracketed = self.with_screen(|s| s.bracketed_paste());
         let bytes = encode_text(text, bracketed);
         if !bytes.is_empty() {
+            let before = (!submit.is_empty()).then(|| self.with_screen(|s| s.contents()));
             self.write(&bytes)?;
+            if let Some(before) = before {
+                // An Enter right behind typed text reads as part of a paste to some CLIs
+                // (Gemini CLI makes one within 30 ms of the previous key a newline): the
+                // text would sit in its input box, never submitted. So the submit waits
+                // until the program has read the text (its screen shows the change), then
+                // a pause more; a busy program reads both at once otherwise.
+                let deadline = Instant::now() + ECHO_WAIT;
+                while Instant::now() < deadline && self.with_screen(|s| s.contents()) == before {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                std::thread::sleep(SUBMIT_PAUSE);
+            }
         }
         if !submit.is_empty() {
             self.write(submit)?;

@@ -526,25 +526,8 @@ pub fn normalize(key: &KeyEvent) -> Key {
     Key { code, mods }
 }
 
-/// The action of a key in a context (a pane's own keys, then those of any pane). `None`: the
-/// key is not bound there and does nothing.
-pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
-    let key = normalize(key);
-    let find = |ctx: Context| {
-        BINDINGS
-            .iter()
-            .find(|b| b.context == ctx && b.key == key)
-            .map(|b| b.action)
-    };
-    find(context).or_else(|| match context {
-        Context::Tasks | Context::Steps | Context::Terminal => find(Context::Panes),
-        Context::Transcript => find(Context::Terminal).or_else(|| find(Context::Panes)),
-        _ => None,
-    })
-}
-
 /// The contexts whose keys work where `context` has the keyboard, in the order they are shown.
-fn layers(context: Context) -> &'static [Context] {
+pub(crate) fn layers(context: Context) -> &'static [Context] {
     match context {
         Context::Tasks => &[Context::Tasks, Context::Panes],
         Context::Steps => &[Context::Steps, Context::Panes],
@@ -561,26 +544,103 @@ fn layers(context: Context) -> &'static [Context] {
     }
 }
 
-/// Each action bound in exactly this context, with its keys, in table order.
-fn actions_in(context: Context) -> Vec<(Action, Vec<Key>)> {
-    let mut out: Vec<(Action, Vec<Key>)> = Vec::new();
-    for b in BINDINGS.iter().filter(|b| b.context == context) {
-        match out.iter_mut().find(|(a, _)| *a == b.action) {
-            Some((_, keys)) => keys.push(b.key),
-            None => out.push((b.action, vec![b.key])),
-        }
-    }
-    out
+/// The bindings in force: [`BINDINGS`], with the user's `[keys]` from the config file
+/// applied (see [`KeyMap::from_config`]). Dispatch, the help and the bar all read this one.
+#[derive(Debug, Clone)]
+pub struct KeyMap {
+    bindings: Vec<Binding>,
 }
 
-/// The first key bound to `action` where `context` has the keyboard, as written.
-pub fn key_for(context: Context, action: Action) -> Option<String> {
-    layers(context).iter().find_map(|ctx| {
-        BINDINGS
+impl Default for KeyMap {
+    fn default() -> KeyMap {
+        KeyMap {
+            bindings: BINDINGS.to_vec(),
+        }
+    }
+}
+
+impl KeyMap {
+    pub(crate) fn from_bindings(bindings: Vec<Binding>) -> KeyMap {
+        KeyMap { bindings }
+    }
+
+    pub fn bindings(&self) -> &[Binding] {
+        &self.bindings
+    }
+
+    /// The action of a key in a context (a pane's own keys, then those of any pane). `None`:
+    /// the key is not bound there and does nothing.
+    pub fn lookup(&self, context: Context, key: &KeyEvent) -> Option<Action> {
+        let key = normalize(key);
+        layers(context).iter().find_map(|ctx| {
+            self.bindings
+                .iter()
+                .find(|b| b.context == *ctx && b.key == key)
+                .map(|b| b.action)
+        })
+    }
+
+    /// Each action bound in exactly this context, with its keys, in table order.
+    fn actions_in(&self, context: Context) -> Vec<(Action, Vec<Key>)> {
+        let mut out: Vec<(Action, Vec<Key>)> = Vec::new();
+        for b in self.bindings.iter().filter(|b| b.context == context) {
+            match out.iter_mut().find(|(a, _)| *a == b.action) {
+                Some((_, keys)) => keys.push(b.key),
+                None => out.push((b.action, vec![b.key])),
+            }
+        }
+        out
+    }
+
+    /// The first key bound to `action` where `context` has the keyboard, as written.
+    pub fn key_for(&self, context: Context, action: Action) -> Option<String> {
+        layers(context).iter().find_map(|ctx| {
+            self.bindings
+                .iter()
+                .find(|b| b.context == *ctx && b.action == action)
+                .map(|b| b.key.name())
+        })
+    }
+
+    /// The bottom bar's hints where `context` has the keyboard: `(keys, label)`, most specific
+    /// first.
+    pub fn bar(&self, context: Context) -> Vec<(String, &'static str)> {
+        layers(context)
             .iter()
-            .find(|b| b.context == *ctx && b.action == action)
-            .map(|b| b.key.name())
-    })
+            .flat_map(|ctx| {
+                let shown = self
+                    .actions_in(*ctx)
+                    .into_iter()
+                    .filter(|(a, _)| a.in_bar(*ctx))
+                    .collect();
+                merged(shown, Action::label, false)
+            })
+            .collect()
+    }
+
+    /// The help overlay's lines for one context: `(keys, what)`, every key listed.
+    pub fn help(&self, context: Context) -> Vec<(String, &'static str)> {
+        merged(self.actions_in(context), Action::help, true)
+    }
+
+    /// Characters bound, without modifiers, to a command in some pane. A prompt option whose
+    /// key is one of these is answered in the agent's terminal, not by its key from the list.
+    pub fn command_chars(&self) -> Vec<char> {
+        let mut out = Vec::new();
+        for b in self.bindings.iter().filter(|b| {
+            matches!(
+                b.context,
+                Context::Tasks | Context::Steps | Context::Terminal | Context::Panes
+            ) && b.key.mods.is_empty()
+        }) {
+            if let KeyCode::Char(c) = b.key.code
+                && !out.contains(&c)
+            {
+                out.push(c);
+            }
+        }
+        out
+    }
 }
 
 /// Adjacent actions that share a text, with their keys: the first keys of each joined by `/`,
@@ -634,45 +694,6 @@ fn join_keys(keys: &[Key]) -> String {
     out
 }
 
-/// The bottom bar's hints where `context` has the keyboard: `(keys, label)`, most specific
-/// first.
-pub fn bar(context: Context) -> Vec<(String, &'static str)> {
-    layers(context)
-        .iter()
-        .flat_map(|ctx| {
-            let shown = actions_in(*ctx)
-                .into_iter()
-                .filter(|(a, _)| a.in_bar(*ctx))
-                .collect();
-            merged(shown, Action::label, false)
-        })
-        .collect()
-}
-
-/// The help overlay's lines for one context: `(keys, what)`, every key listed.
-pub fn help(context: Context) -> Vec<(String, &'static str)> {
-    merged(actions_in(context), Action::help, true)
-}
-
-/// Characters bound, without modifiers, to a command in some pane. A prompt option whose key
-/// is one of these is answered in the agent's terminal, not by its key from the list.
-pub fn command_chars() -> Vec<char> {
-    let mut out = Vec::new();
-    for b in BINDINGS.iter().filter(|b| {
-        matches!(
-            b.context,
-            Context::Tasks | Context::Steps | Context::Terminal | Context::Panes
-        ) && b.key.mods.is_empty()
-    }) {
-        if let KeyCode::Char(c) = b.key.code
-            && !out.contains(&c)
-        {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -683,25 +704,25 @@ mod tests {
 
     #[test]
     fn a_key_is_not_the_same_key_with_ctrl_or_alt() {
-        let a = |m| lookup(Context::Tasks, &ev(KeyCode::Char('a'), m));
+        let a = |m| KeyMap::default().lookup(Context::Tasks, &ev(KeyCode::Char('a'), m));
         assert_eq!(a(KeyModifiers::NONE), Some(Action::Autopilot));
         assert_eq!(a(KeyModifiers::CONTROL), None);
         assert_eq!(a(KeyModifiers::ALT), None);
         assert_eq!(a(KeyModifiers::CONTROL | KeyModifiers::ALT), None);
-        let n = |m| lookup(Context::Steps, &ev(KeyCode::Char('n'), m));
+        let n = |m| KeyMap::default().lookup(Context::Steps, &ev(KeyCode::Char('n'), m));
         assert_eq!(n(KeyModifiers::NONE), Some(Action::NewTask));
         assert_eq!(n(KeyModifiers::ALT), None);
         assert_eq!(n(KeyModifiers::CONTROL), None);
         // Ctrl-c detaches, c alone cancels.
         assert_eq!(
-            lookup(
+            KeyMap::default().lookup(
                 Context::Tasks,
                 &ev(KeyCode::Char('c'), KeyModifiers::CONTROL)
             ),
             Some(Action::Detach)
         );
         assert_eq!(
-            lookup(
+            KeyMap::default().lookup(
                 Context::Confirm,
                 &ev(KeyCode::Char('y'), KeyModifiers::CONTROL)
             ),
@@ -716,27 +737,31 @@ mod tests {
             ev(KeyCode::Char('R'), KeyModifiers::NONE),
             ev(KeyCode::Char('r'), KeyModifiers::SHIFT),
         ] {
-            assert_eq!(lookup(Context::Tasks, &key), Some(Action::Retry), "{key:?}");
+            assert_eq!(
+                KeyMap::default().lookup(Context::Tasks, &key),
+                Some(Action::Retry),
+                "{key:?}"
+            );
         }
         assert_eq!(
-            lookup(Context::Tasks, &ev(KeyCode::Char('?'), KeyModifiers::SHIFT)),
+            KeyMap::default().lookup(Context::Tasks, &ev(KeyCode::Char('?'), KeyModifiers::SHIFT)),
             Some(Action::Help)
         );
         assert_eq!(
-            lookup(Context::Tasks, &ev(KeyCode::BackTab, KeyModifiers::SHIFT)),
+            KeyMap::default().lookup(Context::Tasks, &ev(KeyCode::BackTab, KeyModifiers::SHIFT)),
             Some(Action::PrevPane)
         );
         // Shift on other keys counts: PgUp scrolls while typing only with Shift.
         assert_eq!(
-            lookup(Context::Typing, &ev(KeyCode::PageUp, KeyModifiers::SHIFT)),
+            KeyMap::default().lookup(Context::Typing, &ev(KeyCode::PageUp, KeyModifiers::SHIFT)),
             Some(Action::PageBack)
         );
         assert_eq!(
-            lookup(Context::Typing, &ev(KeyCode::PageUp, KeyModifiers::NONE)),
+            KeyMap::default().lookup(Context::Typing, &ev(KeyCode::PageUp, KeyModifiers::NONE)),
             None
         );
         assert_eq!(
-            lookup(
+            KeyMap::default().lookup(
                 Context::Typing,
                 &ev(KeyCode::Char('Q'), KeyModifiers::CONTROL)
             ),
@@ -762,24 +787,31 @@ mod tests {
 
     #[test]
     fn the_bar_and_the_help_come_from_the_table() {
-        let bar = bar(Context::Tasks);
+        let bar = KeyMap::default().bar(Context::Tasks);
         assert_eq!(bar[0], ("↑/↓".to_string(), "select"));
         assert!(bar.contains(&("a".to_string(), "autopilot")));
-        let help = help(Context::Tasks);
+        let help = KeyMap::default().help(Context::Tasks);
         assert_eq!(
             help[0],
             ("↑/↓  k/j".to_string(), "select the previous / next task")
         );
         assert_eq!(
-            key_for(Context::Terminal, Action::Live).as_deref(),
+            KeyMap::default()
+                .key_for(Context::Terminal, Action::Live)
+                .as_deref(),
             Some("End")
         );
-        assert_eq!(key_for(Context::Tasks, Action::Live), None);
         assert_eq!(
-            key_for(Context::Tasks, Action::Back).as_deref(),
+            KeyMap::default().key_for(Context::Tasks, Action::Live),
+            None
+        );
+        assert_eq!(
+            KeyMap::default()
+                .key_for(Context::Tasks, Action::Back)
+                .as_deref(),
             Some("Esc")
         );
-        let chars = command_chars();
+        let chars = KeyMap::default().command_chars();
         for c in ['q', 'n', 's', 'R', 'a', 'g', 'G', '?', '/'] {
             assert!(chars.contains(&c), "{c}");
         }

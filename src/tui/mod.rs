@@ -9,20 +9,23 @@
 //! once, and never more often than every 16 ms. Nothing runs while nothing changes: the only
 //! timer is the one-second tick while a task runs (its elapsed time) or a notice is shown.
 
-pub mod app;
-mod app_manage;
-mod app_transcript;
+pub mod state;
+/// The old path of `state` (tests name `tui::app::Modal`).
+pub use state as app;
 pub mod backend;
 pub mod form;
-pub mod form_view;
 pub mod keymap;
+pub mod keymap_config;
 pub mod keys;
 pub mod list_prefs;
 pub mod remote;
 pub mod term_view;
 pub mod text_edit;
 pub mod transcript_view;
-pub mod view;
+mod update;
+pub mod views;
+/// The old path of `views` (tests and tools name `tui::view::layout`).
+pub use views as view;
 
 pub use app::App;
 pub use backend::{Cockpit, EngineCockpit};
@@ -35,6 +38,7 @@ use crossterm::event::{
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
+use keymap::KeyMap;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::{IsTerminal, Stdout, Write};
@@ -137,10 +141,23 @@ pub struct Target {
     pub come_back: String,
 }
 
+/// The keys in force: the defaults with the config file's `[keys]` applied. Read before
+/// anything is started, so that a wrong entry stops the TUI with the file and the entry named.
+pub fn load_keys(config: Option<&std::path::Path>) -> Result<KeyMap> {
+    let cfg = crate::providers::Config::load(config)?;
+    KeyMap::from_config(&cfg.keys).map_err(|e| {
+        let path = config
+            .map(std::path::Path::to_path_buf)
+            .or_else(crate::providers::Config::default_path)
+            .unwrap_or_default();
+        anyhow::anyhow!("config file {}: {e}", path.display())
+    })
+}
+
 /// `orchestra` with no subcommand: the TUI attached to a running orchestra, until the user
 /// detaches (`q`, a lost terminal) or stops orchestra (`Q`). Agents run in orchestra, so
 /// detaching ends none of them.
-pub async fn run(target: Target) -> Result<()> {
+pub async fn run(target: Target, keys: KeyMap) -> Result<()> {
     needs_terminal()?;
     let api = remote::http::Api::new(&target.url, target.token.clone());
     let locate: remote::link::Locate = match target.state_dir.clone() {
@@ -161,7 +178,7 @@ pub async fn run(target: Target) -> Result<()> {
     let cockpit = Arc::new(cockpit);
     install_panic_hook();
     let mut guard = TerminalGuard::enter()?;
-    let farewell = event_loop(&mut guard.terminal, cockpit.clone()).await;
+    let farewell = event_loop(&mut guard.terminal, cockpit.clone(), keys).await;
     drop(guard);
     let line = match farewell? {
         Some(line) => line,
@@ -219,12 +236,14 @@ fn termination() -> impl std::future::Future<Output = ()> + Send + 'static {
 pub async fn event_loop<B: ratatui::backend::Backend>(
     terminal: &mut Terminal<B>,
     cockpit: Arc<dyn Cockpit>,
+    keys: KeyMap,
 ) -> Result<Option<String>>
 where
     B::Error: Send + Sync + 'static,
 {
     let mut events = cockpit.subscribe();
     let mut app = App::new(cockpit);
+    app.keymap = keys;
     let mut results = app.take_results().context("results taken")?;
     let mut input = spawn_input_thread();
     let term_signal = termination();

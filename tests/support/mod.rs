@@ -125,6 +125,18 @@ pub fn raw_request(
     }
 }
 
+/// Where `scripts/install-agent-clis` puts the real coding-agent CLIs:
+/// `${ORCHESTRA_TOOLS_DIR:-$HOME/.cache/orchestra-tools}/bin`.
+pub fn tools_bin() -> PathBuf {
+    let dir = std::env::var_os("ORCHESTRA_TOOLS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/orchestra-tools")
+        });
+    dir.join("bin")
+}
+
 /// A running `orchestra serve`; SIGTERMed and reaped on drop.
 pub struct Server {
     pub child: Option<Child>,
@@ -196,6 +208,8 @@ impl Server {
             // Sessions start from the test's own empty home: no user rc files (slow version
             // managers, prompts) in the shells under test.
             .env("HOME", state_dir.join("home"))
+            // Nor in a git repository: the crate's own would get task worktrees and branches.
+            .current_dir(state_dir.join("home"))
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -9,6 +9,7 @@ pub mod session;
 pub mod status;
 pub mod stop;
 pub mod task;
+pub mod worktree;
 
 use super::{Cli, Command, GlobalArgs};
 use clap::{ArgGroup, Args, Subcommand};
@@ -67,6 +68,13 @@ pub enum TaskCmd {
         /// Start it at once on a subagent session.
         #[arg(long)]
         start: bool,
+        /// Run it in its own git worktree (`worktree`) or in DIR as it is (`none`)
+        /// [default: worktree for coding agents in a git repository, else none].
+        #[arg(long, value_name = "MODE", value_parser = ["worktree", "none"])]
+        isolation: Option<String>,
+        /// The branch a worktree task starts from and merges into [default: the checked-out one].
+        #[arg(long, value_name = "BRANCH")]
+        base: Option<String>,
     },
     /// List tasks, newest first.
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -144,6 +152,39 @@ pub enum TaskCmd {
         /// Task id, or a unique prefix of one.
         id: String,
     },
+    /// Show what a worktree task changed against its base: files with line counts, then
+    /// the diff (coloured on a terminal).
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Diff {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
+    /// Merge a finished worktree task into its base branch (what it left uncommitted is
+    /// committed first); refused, changing nothing, on conflicts or when your own uncommitted
+    /// changes are in the way.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Merge {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
+    /// Remove a finished task's worktree and branch; its work is kept under
+    /// `refs/orchestra/snapshots/<task-id>`.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Discard {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
+}
+
+/// `orchestra gc`
+#[derive(Debug, Args)]
+#[command(after_long_help = EXIT_CODES_HELP)]
+pub struct GcArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Only worktrees of tasks finished longer ago than this: 7d, 12h, 30m, 45s.
+    #[arg(long, value_name = "AGE", default_value = "7d", value_parser = worktree::parse_age)]
+    pub older_than: u64,
 }
 
 /// `orchestra session …`
@@ -360,6 +401,9 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
         Command::Report(a) => report::run(a, global),
         Command::Status(a) => Ctx::connect(&a.client, global).and_then(|ctx| status::run(&ctx)),
         Command::Stop(a) => stop::run(&a.client, global),
+        Command::Gc(a) => {
+            Ctx::connect(&a.client, global).and_then(|ctx| worktree::gc(&ctx, a.older_than))
+        }
         Command::Serve(_) | Command::Completions { .. } | Command::Man { .. } => return None,
     };
     Some(match result {

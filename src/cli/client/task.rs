@@ -18,6 +18,8 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             provider,
             dir,
             start,
+            isolation,
+            base,
         } => add(
             ctx,
             name,
@@ -25,6 +27,7 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             provider.as_deref(),
             dir.as_deref(),
             *start,
+            (isolation.as_deref(), base.as_deref()),
         ),
         TaskCmd::List { status, limit } => list(ctx, status.as_deref(), *limit),
         TaskCmd::Show { id, output_lines } => show(ctx, id, *output_lines),
@@ -40,6 +43,9 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             description,
         } => edit(ctx, id, name.as_deref(), description.as_deref()),
         TaskCmd::Delete { id } => delete(ctx, id),
+        TaskCmd::Diff { id } => super::worktree::diff(ctx, id),
+        TaskCmd::Merge { id } => super::worktree::merge(ctx, id),
+        TaskCmd::Discard { id } => super::worktree::discard(ctx, id),
     }
 }
 
@@ -63,6 +69,7 @@ fn add(
     provider: Option<&str>,
     dir: Option<&std::path::Path>,
     start: bool,
+    (isolation, base): (Option<&str>, Option<&str>),
 ) -> CliResult<()> {
     let mut body = json!({
         "name": name,
@@ -73,6 +80,12 @@ fn add(
     }
     if let Some(d) = dir {
         body["workingDirectory"] = json!(absolute_dir(d)?);
+    }
+    if let Some(i) = isolation {
+        body["isolation"] = json!(i);
+    }
+    if let Some(b) = base {
+        body["baseRef"] = json!(b);
     }
     let created = ctx.client.post(TASKS, Some(&body))?;
     let (answer, verb) = if start {

@@ -1,9 +1,9 @@
 //! Drawing the task form (new task, or editing a pending one).
 
-use super::form::{Field, Form};
-use super::keymap::{self, Action, Context};
-use super::text_edit::LineEdit;
-use super::view::{centered, clear_overlay, first_fitting, fit, keys_inline};
+use super::{centered, clear_overlay, first_fitting, fit, keys_inline};
+use crate::tui::form::{Field, Form};
+use crate::tui::keymap::{Action, Context, KeyMap};
+use crate::tui::text_edit::LineEdit;
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -37,7 +37,7 @@ fn window(
     (shown, (cr - top, cc), top, below)
 }
 
-pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
+pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form, keys: &KeyMap) {
     let max_rows = description_rows_max(area);
     let field_w_for = |r: Rect| (r.width.saturating_sub(2) as usize).saturating_sub(LABEL_W + 1);
     // The description's rows decide the form's height; its width does not depend on them.
@@ -67,17 +67,21 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form) {
             Line::from(if f.editing.is_some() {
                 format!(
                     " {} save · {} cancel ",
-                    keymap::key_for(Context::Form, Action::FormSubmit).unwrap_or_default(),
-                    keymap::key_for(Context::Form, Action::FormCancel).unwrap_or_default()
+                    keys.key_for(Context::Form, Action::FormSubmit)
+                        .unwrap_or_default(),
+                    keys.key_for(Context::Form, Action::FormCancel)
+                        .unwrap_or_default()
                 )
             } else {
                 first_fitting(
                     &[
-                        format!(" {} ", keys_inline(Context::Form)),
+                        format!(" {} ", keys_inline(keys, Context::Form)),
                         format!(
                             " {} create · {} cancel ",
-                            keymap::key_for(Context::Form, Action::FormSubmit).unwrap_or_default(),
-                            keymap::key_for(Context::Form, Action::FormCancel).unwrap_or_default()
+                            keys.key_for(Context::Form, Action::FormSubmit)
+                                .unwrap_or_default(),
+                            keys.key_for(Context::Form, Action::FormCancel)
+                                .unwrap_or_default()
                         ),
                     ],
                     r.width.saturating_sub(4) as usize,

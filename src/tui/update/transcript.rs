@@ -1,11 +1,11 @@
 //! The app's transcript view: loading a session's transcript into the terminal pane,
 //! scrolling it, and searching it.
 
-use super::app::{App, Level, Modal, Origin};
-use super::backend::Command;
-use super::form::LineEdit;
-use super::keymap::Action;
-use super::transcript_view::{TRANSCRIPT_BYTES, Transcript};
+use crate::tui::backend::Command;
+use crate::tui::form::LineEdit;
+use crate::tui::keymap::Action;
+use crate::tui::state::{App, Level, Modal, Origin};
+use crate::tui::transcript_view::{TRANSCRIPT_BYTES, Transcript};
 use crossterm::event::KeyEvent;
 
 impl App {
@@ -36,7 +36,7 @@ impl App {
         }
         match self.shown_session_id() {
             Some(sid) => {
-                self.focus = super::app::Focus::Terminal;
+                self.focus = crate::tui::state::Focus::Terminal;
                 self.request_transcript(sid);
             }
             None => self.notify(

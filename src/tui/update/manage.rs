@@ -1,10 +1,10 @@
 //! Managing the list from the app: deleting finished tasks and ended sessions, editing a
 //! pending task, and the list's order.
 
-use super::app::{App, Confirm, Level, Modal, Selected};
-use super::form::Form;
-use super::list_prefs;
 use crate::task::TaskStatus;
+use crate::tui::form::Form;
+use crate::tui::list_prefs;
+use crate::tui::state::{App, Confirm, Level, Modal, Selected};
 
 impl App {
     /// `D`: a finished task, or an ended session without a task, is deleted after y/n.

@@ -1,0 +1,67 @@
+//! `/api/coding-agents/worktrees`: the disk task worktrees use, and collecting old ones.
+
+use super::body::Body;
+use super::error::ApiError;
+use crate::engine::Engine;
+use axum::Json;
+use axum::extract::State;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// `orchestra gc`'s default: worktrees of tasks finished over a week ago.
+const DEFAULT_OLDER_THAN_SECS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// Every live task worktree with the bytes it holds.
+pub async fn list(State(engine): State<Engine>) -> Json<Value> {
+    let live: Vec<_> = engine
+        .list_tasks(None, None)
+        .into_iter()
+        .filter_map(|t| {
+            let wt = t.metadata.worktree.clone().filter(|w| w.is_live())?;
+            Some((t.id.clone(), t.status(), wt))
+        })
+        .collect();
+    let measured = tokio::task::spawn_blocking(move || {
+        live.into_iter()
+            .map(|(id, status, wt)| {
+                let bytes = crate::engine::disk_usage(wt.at.path());
+                (id, status, wt, bytes)
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    let total: u64 = measured.iter().map(|m| m.3).sum();
+    let worktrees: Vec<Value> = measured
+        .into_iter()
+        .map(|(id, status, wt, bytes)| {
+            json!({
+                "taskId": id,
+                "status": status,
+                "path": wt.at.path,
+                "branch": wt.at.branch,
+                "baseBranch": wt.at.base_branch,
+                "bytes": bytes,
+            })
+        })
+        .collect();
+    Json(json!({ "worktrees": worktrees, "bytes": total }))
+}
+
+/// Removes worktrees of tasks finished more than `olderThanSeconds` ago (default 7 days),
+/// each after a snapshot; their branches stay.
+pub async fn gc(State(engine): State<Engine>, body: Body) -> Result<Json<Value>, ApiError> {
+    let secs = body
+        .opt_f64("olderThanSeconds")?
+        .unwrap_or(DEFAULT_OLDER_THAN_SECS);
+    if !(secs.is_finite() && secs >= 0.0) {
+        return Err(ApiError::bad_request(
+            "olderThanSeconds must be a number of seconds, 0 or more",
+        ));
+    }
+    let collected = engine
+        .collect_worktrees(Duration::from_secs_f64(secs.min(1e12)))
+        .await?;
+    let bytes: u64 = collected.iter().map(|c| c.bytes).sum();
+    Ok(Json(json!({ "collected": collected, "bytes": bytes })))
+}

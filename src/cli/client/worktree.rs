@@ -1,0 +1,238 @@
+//! `orchestra task diff|merge|discard` and `orchestra gc`: a worktree task's changes, and
+//! finishing or collecting its worktree.
+
+use super::Ctx;
+use super::error::{CliError, CliResult};
+use super::output::{self, clean, out, short_id, str_at};
+use super::task::task_path;
+use serde_json::{Value, json};
+use std::io::IsTerminal;
+
+/// Colour a diff only for a person at a terminal (and not when NO_COLOR is set).
+fn colour_wanted() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// A unified diff's lines with control characters made visible, coloured when `colour`.
+pub fn render_patch(patch: &str, colour: bool) -> String {
+    let mut text = String::new();
+    for line in patch.lines() {
+        // Escape sequences in the agent's files must not reach the terminal.
+        let line: String = line
+            .chars()
+            .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+            .collect();
+        let code = if !colour {
+            None
+        } else if line.starts_with("+++") || line.starts_with("---") || line.starts_with("diff ") {
+            Some("1")
+        } else if line.starts_with('+') {
+            Some("32")
+        } else if line.starts_with('-') {
+            Some("31")
+        } else if line.starts_with("@@") {
+            Some("36")
+        } else {
+            None
+        };
+        match code {
+            Some(c) => text.push_str(&format!("\x1b[{c}m{line}\x1b[0m\n")),
+            None => {
+                text.push_str(&line);
+                text.push('\n');
+            }
+        }
+    }
+    text
+}
+
+fn count(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_u64)
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The file list with counts, then the patch.
+pub fn render_diff(d: &Value, colour: bool) -> String {
+    let mut text = format!(
+        "{} against {} ({})\n",
+        clean(str_at(d, "/branch").unwrap_or("?")),
+        clean(str_at(d, "/baseBranch").unwrap_or("?")),
+        short_id(str_at(d, "/baseCommit").unwrap_or("?")),
+    );
+    if d.get("baseMoved") == Some(&Value::Bool(true)) {
+        text.push_str("note: the base branch has moved since the task started\n");
+    }
+    let files = d
+        .get("files")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if files.is_empty() {
+        text.push_str("no changes\n");
+        return text;
+    }
+    for f in &files {
+        text.push_str(&format!(
+            "  {:<9} +{:<5} -{:<5} {}\n",
+            str_at(f, "/status").unwrap_or("?"),
+            count(f, "added"),
+            count(f, "removed"),
+            clean(str_at(f, "/path").unwrap_or("?")),
+        ));
+    }
+    text.push('\n');
+    text.push_str(&render_patch(str_at(d, "/patch").unwrap_or(""), colour));
+    text
+}
+
+pub fn diff(ctx: &Ctx, id: &str) -> CliResult<()> {
+    let answer = ctx.client.get(&format!("{}/diff", task_path(ctx, id)?))?;
+    if ctx.json {
+        output::json(&answer);
+        return Ok(());
+    }
+    let d = answer
+        .get("diff")
+        .ok_or_else(|| CliError::server("the server's answer holds no diff"))?;
+    out(&render_diff(d, colour_wanted()));
+    Ok(())
+}
+
+pub fn merge(ctx: &Ctx, id: &str) -> CliResult<()> {
+    let answer = ctx
+        .client
+        .post(&format!("{}/merge", task_path(ctx, id)?), None)?;
+    if ctx.json {
+        output::json(&answer);
+        return Ok(());
+    }
+    let m = answer.get("merge").cloned().unwrap_or(Value::Null);
+    let how = if m.get("fastForward") == Some(&Value::Bool(true)) {
+        "fast-forward"
+    } else {
+        "merge commit"
+    };
+    let files = m.get("files").and_then(Value::as_array).map_or(0, Vec::len);
+    out(&format!(
+        "merged into {} ({how}, {files} files): {}",
+        clean(str_at(&m, "/baseBranch").unwrap_or("?")),
+        short_id(str_at(&m, "/commit").unwrap_or("?")),
+    ));
+    Ok(())
+}
+
+pub fn discard(ctx: &Ctx, id: &str) -> CliResult<()> {
+    let answer = ctx
+        .client
+        .post(&format!("{}/discard", task_path(ctx, id)?), None)?;
+    if ctx.json {
+        output::json(&answer);
+        return Ok(());
+    }
+    out(&format!(
+        "discarded; its work is kept in {} (see it with `git show {}`)",
+        clean(str_at(&answer, "/snapshotRef").unwrap_or("?")),
+        clean(str_at(&answer, "/snapshotRef").unwrap_or("?")),
+    ));
+    Ok(())
+}
+
+/// `7d`, `12h`, `30m`, `45s` or plain seconds, as seconds.
+pub fn parse_age(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not an age: use e.g. 7d, 12h, 30m or 45s"))?;
+    let unit = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 604_800,
+        _ => return Err(format!("{s:?} is not an age: use e.g. 7d, 12h, 30m or 45s")),
+    };
+    Ok(n.saturating_mul(unit))
+}
+
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+pub fn gc(ctx: &Ctx, older_than_secs: u64) -> CliResult<()> {
+    let answer = ctx.client.post(
+        "/api/coding-agents/worktrees/gc",
+        Some(&json!({ "olderThanSeconds": older_than_secs })),
+    )?;
+    if ctx.json {
+        output::json(&answer);
+        return Ok(());
+    }
+    let collected = answer
+        .get("collected")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for c in &collected {
+        out(&format!(
+            "removed {}  task {}  {}  (branch {} and a snapshot kept)",
+            human_bytes(c.get("bytes").and_then(Value::as_u64).unwrap_or(0)),
+            short_id(str_at(c, "/taskId").unwrap_or("?")),
+            clean(str_at(c, "/path").unwrap_or("?")),
+            clean(str_at(c, "/branch").unwrap_or("?")),
+        ));
+    }
+    out(&format!(
+        "freed {} from {} worktrees",
+        human_bytes(answer.get("bytes").and_then(Value::as_u64).unwrap_or(0)),
+        collected.len()
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages() {
+        assert_eq!(parse_age("7d"), Ok(604_800));
+        assert_eq!(parse_age("12h"), Ok(43_200));
+        assert_eq!(parse_age("0"), Ok(0));
+        assert!(parse_age("soon").is_err());
+        assert!(parse_age("3y").is_err());
+    }
+
+    #[test]
+    fn patches_are_coloured_only_when_asked_and_never_carry_escapes() {
+        let p = "+++ b/x\n+new\n-old\n@@ -1 +1 @@\n ctx \x1b[2J";
+        let plain = render_patch(p, false);
+        assert!(!plain.contains('\x1b'), "{plain:?}");
+        assert!(plain.contains(" ctx ?[2J"));
+        let coloured = render_patch(p, true);
+        assert!(coloured.contains("\x1b[32m+new\x1b[0m"));
+        assert!(coloured.contains("\x1b[31m-old\x1b[0m"));
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_bytes(12), "12 B");
+        assert_eq!(human_bytes(3 * 1024 * 1024), "3.0 MiB");
+    }
+}

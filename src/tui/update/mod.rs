@@ -1,0 +1,358 @@
+//! Update: how keys, mouse, engine events and command results change the state and which
+//! commands go to the cockpit. The PTY size is decided here (after a frame is laid out), never
+//! while drawing.
+
+use crate::engine::{Event, TaskEventKind};
+use crate::task::TaskStatus;
+use crate::tui::backend::{Command, Outcome};
+use crate::tui::state::*;
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, mpsc};
+
+mod input;
+mod manage;
+mod mouse;
+mod scroll;
+mod transcript;
+
+impl App {
+    /// The receiver of command results, for the event loop (once).
+    pub fn take_results(&mut self) -> Option<mpsc::UnboundedReceiver<AppMsg>> {
+        self.rx.take()
+    }
+
+    /// Applies every command result that has arrived (when the loop did not take them).
+    pub fn pump(&mut self) {
+        let mut got = Vec::new();
+        if let Some(rx) = self.rx.as_mut() {
+            while let Ok(m) = rx.try_recv() {
+                got.push(m);
+            }
+        }
+        for m in got {
+            self.on_result(m);
+        }
+    }
+
+    pub fn request_quit_now(&mut self) {
+        self.quit = true;
+    }
+
+    /// Re-reads the snapshot if something changed.
+    pub fn refresh_if_stale(&mut self) {
+        if self.stale {
+            self.refresh();
+        }
+    }
+
+    pub fn refresh(&mut self) {
+        self.snap = self.cockpit.snapshot();
+        self.stale = false;
+        self.rebuild_rows();
+        self.dirty = true;
+    }
+
+    pub(crate) fn rebuild_rows(&mut self) {
+        let mut rows = Vec::new();
+        let mut group = None;
+        for i in self.order.arrange(&self.snap.tasks) {
+            let t = &self.snap.tasks[i];
+            if self.matches_filter(&t.name) {
+                if self.order.grouped() && group != Some(t.status()) {
+                    group = Some(t.status());
+                    rows.push(Row::Group(t.status()));
+                }
+                rows.push(Row::Task(i));
+            }
+        }
+        let mut header = false;
+        for (i, s) in self.snap.sessions.iter().enumerate() {
+            if s.task_id.is_none() && self.matches_filter(&session_name(s)) {
+                if !header {
+                    rows.push(Row::Header);
+                    header = true;
+                }
+                rows.push(Row::Session(i));
+            }
+        }
+        self.rows = rows;
+        if self.selected_index().is_none() {
+            let first = self.rows.iter().position(|r| !r.is_heading());
+            self.select_index(first);
+        }
+    }
+
+    pub(crate) fn row_selected(&self, row: Row) -> Option<Selected> {
+        match row {
+            Row::Task(i) => self.snap.tasks.get(i).map(|t| Selected::Task(t.id.clone())),
+            Row::Session(i) => self
+                .snap
+                .sessions
+                .get(i)
+                .map(|s| Selected::Session(s.id.clone())),
+            Row::Header | Row::Group(_) => None,
+        }
+    }
+
+    pub(crate) fn select_index(&mut self, i: Option<usize>) {
+        let new = i
+            .and_then(|i| self.rows.get(i).copied())
+            .and_then(|r| self.row_selected(r));
+        if new != self.selected {
+            self.selected = new;
+            self.scroll = None;
+            self.transcript = None;
+            self.transcript_requested = None;
+            self.transcript_pending = false;
+            self.steps_scroll = 0;
+            self.dirty = true;
+        }
+        if let Some(Selected::Task(id)) = &self.selected {
+            self.unseen.remove(id);
+        }
+    }
+
+    /// Selects a task by id (it is shown even if the filter hid it: the filter is cleared).
+    pub fn select_task(&mut self, id: &str) {
+        self.refresh();
+        let want = Selected::Task(id.to_string());
+        if !self
+            .rows
+            .iter()
+            .any(|r| self.row_selected(*r).as_ref() == Some(&want))
+        {
+            self.filter.clear();
+            self.rebuild_rows();
+        }
+        let i = self
+            .rows
+            .iter()
+            .position(|r| self.row_selected(*r).as_ref() == Some(&want));
+        self.select_index(i);
+    }
+
+    pub(crate) fn move_selection(&mut self, delta: isize) {
+        let selectable: Vec<usize> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_heading())
+            .map(|(i, _)| i)
+            .collect();
+        if selectable.is_empty() {
+            return;
+        }
+        let cur = self
+            .selected_index()
+            .and_then(|i| selectable.iter().position(|&s| s == i));
+        let next = match cur {
+            None => 0,
+            Some(c) => (c as isize + delta).clamp(0, selectable.len() as isize - 1) as usize,
+        };
+        self.select_index(Some(selectable[next]));
+    }
+
+    pub fn notify(&mut self, text: impl Into<String>, level: Level) {
+        let text = text.into();
+        let secs = if level == Level::Error { 8 } else { 4 };
+        self.notice = Some(Notice {
+            text,
+            level,
+            until: Instant::now() + Duration::from_secs(secs),
+        });
+        self.dirty = true;
+    }
+
+    /// Runs a command off the UI loop; its result comes back as an [`AppMsg`].
+    pub(crate) fn run(&mut self, cmd: Command, origin: Origin) {
+        let fut = self.cockpit.execute(cmd);
+        let tx = self.tx.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => {
+                h.spawn(async move {
+                    let result = fut.await;
+                    let _ = tx.send(AppMsg { origin, result });
+                });
+            }
+            Err(_) => tracing::warn!("no runtime: command dropped"),
+        }
+    }
+
+    pub fn on_result(&mut self, m: AppMsg) {
+        self.stale = true;
+        self.dirty = true;
+        match (m.origin, m.result) {
+            (Origin::Quiet, _) => {}
+            (Origin::Form, Ok(Outcome::Created { task_id, note })) => {
+                if matches!(self.modal, Modal::Form(_)) {
+                    self.modal = Modal::None;
+                }
+                self.select_task(&task_id);
+                match note {
+                    Some(n) => self.notify(n, Level::Error),
+                    None => {
+                        let text = self.created_notice("task created");
+                        self.notify(text, Level::Info)
+                    }
+                }
+            }
+            (Origin::Form, Ok(Outcome::Done(text))) => {
+                // An edit was saved.
+                if matches!(self.modal, Modal::Form(_)) {
+                    self.modal = Modal::None;
+                }
+                self.notify(text, Level::Info);
+            }
+            (Origin::Form, Err(e)) => match &mut self.modal {
+                Modal::Form(f) => f.engine_error(e),
+                _ => self.notify(e, Level::Error),
+            },
+            (_, Ok(Outcome::Created { task_id, note })) => {
+                self.select_task(&task_id);
+                let text = self.created_notice(note.as_deref().unwrap_or("task created"));
+                self.notify(text, Level::Info);
+            }
+            (_, Ok(Outcome::Transcript { session_id, bytes })) => {
+                self.on_transcript(session_id, bytes)
+            }
+            (_, Ok(Outcome::Live(live))) => {
+                if matches!(self.modal, Modal::None) {
+                    self.open(Modal::Confirm(Confirm::Stop { live }));
+                }
+            }
+            (_, Ok(Outcome::Stopped(text))) => {
+                self.farewell = Some(text);
+                self.quit = true;
+            }
+            (_, Ok(Outcome::Done(text))) => {
+                if !text.is_empty() {
+                    self.notify(text, Level::Info);
+                }
+            }
+            (Origin::Transcript, Err(e)) => {
+                self.transcript_pending = false;
+                self.notify(format!("cannot read the transcript: {e}"), Level::Error);
+            }
+            (_, Err(e)) => self.notify(e, Level::Error),
+        }
+    }
+
+    pub fn on_engine(&mut self, ev: Result<Event, broadcast::error::RecvError>) {
+        match ev {
+            Ok(Event::Screen { session_id }) => {
+                if self.shown_session_id().as_deref() == Some(session_id.as_str()) {
+                    match &mut self.scroll {
+                        Some(s) => {
+                            if !s.new_output {
+                                s.new_output = true;
+                                self.dirty = true;
+                            }
+                        }
+                        None => self.dirty = true,
+                    }
+                }
+            }
+            Ok(Event::Task { kind, task, .. }) => {
+                if matches!(
+                    kind,
+                    TaskEventKind::Completed | TaskEventKind::Failed | TaskEventKind::Cancelled
+                ) && self.selected != Some(Selected::Task(task.id.clone()))
+                {
+                    self.unseen.insert(task.id.clone());
+                }
+                self.stale = true;
+                self.dirty = true;
+            }
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                self.stale = true;
+                self.dirty = true;
+            }
+            Err(broadcast::error::RecvError::Closed) => {}
+        }
+    }
+
+    /// When the loop must wake up by itself: elapsed times tick while a task runs, and
+    /// notices expire. `None`: nothing animates, sleep until input.
+    pub fn next_wake(&self) -> Option<Instant> {
+        let now = Instant::now();
+        let mut wake: Option<Instant> = None;
+        let now_ms = self.now_ms();
+        // The next time a running task's elapsed time changes on screen.
+        let next_change = self
+            .snap
+            .tasks
+            .iter()
+            .filter(|t| t.status() == TaskStatus::Running)
+            .filter_map(|t| t.metadata.started_at)
+            .map(|start| {
+                let el = (now_ms - start).max(0);
+                match crate::tui::views::elapsed_resolution_ms(el) {
+                    // Seconds: every task ticks on the same wall-clock second, so twenty
+                    // running tasks cost one frame a second, not twenty.
+                    1000 => 1000 - now_ms.rem_euclid(1000),
+                    res => res - el.rem_euclid(res),
+                }
+            })
+            .min();
+        if let Some(ms) = next_change {
+            wake = Some(now + Duration::from_millis(ms.clamp(1, 60_000) as u64));
+        }
+        if let Some(n) = &self.notice {
+            wake = Some(wake.map_or(n.until, |w| w.min(n.until)));
+        }
+        wake
+    }
+
+    /// Called when the wake-up time passed.
+    pub fn on_tick(&mut self) {
+        if let Some(n) = &self.notice
+            && n.until <= Instant::now()
+        {
+            self.notice = None;
+        }
+        self.dirty = true;
+    }
+
+    /// A frame: the state brought up to date and laid out for the frame's size, drawn, then
+    /// the shown PTY sized to the pane it is drawn in (decided here, never while drawing).
+    pub fn draw(&mut self, frame: &mut ratatui::Frame) {
+        self.refresh_if_stale();
+        self.areas = crate::tui::views::layout(frame.area());
+        if self.areas.is_some() {
+            self.prepare_transcript();
+        }
+        self.render(frame);
+        self.sync_pty_size();
+    }
+
+    /// Resizes the shown session's PTY to the terminal pane's inner size when they differ.
+    pub(crate) fn sync_pty_size(&mut self) {
+        let Some(a) = self.areas else { return };
+        let (cols, rows) = (a.term_inner.width, a.term_inner.height);
+        if cols == 0 || rows == 0 || !self.shown_session_live() {
+            return;
+        }
+        let Some(sid) = self.shown_session_id() else {
+            return;
+        };
+        let mut size = None;
+        self.cockpit
+            .with_screen(&sid, &mut |s| size = Some(s.size()));
+        let Some((cur_rows, cur_cols)) = size else {
+            return;
+        };
+        if (cur_cols, cur_rows) == (cols, rows) || self.resize_sent.get(&sid) == Some(&(cols, rows))
+        {
+            return;
+        }
+        self.resize_sent.insert(sid.clone(), (cols, rows));
+        self.run(
+            Command::Resize {
+                session_id: sid,
+                cols,
+                rows,
+            },
+            Origin::Quiet,
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! The details pane: a task's steps, or a session's facts, and the prompt an agent waits on.
+
+use super::*;
+
+pub(super) fn step_symbol(s: StepStatus) -> (&'static str, Color) {
+    match s {
+        StepStatus::Pending => ("○", Color::Gray),
+        StepStatus::Running => ("▶", Color::Cyan),
+        StepStatus::Paused => ("‖", Color::Yellow),
+        StepStatus::Completed => ("✓", Color::Green),
+        StepStatus::Failed => ("✗", Color::Red),
+        StepStatus::Cancelled => ("⊘", Color::Magenta),
+        StepStatus::Skipped => ("-", Color::DarkGray),
+    }
+}
+
+/// What a blocked agent asks, for the details pane: the kind and question, each option as
+/// `[key] label` (the keys that answer from here highlighted), and how to answer.
+pub(super) fn prompt_lines(p: &ShownPrompt) -> Vec<Line<'static>> {
+    let warn = Style::default()
+        .fg(Color::Yellow)
+        .add_modifier(Modifier::BOLD);
+    let badge = Style::default()
+        .fg(Color::Black)
+        .bg(Color::Yellow)
+        .add_modifier(Modifier::BOLD);
+    let mut head = vec![
+        Span::styled(" ! ", badge),
+        Span::styled(
+            format!(
+                " {}",
+                if p.kind.is_empty() {
+                    "waiting for an answer"
+                } else {
+                    p.kind.as_str()
+                }
+            ),
+            warn,
+        ),
+    ];
+    if !p.text.is_empty() {
+        head.push(Span::styled(": ", warn));
+        head.push(Span::styled(
+            first_line(&p.text).to_string(),
+            Style::default().add_modifier(Modifier::BOLD),
+        ));
+    }
+    let mut lines = vec![Line::from(head)];
+    for o in &p.options {
+        let key_style = if o.answerable() { badge } else { warn };
+        lines.push(Line::from(vec![
+            Span::raw("  "),
+            Span::styled(format!("[{}]", o.key), key_style),
+            Span::raw(" "),
+            Span::styled(o.label.clone(), warn),
+        ]));
+    }
+    let hint = match (p.keys_hint(), p.terminal_keys_hint()) {
+        (Some(keys), None) => format!("press {keys} to answer"),
+        (Some(keys), Some(other)) => {
+            format!("press {keys} to answer; {other} in its terminal (Enter)")
+        }
+        (None, _) => "press Enter to answer in its terminal".to_string(),
+    };
+    lines.push(Line::from(Span::styled(
+        format!("  {hint}"),
+        Style::default().fg(Color::Yellow),
+    )));
+    lines
+}
+
+impl App {
+    pub(super) fn draw_steps(&self, frame: &mut Frame, area: Rect) {
+        let focused = self.focus == Focus::Steps && !self.typing;
+        let dim = Style::default().fg(Color::DarkGray);
+        let label = |s: &'static str| Span::styled(format!("{s:<8}"), dim);
+        let Some(t) = self.selected_task() else {
+            let block = pane_block(
+                Line::from(Span::styled(
+                    " Details ",
+                    Style::default().add_modifier(Modifier::BOLD),
+                )),
+                focused,
+                false,
+            );
+            let inner = block.inner(area);
+            frame.render_widget(block, area);
+            let mut lines = Vec::new();
+            if let Some(p) = self.shown_prompt() {
+                lines.extend(prompt_lines(&p));
+            }
+            if let Some(s) = self.selected_session_info() {
+                lines.push(Line::from(vec![label("session"), Span::raw(s.id.clone())]));
+                lines.push(Line::from(vec![
+                    label("agent"),
+                    Span::raw(s.provider_id.clone()),
+                ]));
+                lines.push(Line::from(vec![
+                    label("dir"),
+                    Span::raw(s.working_directory.clone()),
+                ]));
+                let status = if s.ended { "exited" } else { s.status.as_str() };
+                lines.push(Line::from(vec![
+                    label("status"),
+                    Span::raw(format!("{status} · pid {}", s.pid)),
+                ]));
+                if let Some(code) = s.exit_code {
+                    lines.push(Line::from(vec![label("exit"), Span::raw(code.to_string())]));
+                }
+                if let Some(sig) = &s.signal {
+                    lines.push(Line::from(vec![label("signal"), Span::raw(sig.clone())]));
+                }
+            } else {
+                lines.push(Line::from(Span::styled("Nothing selected.", dim)));
+            }
+            frame.render_widget(
+                Paragraph::new(lines)
+                    .wrap(Wrap { trim: false })
+                    .scroll((self.steps_scroll, 0)),
+                inner,
+            );
+            return;
+        };
+        let done = t
+            .metadata
+            .steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Completed)
+            .count();
+        let title = Line::from(vec![
+            Span::styled(" Details ", Style::default().add_modifier(Modifier::BOLD)),
+            Span::styled(format!("· steps {done}/{} ", t.metadata.steps.len()), dim),
+        ]);
+        let block = pane_block(title, focused, false);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height == 0 {
+            return;
+        }
+        let st = t.status();
+        let ratio = (t.metadata.progress.value() / 100.0).clamp(0.0, 1.0);
+        let gauge = LineGauge::default()
+            .ratio(ratio)
+            .label(Span::styled(
+                format!("{:>3.0}% {} ", t.metadata.progress.value(), st.as_str()),
+                Style::default()
+                    .fg(status_color(st))
+                    .add_modifier(Modifier::BOLD),
+            ))
+            .filled_style(Style::default().fg(status_color(st)))
+            .unfilled_style(dim);
+        frame.render_widget(gauge, Rect { height: 1, ..inner });
+        let rest = Rect {
+            y: inner.y + 1,
+            height: inner.height - 1,
+            ..inner
+        };
+        let mut lines: Vec<Line> = Vec::new();
+        // A waiting agent comes first: it is what needs you.
+        if let Some(p) = self.shown_prompt() {
+            lines.extend(prompt_lines(&p));
+        }
+        lines.extend(multiline(
+            &t.description,
+            Style::default().add_modifier(Modifier::ITALIC),
+        ));
+        if t.metadata.steps.is_empty() {
+            lines.push(Line::from(Span::styled("no steps reported yet", dim)));
+        }
+        for s in &t.metadata.steps {
+            let (sym, color) = step_symbol(s.status);
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{sym} "),
+                    Style::default().fg(color).add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(s.description.clone()),
+            ]));
+            if let Some(out) = &s.output
+                && !out.is_empty()
+            {
+                lines.push(Line::from(Span::styled(
+                    format!("  {}", first_line(out)),
+                    dim,
+                )));
+            }
+        }
+        lines.push(Line::from(vec![
+            label("dir"),
+            Span::raw(t.metadata.working_directory.clone()),
+        ]));
+        let session = t
+            .metadata
+            .session_id
+            .as_ref()
+            .and_then(|sid| self.snapshot().sessions.iter().find(|s| &s.id == sid));
+        match session {
+            Some(s) => {
+                let status = if s.ended { "exited" } else { s.status.as_str() };
+                let style = match (s.ended, s.status) {
+                    (true, _) => dim,
+                    (_, crate::engine::SessionStatus::Blocked) => Style::default()
+                        .fg(Color::Yellow)
+                        .add_modifier(Modifier::BOLD),
+                    _ => Style::default(),
+                };
+                lines.push(Line::from(vec![
+                    label("agent"),
+                    Span::styled(format!("{} · {status}", t.metadata.provider_id), style),
+                    Span::styled(format!(" · pid {}", s.pid), dim),
+                ]));
+                if s.ended {
+                    let how = match (&s.exit_code, &s.signal) {
+                        (Some(c), _) => format!("exit code {c}"),
+                        (None, Some(sig)) => format!("killed by {sig}"),
+                        _ => "ended".into(),
+                    };
+                    lines.push(Line::from(vec![label("exit"), Span::raw(how)]));
+                }
+            }
+            None => lines.push(Line::from(vec![
+                label("agent"),
+                Span::styled(format!("{} · not started", t.metadata.provider_id), dim),
+            ])),
+        }
+        if let Some(e) = &t.metadata.error {
+            let red = Style::default().fg(Color::Red);
+            let mut rows = e.lines();
+            lines.push(Line::from(vec![
+                label("error"),
+                Span::styled(rows.next().unwrap_or_default().to_string(), red),
+            ]));
+            lines.extend(rows.map(|r| Line::from(Span::styled(r.to_string(), red))));
+        }
+        if let Some(r) = &t.metadata.result {
+            let (sym, color) = if r.success {
+                ("✓", Color::Green)
+            } else {
+                ("✗", Color::Red)
+            };
+            let mut rows = r.summary.lines();
+            lines.push(Line::from(vec![
+                label("result"),
+                Span::styled(format!("{sym} "), Style::default().fg(color)),
+                Span::raw(rows.next().unwrap_or_default().to_string()),
+            ]));
+            lines.extend(rows.map(|r| Line::from(r.to_string())));
+            let files = r.files_modified.len() + r.files_created.len();
+            if files > 0 {
+                lines.push(Line::from(vec![
+                    label("files"),
+                    Span::raw(format!(
+                        "{} modified, {} created",
+                        r.files_modified.len(),
+                        r.files_created.len()
+                    )),
+                ]));
+            }
+        }
+        if let Some(last) = t.metadata.output.last() {
+            lines.push(Line::from(vec![
+                label("output"),
+                Span::styled(last.clone(), dim),
+            ]));
+        }
+        frame.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .scroll((self.steps_scroll, 0)),
+            rest,
+        );
+    }
+}

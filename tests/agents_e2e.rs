@@ -1,0 +1,579 @@
+//! Real coding-agent CLIs doing real work through orchestra, against the scripted model on
+//! loopback (tests/support/model): a task started through the API, the model making the CLI
+//! call its own file-writing tool, the file appearing and the task completing with the
+//! model's reply. Each test names the CLI and the version it was written against; a CLI that
+//! is not installed (`scripts/install-agent-clis`) is skipped, saying so.
+
+#[path = "support/model/mod.rs"]
+mod model;
+mod support;
+
+use model::{ModelServer, Reply, Script, Turn};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+use support::*;
+
+const API: &str = "/api/coding-agents";
+const WAIT: Duration = Duration::from_secs(60);
+
+/// The real CLIs are heavy: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A temp git repository with one commit, so orchestra can tell which files a task created.
+fn git_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .output()
+            .expect("git")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.path().join("README.md"), "a test repository\n").expect("write");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "start"]);
+    dir
+}
+
+/// One CLI's run: the model server, the orchestra server whose sessions reach it, the repo.
+struct Run {
+    model: ModelServer,
+    s: Server,
+    work: tempfile::TempDir,
+    _home: tempfile::TempDir,
+    cli: &'static str,
+    _guard: std::sync::MutexGuard<'static, ()>,
+}
+
+/// `None` (with the reason printed) when the CLI is not installed. `setup` writes the CLI's
+/// files into the fresh HOME (and the repository), given the model server's URL; `env` is for the server and so
+/// for its sessions (the provider's `pass_env` decides what reaches the CLI).
+fn run(
+    cli: &'static str,
+    script: impl FnOnce(&Path) -> Script,
+    setup: impl FnOnce(&Path, &Path, &str),
+    env: impl FnOnce(&str) -> Vec<(&'static str, String)>,
+) -> Option<Run> {
+    let bin = tools_bin();
+    if !bin.join(cli).exists() {
+        eprintln!(
+            "SKIP: {cli} is not installed in {} (run scripts/install-agent-clis)",
+            bin.display()
+        );
+        return None;
+    }
+    let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let work = git_repo();
+    let model = ModelServer::start(script(work.path()));
+    let home = tempfile::tempdir().expect("tempdir");
+    setup(home.path(), work.path(), &model.url);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut all = vec![
+        ("HOME", home.path().to_string_lossy().into_owned()),
+        ("PATH", path),
+    ];
+    all.extend(env(&model.url));
+    let all: Vec<(&str, &str)> = all.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let s = Server::start_with_env(&[], &all);
+    Some(Run {
+        model,
+        s,
+        work,
+        _home: home,
+        cli,
+        _guard: guard,
+    })
+}
+
+impl Run {
+    /// Creates the task for this CLI under `approval` and starts it; returns its id.
+    fn start_task(&self, description: &str, approval: &str) -> String {
+        let t = create_task(
+            &self.s,
+            "hello",
+            json!({"description": description, "providerId": self.cli, "approval": approval,
+                   "workingDirectory": self.work.path()}),
+        );
+        let id = t["id"].as_str().expect("task id").to_string();
+        let r = self.s.post_empty(&format!("{API}/tasks/{id}/start"));
+        assert_eq!(r.status, 200, "{}", r.body);
+        id
+    }
+
+    fn task(&self, id: &str) -> Value {
+        self.s.get(&format!("{API}/tasks/{id}")).json()["task"].clone()
+    }
+
+    /// Waits for the task to be final; panics with the screen and the model's log if not.
+    fn wait_final(&self, id: &str) -> Value {
+        let mut last = Value::Null;
+        let ok = wait_until(WAIT, || {
+            last = self.task(id);
+            matches!(
+                last["metadata"]["status"].as_str(),
+                Some("completed" | "failed" | "cancelled")
+            )
+        });
+        assert!(
+            ok,
+            "{}: task never ended: {last}\n{}",
+            self.cli,
+            self.context(&last)
+        );
+        last
+    }
+
+    /// The session's screen and the model server's requests, for failure messages.
+    fn context(&self, task: &Value) -> String {
+        let sid = task["metadata"]["sessionId"].as_str().unwrap_or_default();
+        let session = &self.s.get(&format!("{API}/sessions/{sid}")).json()["session"];
+        let messages = &self.s.get(&format!("{API}/sessions/{sid}/messages")).json()["messages"];
+        format!(
+            "session: {session}\nmessages: {messages}\nscreen:\n{}\nmodel requests:\n{}",
+            screen(&self.s, sid),
+            self.model.log()
+        )
+    }
+
+    /// The file-writing task completed with the scripted reply and `filesCreated`.
+    fn assert_hello_done(&self, t: &Value, reply: &str) {
+        let ctx = self.context(t);
+        let m = &t["metadata"];
+        assert_eq!(m["status"], "completed", "{}: {t}\n{ctx}", self.cli);
+        let hello = std::fs::read_to_string(self.work.path().join("hello.txt")).unwrap_or_default();
+        assert_eq!(hello.trim_end(), "hi", "{}: {t}\n{ctx}", self.cli);
+        let summary = m["result"]["summary"].as_str().unwrap_or_default();
+        assert!(
+            summary.contains(reply),
+            "{}: summary {summary:?}\n{ctx}",
+            self.cli
+        );
+        assert_eq!(
+            m["result"]["filesCreated"],
+            json!(["hello.txt"]),
+            "{}: {t}",
+            self.cli
+        );
+    }
+}
+
+const TASK: &str = "create hello.txt containing hi";
+const FOLLOW_UP: &str = "what did you just do";
+const FOLLOW_UP_REPLY: &str = "I wrote hi into hello.txt.";
+const DONE: &str = "Created hello.txt for you.";
+
+/// On the task's prompt, call `tool` with `input`; on its result, say [`DONE`].
+fn hello_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Script {
+    move |cwd| {
+        Script::new(cwd)
+            .turn(Turn::on_tool_result("hello.txt", Reply::text(DONE)).offering(tool))
+            .turn(Turn::on_prompt("hello.txt", Reply::tool(tool, input)).offering(tool))
+            .turn(Turn::on_prompt(FOLLOW_UP, Reply::text(FOLLOW_UP_REPLY)))
+            .fallback("Nothing scripted for that.")
+    }
+}
+
+fn claude_home(home: &Path, _work: &Path, _url: &str) {
+    std::fs::write(
+        home.join(".claude.json"),
+        r#"{"hasCompletedOnboarding": true}"#,
+    )
+    .expect("write .claude.json");
+}
+
+fn claude_env(url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("ANTHROPIC_BASE_URL", url.to_string()),
+        ("ANTHROPIC_AUTH_TOKEN", "scripted".to_string()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_string()),
+        ("DISABLE_AUTOUPDATER", "1".to_string()),
+    ]
+}
+
+#[test]
+#[ignore = "issue 11: under load the task can complete on the trust screen before the agent worked; run with --ignored"]
+fn claude_2_1_332_auto_writes_a_file_and_answers_a_follow_up() {
+    let write = hello_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(r) = run("claude", write, claude_home, claude_env) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    // The model saw the task as the prompt and offered Write; the Write result came back.
+    let sent = r.model.requests_to("/v1/messages");
+    let main: Vec<_> = sent
+        .iter()
+        .filter(|q| {
+            q.body["tools"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["name"] == "Write"))
+        })
+        .collect();
+    assert!(
+        main.iter().any(|q| q.body.to_string().contains(TASK)),
+        "{}",
+        r.model.log()
+    );
+    assert!(
+        main.iter()
+            .any(|q| q.body.to_string().contains("tool_result")),
+        "{}",
+        r.model.log()
+    );
+    r.follow_up(&t);
+    // The follow-up carried the earlier turns of the conversation.
+    let last = r
+        .model
+        .requests_to("/v1/messages")
+        .pop()
+        .expect("a request");
+    let body = last.body.to_string();
+    assert!(
+        body.contains(FOLLOW_UP) && body.contains(TASK) && body.contains(DONE),
+        "{body}"
+    );
+}
+
+impl Run {
+    /// A message to the agent after its task completed gets the scripted reply as the
+    /// `agent` message.
+    fn follow_up(&self, task: &Value) {
+        let sid = task["metadata"]["sessionId"].as_str().unwrap_or_default();
+        let r = self.s.post(
+            &format!("{API}/sessions/{sid}/messages"),
+            json!({"text": FOLLOW_UP}),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+        let reply = || {
+            let ms = self.s.get(&format!("{API}/sessions/{sid}/messages")).json()["messages"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let sent = ms.iter().position(|m| m["text"] == FOLLOW_UP)?;
+            ms[sent..].iter().find(|m| m["role"] == "agent").cloned()
+        };
+        let ok = wait_until(WAIT, || reply().is_some());
+        assert!(
+            ok,
+            "{}: no reply to the follow-up\n{}",
+            self.cli,
+            self.context(task)
+        );
+        let text = reply()
+            .and_then(|m| m["text"].as_str().map(str::to_string))
+            .unwrap_or_default();
+        // Exactly the reply: no input box, status line or reply marker (opencode's left margin
+        // stays: trimmed).
+        assert_eq!(text.trim(), FOLLOW_UP_REPLY, "{}: {text:?}", self.cli);
+    }
+
+    fn session(&self, task_id: &str) -> (String, Value) {
+        let sid = self.task(task_id)["metadata"]["sessionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let s = self.s.get(&format!("{API}/sessions/{sid}")).json()["session"].clone();
+        (sid, s)
+    }
+
+    /// Waits until the task's session is blocked on a prompt of `kind`; returns its id and
+    /// the prompt.
+    fn wait_prompt(&self, task_id: &str, kind: &str) -> (String, Value) {
+        let mut last = (String::new(), Value::Null);
+        let ok = wait_until(WAIT, || {
+            last = self.session(task_id);
+            last.1["status"] == "blocked" && last.1["prompt"]["kind"] == kind
+        });
+        let t = self.task(task_id);
+        assert!(
+            ok,
+            "{}: never blocked on {kind}: {}\n{}",
+            self.cli,
+            last.1,
+            self.context(&t)
+        );
+        (last.0, last.1["prompt"].clone())
+    }
+
+    /// Answers the prompt with the option whose label starts with `label`.
+    fn answer(&self, sid: &str, prompt: &Value, label: &str) {
+        let key = prompt["options"]
+            .as_array()
+            .and_then(|o| {
+                o.iter()
+                    .find(|o| o["label"].as_str().is_some_and(|l| l.starts_with(label)))
+            })
+            .and_then(|o| o["key"].as_str())
+            .unwrap_or_else(|| panic!("no option {label:?} in {prompt}"))
+            .to_string();
+        let r = self.s.post(
+            &format!("{API}/sessions/{sid}/answer"),
+            json!({"option": key}),
+        );
+        assert_eq!(r.status, 200, "{}: answer {key}: {}", self.cli, r.body);
+    }
+}
+
+#[test]
+fn claude_2_1_332_manual_asks_before_writing_and_the_api_answers() {
+    let Some(r) = run(
+        "claude",
+        hello_script(
+            "Write",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        claude_home,
+        claude_env,
+    ) else {
+        return;
+    };
+    r.manual_flow(&[("trust", "Yes")], "Yes");
+}
+
+impl Run {
+    /// Under `manual`, where orchestra answers nothing: the CLI's start-up prompts answered
+    /// from the API in order (`(kind, option label start)`), then the CLI asks before it
+    /// writes, the task waits, and `allow` (a label start) from the API lets it write.
+    fn manual_flow(&self, first: &[(&str, &str)], allow: &str) {
+        let id = self.start_task(TASK, "manual");
+        for (kind, label) in first {
+            let (sid, prompt) = self.wait_prompt(&id, kind);
+            self.answer(&sid, &prompt, label);
+        }
+        let (sid, permission) = self.wait_prompt(&id, "permission");
+        // Asked before the file exists, and the task waits for the answer.
+        assert!(!self.work.path().join("hello.txt").exists(), "{permission}");
+        assert_eq!(self.task(&id)["metadata"]["status"], "running");
+        self.answer(&sid, &permission, allow);
+        let t = self.wait_final(&id);
+        self.assert_hello_done(&t, DONE);
+    }
+}
+
+fn gemini_home(home: &Path, _work: &Path, _url: &str) {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).expect("mkdir .gemini");
+    let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"},
+                                       "folderTrust": {"enabled": false}}});
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+}
+
+fn gemini_env(url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("GEMINI_API_KEY", "scripted".to_string()),
+        ("GOOGLE_GEMINI_BASE_URL", url.to_string()),
+    ]
+}
+
+#[test]
+fn gemini_0_61_0_auto_writes_a_file_and_answers_a_follow_up() {
+    let Some(r) = run(
+        "gemini",
+        hello_script(
+            "write_file",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        gemini_home,
+        gemini_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    r.follow_up(&t);
+    let streamed = r.model.requests_to(":streamGenerateContent");
+    assert!(
+        streamed.iter().any(|q| q.body.to_string().contains(TASK)),
+        "{}",
+        r.model.log()
+    );
+}
+
+fn codex_home(home: &Path, _work: &Path, url: &str) {
+    let dir = home.join(".codex");
+    std::fs::create_dir_all(&dir).expect("mkdir .codex");
+    let config = format!(
+        "model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\n\
+         check_for_update_on_startup = false\n\n\
+         [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{url}/v1\"\n\
+         wire_api = \"responses\"\nsupports_websockets = false\n\
+         request_max_retries = 0\nstream_max_retries = 0\n"
+    );
+    std::fs::write(dir.join("config.toml"), config).expect("write config.toml");
+}
+
+#[test]
+fn gemini_0_61_0_manual_asks_before_writing_and_the_api_answers() {
+    let Some(r) = run(
+        "gemini",
+        hello_script(
+            "write_file",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        gemini_home,
+        gemini_env,
+    ) else {
+        return;
+    };
+    r.manual_flow(&[], "");
+}
+
+#[test]
+#[ignore = "orchestra bug: codex 0.171 under manual (-a on-request) applies the patch without asking (issue 11)"]
+fn codex_0_171_0_manual_asks_before_writing_and_the_api_answers() {
+    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+    let Some(r) = run(
+        "codex",
+        hello_script("apply_patch", json!(patch)),
+        codex_home,
+        |_| vec![],
+    ) else {
+        return;
+    };
+    r.manual_flow(&[("trust", "Trust"), ("choice", "Use existing model")], "");
+}
+
+#[test]
+fn codex_0_171_0_auto_writes_a_file_and_answers_a_follow_up() {
+    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+    let Some(r) = run(
+        "codex",
+        hello_script("apply_patch", json!(patch)),
+        codex_home,
+        |_| vec![],
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    r.follow_up(&t);
+    let sent = r.model.requests_to("/v1/responses");
+    assert!(
+        sent.iter().any(|q| q.body.to_string().contains(TASK)),
+        "{}",
+        r.model.log()
+    );
+}
+
+fn opencode_home(home: &Path, _work: &Path, url: &str) {
+    let dir = home.join(".config/opencode");
+    std::fs::create_dir_all(&dir).expect("mkdir opencode config");
+    let config = json!({
+        "$schema": "https://opencode.ai/config.json",
+        "model": "anthropic/claude-sonnet-4-5",
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": {"anthropic": {"options": {"baseURL": format!("{url}/v1"), "apiKey": "scripted"}}},
+    });
+    std::fs::write(dir.join("opencode.json"), config.to_string()).expect("write opencode.json");
+}
+
+#[test]
+#[ignore = "issue 11: under load the task can complete as finished before the work; run with --ignored"]
+fn opencode_1_18_33_auto_writes_a_file_and_answers_a_follow_up() {
+    let Some(r) = run(
+        "opencode",
+        hello_script(
+            "write",
+            json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        opencode_home,
+        |_| vec![],
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    r.follow_up(&t);
+    let sent = r.model.requests_to("/v1/messages");
+    assert!(
+        sent.iter().any(|q| q.body.to_string().contains(TASK)),
+        "{}",
+        r.model.log()
+    );
+}
+
+fn aider_home(home: &Path, work: &Path, _url: &str) {
+    // Aider adds `.aider*` to a .gitignore that lacks it (its own housekeeping, not the
+    // task's work): a repository that already ignores it.
+    std::fs::write(work.join(".gitignore"), ".aider*\n").expect("write .gitignore");
+    let dir = home.join(".aider/caches");
+    std::fs::create_dir_all(&dir).expect("mkdir aider caches");
+    let prices = json!({"gpt-4o": {"max_input_tokens": 128000, "max_output_tokens": 16384,
+        "input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
+        "litellm_provider": "openai", "mode": "chat", "supports_function_calling": true}});
+    std::fs::write(
+        dir.join("model_prices_and_context_window.json"),
+        prices.to_string(),
+    )
+    .expect("write model prices");
+}
+
+fn aider_env(url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("OPENAI_API_BASE", format!("{url}/v1")),
+        ("OPENAI_API_KEY", "scripted".to_string()),
+        ("AIDER_MODEL", "openai/gpt-4o".to_string()),
+        ("AIDER_ANALYTICS_DISABLE", "true".to_string()),
+        ("AIDER_CHECK_UPDATE", "false".to_string()),
+        ("AIDER_SHOW_RELEASE_NOTES", "false".to_string()),
+    ]
+}
+
+#[test]
+#[ignore = "issue 11: under load the task can complete on the echo of its own request before aider answered; run with --ignored"]
+fn aider_0_86_2_auto_writes_a_file_and_answers_a_follow_up() {
+    // Aider edits through edit blocks in its reply text, not a tool.
+    let edit =
+        format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let Some(r) = run(
+        "aider",
+        |cwd| {
+            Script::new(cwd)
+                .turn(Turn::on_prompt(TASK, Reply::text(&edit)))
+                .turn(Turn::on_prompt(FOLLOW_UP, Reply::text(FOLLOW_UP_REPLY)))
+                .fallback("Add hello.txt")
+        },
+        aider_home,
+        aider_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    r.follow_up(&t);
+    let sent = r.model.requests_to("/v1/chat/completions");
+    assert!(
+        sent.iter().any(|q| q.body.to_string().contains(TASK)),
+        "{}",
+        r.model.log()
+    );
+}

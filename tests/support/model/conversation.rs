@@ -1,0 +1,221 @@
+//! What a CLI sent, in one shape for every API: the latest user prompt, whether the last
+//! message is a tool result, the tools it offers, and the JSON schema it wants the answer in.
+
+use serde_json::Value;
+
+/// The API a request came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Anthropic,
+    Responses,
+    Chat,
+    Gemini,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tool {
+    pub name: String,
+    /// A freeform (custom) tool whose input is plain text, not JSON arguments.
+    pub custom: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    /// The text of the latest user message that holds text (tool results are not prompts).
+    pub prompt: String,
+    /// The last message is the result of a tool call.
+    pub tool_result: bool,
+    pub tools: Vec<Tool>,
+    /// A JSON schema the answer must follow (structured output), if asked for.
+    pub schema: Option<Value>,
+}
+
+impl Conversation {
+    pub fn read(api: Api, body: &Value) -> Conversation {
+        match api {
+            Api::Anthropic => anthropic(body),
+            Api::Responses => responses(body),
+            Api::Chat => chat(body),
+            Api::Gemini => gemini(body),
+        }
+    }
+
+    pub fn offers(&self, tool: &str) -> bool {
+        self.tools.iter().any(|t| t.name == tool)
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}
+
+fn arr(v: &Value) -> &[Value] {
+    v.as_array().map(Vec::as_slice).unwrap_or_default()
+}
+
+fn str_of(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+/// Text of a message's content: a string, or the `text` of its parts of the given types.
+fn content_text(content: &Value, text_types: &[&str]) -> String {
+    if let Some(s) = content.as_str() {
+        return s.to_string();
+    }
+    arr(content)
+        .iter()
+        .filter(|p| text_types.contains(&str_of(&p["type"])))
+        .map(|p| str_of(&p["text"]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A user message's own text: claude adds `<system-reminder>` notes, which are not prompts.
+fn anthropic_user_text(m: &Value) -> String {
+    if let Some(s) = m["content"].as_str() {
+        return s.to_string();
+    }
+    arr(&m["content"])
+        .iter()
+        .filter(|p| p["type"] == "text")
+        .map(|p| str_of(&p["text"]))
+        .filter(|t| !t.trim_start().starts_with("<system-reminder>"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn anthropic(body: &Value) -> Conversation {
+    let messages = arr(&body["messages"]);
+    // Claude puts a prompt typed after a tool call into the message with the tool result:
+    // that message is a new prompt.
+    let is_result = |m: &Value| {
+        arr(&m["content"])
+            .iter()
+            .any(|p| p["type"] == "tool_result")
+            && anthropic_user_text(m).trim().is_empty()
+    };
+    let prompt = messages
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .map(anthropic_user_text)
+        .find(|t| !t.trim().is_empty())
+        .unwrap_or_default();
+    Conversation {
+        prompt,
+        tool_result: messages.last().is_some_and(is_result),
+        tools: arr(&body["tools"])
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .map(|n| Tool {
+                name: n.to_string(),
+                custom: false,
+            })
+            .collect(),
+        schema: body["output_format"]["schema"]
+            .is_object()
+            .then(|| body["output_format"]["schema"].clone()),
+    }
+}
+
+fn responses(body: &Value) -> Conversation {
+    let input = arr(&body["input"]);
+    let prompt = if let Some(s) = body["input"].as_str() {
+        s.to_string()
+    } else {
+        input
+            .iter()
+            .rev()
+            .filter(|m| m["role"] == "user")
+            .map(|m| content_text(&m["content"], &["input_text"]))
+            .find(|t| !t.trim().is_empty())
+            .unwrap_or_default()
+    };
+    let last_type = input.last().map(|m| str_of(&m["type"])).unwrap_or_default();
+    Conversation {
+        prompt,
+        tool_result: last_type.ends_with("_output"),
+        tools: arr(&body["tools"])
+            .iter()
+            .filter_map(|t| {
+                Some(Tool {
+                    name: t["name"].as_str()?.to_string(),
+                    custom: t["type"] == "custom",
+                })
+            })
+            .collect(),
+        schema: body["text"]["format"]["schema"]
+            .is_object()
+            .then(|| body["text"]["format"]["schema"].clone()),
+    }
+}
+
+fn chat(body: &Value) -> Conversation {
+    let messages = arr(&body["messages"]);
+    let prompt = messages
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .map(|m| content_text(&m["content"], &["text"]))
+        .find(|t| !t.trim().is_empty())
+        .unwrap_or_default();
+    Conversation {
+        prompt,
+        tool_result: messages.last().is_some_and(|m| m["role"] == "tool"),
+        tools: arr(&body["tools"])
+            .iter()
+            .filter_map(|t| {
+                Some(Tool {
+                    name: t["function"]["name"].as_str()?.to_string(),
+                    custom: false,
+                })
+            })
+            .collect(),
+        schema: body["response_format"]["json_schema"]["schema"]
+            .is_object()
+            .then(|| body["response_format"]["json_schema"]["schema"].clone()),
+    }
+}
+
+fn gemini(body: &Value) -> Conversation {
+    let contents = arr(&body["contents"]);
+    let text_of = |c: &Value| {
+        arr(&c["parts"])
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let prompt = contents
+        .iter()
+        .rev()
+        .filter(|c| c["role"] == "user")
+        .map(text_of)
+        .find(|t| !t.trim().is_empty())
+        .unwrap_or_default();
+    let config = &body["generationConfig"];
+    let schema = ["responseJsonSchema", "responseSchema"]
+        .iter()
+        .map(|k| &config[*k])
+        .find(|s| s.is_object())
+        .cloned();
+    Conversation {
+        prompt,
+        tool_result: contents.last().is_some_and(|c| {
+            arr(&c["parts"])
+                .iter()
+                .any(|p| p["functionResponse"].is_object())
+        }),
+        tools: arr(&body["tools"])
+            .iter()
+            .flat_map(|t| arr(&t["functionDeclarations"]))
+            .filter_map(|f| {
+                Some(Tool {
+                    name: f["name"].as_str()?.to_string(),
+                    custom: false,
+                })
+            })
+            .collect(),
+        schema,
+    }
+}

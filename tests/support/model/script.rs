@@ -1,0 +1,144 @@
+//! A test's script: the turns the model answers, each matched on what the CLI sent.
+
+use super::conversation::Conversation;
+use serde_json::Value;
+use std::path::Path;
+
+/// A tool call the model makes; `{cwd}` in any string of `input` is the working directory.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    pub name: String,
+    /// JSON arguments; for a freeform (custom) tool, a string that is its whole input.
+    pub input: Value,
+}
+
+/// What the model answers on a turn: text, a tool call, or both (text first).
+#[derive(Debug, Clone, Default)]
+pub struct Reply {
+    pub text: Option<String>,
+    pub tool: Option<ToolCall>,
+}
+
+impl Reply {
+    pub fn text(t: &str) -> Reply {
+        Reply {
+            text: Some(t.to_string()),
+            tool: None,
+        }
+    }
+
+    pub fn tool(name: &str, input: Value) -> Reply {
+        Reply {
+            text: None,
+            tool: Some(ToolCall {
+                name: name.to_string(),
+                input,
+            }),
+        }
+    }
+}
+
+/// One turn: when it applies, and the reply.
+#[derive(Debug, Clone, Default)]
+pub struct Turn {
+    /// The latest user prompt contains this.
+    pub prompt_contains: Option<String>,
+    /// The last message is a tool result (`true`) or a user prompt (`false`).
+    pub after_tool_result: bool,
+    /// The CLI offers this tool (e.g. `Write`): tells the main conversation from side requests.
+    pub offers: Option<String>,
+    pub reply: Reply,
+}
+
+impl Turn {
+    /// On a prompt containing `text` (not a tool result), reply.
+    pub fn on_prompt(text: &str, reply: Reply) -> Turn {
+        Turn {
+            prompt_contains: Some(text.to_string()),
+            reply,
+            ..Turn::default()
+        }
+    }
+
+    /// On a tool result in the conversation whose prompt contains `text`, reply.
+    pub fn on_tool_result(text: &str, reply: Reply) -> Turn {
+        Turn {
+            prompt_contains: Some(text.to_string()),
+            after_tool_result: true,
+            reply,
+            ..Turn::default()
+        }
+    }
+
+    /// Only when the CLI offers this tool.
+    pub fn offering(mut self, tool: &str) -> Turn {
+        self.offers = Some(tool.to_string());
+        self
+    }
+
+    fn matches(&self, c: &Conversation) -> bool {
+        self.after_tool_result == c.tool_result
+            && self
+                .prompt_contains
+                .as_ref()
+                .is_none_or(|t| c.prompt.contains(t.as_str()))
+            && self.offers.as_ref().is_none_or(|t| c.offers(t))
+    }
+}
+
+/// The turns in order (the first that matches answers) and a plain-text fallback.
+#[derive(Debug, Clone)]
+pub struct Script {
+    pub turns: Vec<Turn>,
+    pub fallback: String,
+    /// What `{cwd}` stands for.
+    pub cwd: String,
+}
+
+impl Script {
+    pub fn new(cwd: &Path) -> Script {
+        Script {
+            turns: Vec::new(),
+            fallback: "OK.".to_string(),
+            cwd: cwd.to_string_lossy().into_owned(),
+        }
+    }
+
+    pub fn turn(mut self, t: Turn) -> Script {
+        self.turns.push(t);
+        self
+    }
+
+    pub fn fallback(mut self, text: &str) -> Script {
+        self.fallback = text.to_string();
+        self
+    }
+
+    /// The reply to a conversation, `{cwd}` filled in.
+    pub fn reply_to(&self, c: &Conversation) -> Reply {
+        let reply = self
+            .turns
+            .iter()
+            .find(|t| t.matches(c))
+            .map(|t| t.reply.clone())
+            .unwrap_or_else(|| Reply::text(&self.fallback));
+        Reply {
+            text: reply.text.map(|t| t.replace("{cwd}", &self.cwd)),
+            tool: reply.tool.map(|t| ToolCall {
+                name: t.name,
+                input: fill(&t.input, &self.cwd),
+            }),
+        }
+    }
+}
+
+fn fill(v: &Value, cwd: &str) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.replace("{cwd}", cwd)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, cwd)).collect()),
+        Value::Object(o) => {
+            Value::Object(o.iter().map(|(k, x)| (k.clone(), fill(x, cwd))).collect())
+        }
+        other => other.clone(),
+    }
+}
