@@ -17,7 +17,7 @@
 //! `cargo bench --bench attach` (`ORCHESTRA_BIN` picks another binary). Knobs: `ATTACH_AGENTS`
 //! (20), `ATTACH_SAMPLES` (echo samples per side, 200), `ATTACH_MB` (100), `ATTACH_ROUNDS`
 //! (flood rounds per case, 3), `ATTACH_CPU_SECS` (5), `ATTACH_IDLE_SECS` (10); `ATTACH_DEBUG=1`
-//! prints failed tmux commands and every key sent.
+//! prints failed tmux commands.
 //! Without `--bench` (as `cargo test --all-targets` runs it) it is a small smoke run on the
 //! debug build whose figures mean nothing. Figures are recorded in BENCHMARKS.md.
 
