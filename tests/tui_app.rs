@@ -144,7 +144,17 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     )
     .await;
 
-    // Enter types into the agent; what is typed reaches the shell.
+    // The task's first line runs (typed once the shell settled at its prompt, pause or not).
+    wait_for(&mut app, &mut events, "sleep 100 to run", |_| {
+        support::session_pids(&sid).iter().any(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == b"sleep\0100\0")
+        })
+    })
+    .await;
+
+    // Enter types into the agent; what is typed reaches the shell: Ctrl-c interrupts the
+    // sleep (sent while bash itself sits at its prompt, it would race bash's own handling of
+    // SIGINT with the keys typed after it).
     app.on_terminal_event(key(KeyCode::Enter));
     assert!(app.typing);
     app.on_terminal_event(E::Key(KeyEvent::new(
