@@ -147,7 +147,7 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     // The task's first line runs (typed once the shell settled at its prompt, pause or not).
     wait_for(&mut app, &mut events, "sleep 100 to run", |_| {
         support::session_pids(&sid).iter().any(|p| {
-            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == b"sleep\0100\0")
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == b"sleep\x00100\x00")
         })
     })
     .await;
