@@ -466,6 +466,10 @@ impl Engine {
 
     /// Types the first instruction if it is still pending; exactly once, whoever calls.
     async fn type_first_instruction(&self, entry: &Arc<SessionEntry>) {
+        // Once typed, a `ready` does not wait for a write in progress (a stopped child).
+        if entry.first_instruction.lock().is_none() {
+            return;
+        }
         let _turn = entry.typing.lock().await;
         let first = entry.first_instruction.lock().take();
         if let Some(text) = first
@@ -481,12 +485,9 @@ impl Engine {
     /// user left half-done). Not while a question waits for an answer: what is typed then
     /// answers it, and the instruction waits for the input prompt.
     async fn first_instruction_before_input(&self, entry: &Arc<SessionEntry>) {
-        if entry.first_instruction.lock().is_none()
-            || entry.info.lock().status == SessionStatus::Blocked
-        {
-            return;
+        if entry.info.lock().status != SessionStatus::Blocked {
+            self.type_first_instruction(entry).await;
         }
-        self.type_first_instruction(entry).await;
     }
 
     /// Writes raw bytes (keystrokes) to a session's terminal, after its first instruction
