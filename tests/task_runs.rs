@@ -455,3 +455,64 @@ fn result_files_come_from_git_when_none_are_listed() {
     );
     assert_eq!(std::fs::read_to_string(d.join(".git/HEAD")).unwrap(), head);
 }
+
+/// Where `needle` first shows on the session's screen, once it shows.
+fn screen_position(s: &Server, sid: &str, needle: &str) -> usize {
+    wait_screen(s, sid, needle);
+    screen(s, sid).find(needle).unwrap_or(usize::MAX)
+}
+
+#[test]
+fn a_shell_task_runs_its_first_line_before_what_is_sent_after_a_quick_pause() {
+    let s = Server::start();
+    let r = s.post(
+        TASKS,
+        json!({"name": "first", "description": "echo first-$((1+1))", "providerId": "shell"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.json()["task"]["id"].as_str().unwrap().to_string();
+    let t = start(&s, &id);
+    let sid = t["metadata"]["sessionId"].as_str().unwrap().to_string();
+    // Paused and resumed at once: the shell has not settled at its prompt, so the first
+    // line is still to be typed when the next input comes.
+    let r = s.post_empty(&format!("{TASKS}/{id}/pause"));
+    assert_eq!(
+        r.json()["task"]["metadata"]["status"],
+        "paused",
+        "{}",
+        r.body
+    );
+    let r = s.post_empty(&format!("{TASKS}/{id}/resume"));
+    assert_eq!(
+        r.json()["task"]["metadata"]["status"],
+        "running",
+        "{}",
+        r.body
+    );
+    let r = s.post(
+        &format!("/api/coding-agents/sessions/{sid}/messages"),
+        json!({"text": "echo second-$((2+2))"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    let first = screen_position(&s, &sid, "\nfirst-2");
+    let second = screen_position(&s, &sid, "\nsecond-4");
+    assert!(
+        first < second,
+        "the first line ran after what was sent later:\n{}",
+        screen(&s, &sid)
+    );
+    let sent: Vec<String> = s
+        .get(&format!("/api/coding-agents/sessions/{sid}/messages"))
+        .json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(sent, ["echo first-$((1+1))", "echo second-$((2+2))"]);
+    let r = s.post_empty(&format!("{TASKS}/{id}/cancel"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(session_pids(&sid).is_empty());
+}

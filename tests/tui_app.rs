@@ -144,7 +144,17 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     )
     .await;
 
-    // Enter types into the agent; what is typed reaches the shell.
+    // The task's first line runs (typed once the shell settled at its prompt, pause or not).
+    wait_for(&mut app, &mut events, "sleep 100 to run", |_| {
+        support::session_pids(&sid).iter().any(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == b"sleep\x00100\x00")
+        })
+    })
+    .await;
+
+    // Enter types into the agent; what is typed reaches the shell: Ctrl-c interrupts the
+    // sleep (sent while bash itself sits at its prompt, it would race bash's own handling of
+    // SIGINT with the keys typed after it).
     app.on_terminal_event(key(KeyCode::Enter));
     assert!(app.typing);
     app.on_terminal_event(E::Key(KeyEvent::new(
@@ -313,6 +323,48 @@ async fn changes_from_the_api_side_show_up_and_filter_works() {
 /// config: `perm` makes it ask a permission, which `manual` approval leaves to the user.
 /// The built-in providers, with the shell started in an empty HOME: a user's rc files (a
 /// version manager's `init`, with its lock files) must not slow or stall the tests' shells.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_typed_before_the_shell_settles_come_after_the_first_line() {
+    use orchestra::tui::backend::Cockpit;
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateDir::lock(&dir.path().join("state")).unwrap();
+    let config = EngineConfig::new(shell_in_an_empty_home(dir.path()), dir.path().into());
+    let engine = Engine::open(&state, config).await.unwrap();
+    let cockpit = EngineCockpit::new(engine.clone());
+    let task = engine
+        .create_task(orchestra::engine::CreateTask {
+            name: "first line".into(),
+            description: "echo first-$((1+1))".into(),
+            provider_id: Some("shell".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let task = engine.start_task(&task.id).await.unwrap();
+    let sid = task.metadata.session_id.clone().unwrap();
+    // Paused and resumed at once, then keys: the shell has not settled at its prompt yet.
+    engine.pause_task(&task.id).await.unwrap();
+    engine.resume_task(&task.id).await.unwrap();
+    cockpit
+        .write_input(&sid, b"echo second-$((2+2))\r".to_vec())
+        .unwrap();
+    let pty = engine.session_pty(&sid).unwrap();
+    let shown = |needle: &str| pty.with_screen(|s| s.contents().find(needle));
+    assert!(
+        support::wait_until(Duration::from_secs(15), || shown("\nfirst-2").is_some()
+            && shown("\nsecond-4").is_some()),
+        "{}",
+        pty.with_screen(|s| s.contents())
+    );
+    assert!(
+        shown("\nfirst-2") < shown("\nsecond-4"),
+        "the first line ran after the keys typed later:\n{}",
+        pty.with_screen(|s| s.contents())
+    );
+    engine.cancel_task(&task.id).await.unwrap();
+    assert!(support::session_pids(&sid).is_empty());
+}
+
 fn shell_in_an_empty_home(dir: &std::path::Path) -> Providers {
     let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();

@@ -86,8 +86,12 @@ pub(crate) struct SessionEntry {
     pub(crate) provider: Option<Provider>,
     pub(crate) messages: Mutex<Vec<Message>>,
     reply: Mutex<Option<PendingReply>>,
-    /// The first instruction, still to be typed once the agent is ready.
+    /// The first instruction, still to be typed once the agent is ready (or before the first
+    /// input someone else types, see [`Engine::write_input`]).
     first_instruction: Mutex<Option<String>>,
+    /// Held while anything is typed into the terminal: what is typed (the first instruction,
+    /// sends, raw input) reaches it whole and in the order it was taken.
+    typing: tokio::sync::Mutex<()>,
     /// Ended on purpose (delete, cancel): the task it runs is cancelled, not failed.
     pub(crate) ending_on_purpose: AtomicBool,
     /// Screen classification and turn state of coding agents (see `agents.rs`).
@@ -363,7 +367,11 @@ impl Engine {
             provider: Some(provider.clone()),
             messages: Mutex::new(Vec::new()),
             reply: Mutex::new(None),
-            first_instruction: Mutex::new(None),
+            // Typed once the program is ready for input, so it lands at its prompt rather
+            // than being echoed by the terminal before the prompt is drawn. Set before the
+            // follower starts, so no `ready` can come before it is there.
+            first_instruction: Mutex::new(typed_first.then(|| req.task.clone())),
+            typing: tokio::sync::Mutex::new(()),
             ending_on_purpose: AtomicBool::new(false),
             agent: Default::default(),
             facts: Mutex::new(facts),
@@ -382,11 +390,6 @@ impl Engine {
         }
         self.publish_session(SessionEventKind::Started, &info);
         tokio::spawn(self.clone().follow(entry.clone(), inbox));
-        if typed_first {
-            // Typed once the program is ready for input, so it lands at its prompt rather
-            // than being echoed by the terminal before the prompt is drawn.
-            *entry.first_instruction.lock() = Some(req.task.clone());
-        }
         tracing::info!(session = %id, provider = %provider.id, pid = info.pid, "session started");
         Ok(info)
     }
@@ -456,14 +459,50 @@ impl Engine {
             self.finish_reply(entry).await;
         }
         if status == SessionStatus::Ready {
-            let first = entry.first_instruction.lock().take();
-            if let Some(text) = first
-                && let Err(e) = self.send_to(entry, Input::Text(text), None).await
-            {
-                tracing::warn!(error = %e, "could not type the first instruction");
-            }
+            self.type_first_instruction(entry).await;
         }
         self.session_status_changed(entry, status).await;
+    }
+
+    /// Types the first instruction if it is still pending; exactly once, whoever calls.
+    async fn type_first_instruction(&self, entry: &Arc<SessionEntry>) {
+        // Once typed, a `ready` does not wait for a write in progress (a stopped child).
+        if entry.first_instruction.lock().is_none() {
+            return;
+        }
+        let _turn = entry.typing.lock().await;
+        let first = entry.first_instruction.lock().take();
+        if let Some(text) = first
+            && let Err(e) = self.type_now(entry, Input::Text(text), None).await
+        {
+            tracing::warn!(error = %e, "could not type the first instruction");
+        }
+    }
+
+    /// Before input someone types into a session that is not ready yet (still starting, or
+    /// its output not settled): the first instruction goes first, so the typed input comes
+    /// after it instead of ahead of it (and the instruction is not typed into a line the
+    /// user left half-done). Not while a question waits for an answer: what is typed then
+    /// answers it, and the instruction waits for the input prompt.
+    async fn first_instruction_before_input(&self, entry: &Arc<SessionEntry>) {
+        if entry.info.lock().status != SessionStatus::Blocked {
+            self.type_first_instruction(entry).await;
+        }
+    }
+
+    /// Writes raw bytes (keystrokes) to a session's terminal, after its first instruction
+    /// (see `first_instruction_before_input`) and after whatever was typed before them.
+    pub async fn write_input(&self, id: &str, bytes: Vec<u8>) -> EngineResult<()> {
+        let entry = self.session_entry(id)?;
+        self.first_instruction_before_input(&entry).await;
+        let _turn = entry.typing.lock().await;
+        let pty = entry.live_pty()?.clone();
+        // A child that does not read its input can make a PTY write block: keep that off the
+        // async workers.
+        tokio::task::spawn_blocking(move || pty.write(&bytes))
+            .await
+            .map_err(|e| EngineError::Internal(format!("write failed: {e}")))?
+            .map_err(session_error)
     }
 
     /// Records the agent's reply to the last send, if there is one pending.
@@ -524,6 +563,17 @@ impl Engine {
         send: Input,
         auto: Option<String>,
     ) -> EngineResult<Message> {
+        let _turn = entry.typing.lock().await;
+        self.type_now(entry, send, auto).await
+    }
+
+    /// `send_to`, the caller holding the session's `typing` turn.
+    async fn type_now(
+        &self,
+        entry: &Arc<SessionEntry>,
+        send: Input,
+        auto: Option<String>,
+    ) -> EngineResult<Message> {
         let pty = entry.live_pty()?.clone();
         // The previous reply ends where this send begins.
         self.finish_reply(entry).await;
@@ -562,6 +612,7 @@ impl Engine {
             // Validate every key before sending any.
             crate::session::parse_keys(k).map_err(session_error)?;
         }
+        self.first_instruction_before_input(&entry).await;
         self.send_to(&entry, send, None).await
     }
 
@@ -799,6 +850,7 @@ impl Engine {
                 provider: None,
                 reply: Mutex::new(None),
                 first_instruction: Mutex::new(None),
+                typing: tokio::sync::Mutex::new(()),
                 ending_on_purpose: AtomicBool::new(false),
                 agent: Default::default(),
                 facts: Mutex::new(Facts::ended()),

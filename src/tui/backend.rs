@@ -145,9 +145,9 @@ pub trait Cockpit: Send + Sync + 'static {
 /// [`Cockpit`] over the in-process engine.
 pub struct EngineCockpit {
     engine: Engine,
-    /// One writer thread per session typed into: a write to a stopped child's full PTY
-    /// blocks that thread, never the UI.
-    writers: Mutex<HashMap<String, std::sync::mpsc::Sender<Vec<u8>>>>,
+    /// One writer task per session typed into, so bytes keep their order: a write to a
+    /// stopped child's full PTY holds that task, never the UI.
+    writers: Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<Vec<u8>>>>,
 }
 
 impl EngineCockpit {
@@ -404,24 +404,20 @@ impl Cockpit for EngineCockpit {
                 }
             }
         }
-        let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| "no runtime to type from: input was not sent".to_string())?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         let engine = self.engine.clone();
         let id = session_id.to_string();
-        std::thread::Builder::new()
-            .name(format!("tui-input-{}", &id[..id.len().min(8)]))
-            .stack_size(128 * 1024)
-            .spawn(move || {
-                while let Ok(bytes) = rx.recv() {
-                    let Some(pty) = engine.session_pty(&id) else {
-                        break;
-                    };
-                    if pty.write(&bytes).is_err() {
-                        // Ended: dropping the receiver makes the next send fail.
-                        break;
-                    }
+        // Through the engine, so what is typed comes after the task's first instruction.
+        runtime.spawn(async move {
+            while let Some(bytes) = rx.recv().await {
+                if engine.write_input(&id, bytes).await.is_err() {
+                    // Ended: dropping the receiver makes the next send fail.
+                    break;
                 }
-            })
-            .map_err(|e| format!("cannot start an input thread: {e}"))?;
+            }
+        });
         let _ = tx.send(bytes);
         writers.insert(session_id.to_string(), tx);
         Ok(())

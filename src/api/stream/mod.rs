@@ -11,8 +11,8 @@ mod size;
 mod sync;
 
 use super::error::ApiError;
-use crate::engine::{Engine, SessionStatus};
-use crate::session::{PtySession, SessionError};
+use crate::engine::{Engine, EngineError, SessionStatus};
+use crate::session::PtySession;
 use crate::wire::{StreamEvent, StreamRequest};
 use axum::Extension;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -292,20 +292,18 @@ impl Client {
             if input.is_empty() {
                 continue;
             }
-            let Some(pty) = pty.clone() else {
+            if pty.is_none() {
                 report("the session has ended; input was not delivered".into());
                 continue;
-            };
+            }
             self.activity(Activity::Input).await;
-            // A program that does not read its input makes a PTY write block: keep that off
-            // the async workers. This client's next input waits for it, so order is kept.
-            let written = tokio::task::spawn_blocking(move || pty.write(&input)).await;
-            match written {
-                Ok(Ok(())) => {}
-                Ok(Err(SessionError::Ended)) => {
+            // Through the engine, so it comes after the task's first instruction. This
+            // client's next input waits for it, so order is kept.
+            match self.engine.write_input(&self.session_id, input).await {
+                Ok(()) => {}
+                Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {
                     report("the session has ended; input was not delivered".into())
                 }
-                Ok(Err(e)) => report(format!("input was not delivered: {e}")),
                 Err(e) => report(format!("input was not delivered: {e}")),
             }
         }
