@@ -106,13 +106,15 @@ fn run(
 }
 
 impl Run {
-    /// Creates the task for this CLI under `approval` and starts it; returns its id.
+    /// Creates the task for this CLI under `approval` and starts it; returns its id. The
+    /// agent works in the repository itself (no worktree): the scripted model's tool calls
+    /// name paths under it. Worktrees are tested in `git_worktrees.rs`.
     fn start_task(&self, description: &str, approval: &str) -> String {
         let t = create_task(
             &self.s,
             "hello",
             json!({"description": description, "providerId": self.cli, "approval": approval,
-                   "workingDirectory": self.work.path()}),
+                   "workingDirectory": self.work.path(), "isolation": "none"}),
         );
         let id = t["id"].as_str().expect("task id").to_string();
         let r = self.s.post_empty(&format!("{API}/tasks/{id}/start"));
@@ -155,12 +157,23 @@ impl Run {
         )
     }
 
+    /// Where the agent works: the task's own git worktree (coding agents in a repository get
+    /// one by default), else the repository itself.
+    fn agent_dir(&self, t: &Value) -> std::path::PathBuf {
+        let task = if t["task"].is_object() { &t["task"] } else { t };
+        match task["metadata"]["worktree"]["path"].as_str() {
+            Some(path) => std::path::PathBuf::from(path),
+            None => self.work.path().to_path_buf(),
+        }
+    }
+
     /// The file-writing task completed with the scripted reply and `filesCreated`.
     fn assert_hello_done(&self, t: &Value, reply: &str) {
         let ctx = self.context(t);
         let m = &t["metadata"];
         assert_eq!(m["status"], "completed", "{}: {t}\n{ctx}", self.cli);
-        let hello = std::fs::read_to_string(self.work.path().join("hello.txt")).unwrap_or_default();
+        let hello =
+            std::fs::read_to_string(self.agent_dir(t).join("hello.txt")).unwrap_or_default();
         assert_eq!(hello.trim_end(), "hi", "{}: {t}\n{ctx}", self.cli);
         let summary = m["result"]["summary"].as_str().unwrap_or_default();
         assert!(
@@ -366,7 +379,10 @@ impl Run {
         }
         let (sid, permission) = self.wait_prompt(&id, "permission");
         // Asked before the file exists, and the task waits for the answer.
-        assert!(!self.work.path().join("hello.txt").exists(), "{permission}");
+        assert!(
+            !self.agent_dir(&self.task(&id)).join("hello.txt").exists(),
+            "{permission}"
+        );
         assert_eq!(self.task(&id)["metadata"]["status"], "running");
         self.answer(&sid, &permission, allow);
         let t = self.wait_final(&id);
