@@ -319,10 +319,6 @@ async fn changes_from_the_api_side_show_up_and_filter_works() {
     engine.shutdown().await;
 }
 
-/// The fake coding agent (tests/fixtures/agents/fake/agent.py) as a provider in a user
-/// config: `perm` makes it ask a permission, which `manual` approval leaves to the user.
-/// The built-in providers, with the shell started in an empty HOME: a user's rc files (a
-/// version manager's `init`, with its lock files) must not slow or stall the tests' shells.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_typed_before_the_shell_settles_come_after_the_first_line() {
     use orchestra::tui::backend::Cockpit;
@@ -365,6 +361,8 @@ async fn keys_typed_before_the_shell_settles_come_after_the_first_line() {
     assert!(support::session_pids(&sid).is_empty());
 }
 
+/// The built-in providers, with the shell started in an empty HOME: a user's rc files (a
+/// version manager's `init`, with its lock files) must not slow or stall the tests' shells.
 fn shell_in_an_empty_home(dir: &std::path::Path) -> Providers {
     let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -378,6 +376,8 @@ fn shell_in_an_empty_home(dir: &std::path::Path) -> Providers {
     Providers::from_config(&config, None).unwrap()
 }
 
+/// The fake coding agent (tests/fixtures/agents/fake/agent.py) as a provider in a user
+/// config: `perm` makes it ask a permission, which `manual` approval leaves to the user.
 fn fake_agent_providers(dir: &std::path::Path) -> Providers {
     let path = support::fake_agent_config(dir, &[]);
     let config = orchestra::providers::Config::load(Some(&path)).unwrap();

@@ -175,7 +175,15 @@ impl Engine {
         if task.status().is_final() {
             return Ok(task);
         }
-        self.move_task(id, TaskStatus::Cancelled, None).await
+        match self.move_task(id, TaskStatus::Cancelled, None).await {
+            // The session's exit, ended just now on purpose, cancelled it between the read
+            // above and this move: the cancel happened, once.
+            Err(e @ EngineError::Conflict(_)) => match self.get_task(id) {
+                Ok(task) if task.status() == TaskStatus::Cancelled => Ok(task),
+                _ => Err(e),
+            },
+            moved => moved,
+        }
     }
 
     /// Output lines of a session reach its task (the newest ones; all are in the transcript).
