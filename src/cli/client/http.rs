@@ -78,18 +78,7 @@ fn normalize_url(raw: &str) -> CliResult<String> {
     Ok(url.trim_end_matches('/').to_string())
 }
 
-/// Percent-encodes one path segment (ids are opaque strings).
-pub fn segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+pub use crate::wire::path_segment as segment;
 
 impl Client {
     /// Finds orchestra: `url` (from `--url` or `ORCHESTRA_URL`), else `server.json` in the state
@@ -307,9 +296,7 @@ impl Client {
     /// e.g. the provider is not installed): the server is fine, the request cannot be done.
     /// A 500, or a 5xx that is not orchestra's answer, is a server failure.
     fn refusal(&self, method: Method, path: &str, status: u16, text: &str) -> CliError {
-        let ours = serde_json::from_str::<Value>(text)
-            .ok()
-            .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_string));
+        let ours = crate::wire::error_sentence(text.as_bytes());
         let sentence = ours.clone().unwrap_or_else(|| {
             let snippet: String = text.trim().chars().take(200).collect();
             if snippet.is_empty() {
@@ -322,7 +309,7 @@ impl Client {
             }
         });
         let sentence = if status == 401 && self.token.is_none() {
-            format!("{sentence} (pass --token or set ORCHESTRA_TOKEN)")
+            format!("{sentence}{}", crate::wire::TOKEN_HINT)
         } else {
             sentence
         };

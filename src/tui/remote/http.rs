@@ -41,18 +41,7 @@ impl std::fmt::Display for ApiError {
     }
 }
 
-/// Percent-encodes one path segment (ids are opaque strings).
-pub fn segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+pub use crate::wire::path_segment as segment;
 
 impl Api {
     pub fn new(base: &str, token: Option<String>) -> Api {
@@ -138,15 +127,11 @@ impl Api {
                 ApiError::Unreachable(format!("cannot read the answer from {}: {e}", self.base))
             })?;
         if !(200..300).contains(&status) {
-            let error = serde_json::from_slice::<Value>(&bytes)
-                .ok()
-                .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_string))
+            let mut error = crate::wire::error_sentence(&bytes)
                 .unwrap_or_else(|| format!("{path} failed with HTTP {status}"));
-            let error = if status == 401 && self.token.is_none() {
-                format!("{error} (pass --token or set ORCHESTRA_TOKEN)")
-            } else {
-                error
-            };
+            if status == 401 && self.token.is_none() {
+                error.push_str(crate::wire::TOKEN_HINT);
+            }
             return Err(ApiError::Refused { status, error });
         }
         Ok(bytes)
