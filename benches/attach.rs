@@ -289,19 +289,7 @@ impl Daemon {
 
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
         let url = format!("http://{}/api/coding-agents{path}", self.addr);
-        let resp = match (method, body) {
-            ("GET", _) => self.http.get(&url).call(),
-            (_, Some(b)) => self
-                .http
-                .post(&url)
-                .header("Content-Type", "application/json")
-                .send(b.to_string().as_str()),
-            (_, None) => self.http.post(&url).send_empty(),
-        };
-        resp.ok()
-            .and_then(|mut r| r.body_mut().read_to_string().ok())
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Value::Null)
+        support::json_call(&self.http, method, &url, body)
     }
 
     /// Types a line into a session's shell.

@@ -20,3 +20,25 @@ pub fn cpu_ticks(pid: i32) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// A JSON request to a bench's server: GET, or POST with or without a body; `Null` when it
+/// fails (benches report what they measured, they do not judge the API).
+pub fn json_call(
+    http: &ureq::Agent,
+    method: &str,
+    url: &str,
+    body: Option<serde_json::Value>,
+) -> serde_json::Value {
+    let resp = match (method, body) {
+        ("GET", _) => http.get(url).call(),
+        (_, Some(b)) => http
+            .post(url)
+            .header("Content-Type", "application/json")
+            .send(b.to_string().as_str()),
+        (_, None) => http.post(url).send_empty(),
+    };
+    resp.ok()
+        .and_then(|mut r| r.body_mut().read_to_string().ok())
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
