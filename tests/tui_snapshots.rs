@@ -1035,6 +1035,13 @@ fn the_details_pane_keeps_the_lines_of_multi_line_text() {
         let mut t = (*snap.tasks[4]).clone();
         t.description = "echo one\necho two".into();
         t.metadata.error = Some("exit code 2\nsecond line of the error".into());
+        t.name = "two\nwords".into();
+        t.metadata.steps = vec![Step {
+            id: "1".into(),
+            description: "first step line\nsecond step line".into(),
+            status: StepStatus::Failed,
+            output: None,
+        }];
         snap.tasks[4] = Arc::new(t);
     }
     let mut a = app(&f);
@@ -1043,7 +1050,16 @@ fn the_details_pane_keeps_the_lines_of_multi_line_text() {
     let t = render(&mut a, 100, 30);
     let text = format!("{:?}", t.backend());
     assert!(!text.contains("echo oneecho two"), "{text}");
-    for line in ["echo one ", "echo two ", "second line of the error"] {
+    assert!(!text.contains("twowords"), "{text}");
+    assert!(!text.contains("first step linesecond"), "{text}");
+    for line in [
+        "echo one ",
+        "echo two ",
+        "second line of the error",
+        "two words",
+        "first step line ",
+        "second step line",
+    ] {
         assert!(text.contains(line), "{line:?} missing:\n{text}");
     }
 }

@@ -169,13 +169,15 @@ impl App {
         }
         for s in &t.metadata.steps {
             let (sym, color) = step_symbol(s.status);
+            let mut rows = s.description.lines();
             lines.push(Line::from(vec![
                 Span::styled(
                     format!("{sym} "),
                     Style::default().fg(color).add_modifier(Modifier::BOLD),
                 ),
-                Span::raw(s.description.clone()),
+                Span::raw(rows.next().unwrap_or_default().to_string()),
             ]));
+            lines.extend(rows.map(|r| Line::from(format!("  {r}"))));
             if let Some(out) = &s.output
                 && !out.is_empty()
             {

@@ -75,8 +75,20 @@ fn elapsed(task: &Task, now: i64) -> Option<String> {
     Some(format_elapsed(end - start))
 }
 
-/// Cuts `s` to `w` columns (with `…`) and pads it to exactly `w`.
+/// Cuts `s` to `w` columns (with `…`) and pads it to exactly `w`. One row: a line break or
+/// another control character in it (a name set through the API) shows as a space, never glues
+/// words together or moves the cursor.
 pub fn fit(s: &str, w: usize) -> String {
+    let flat: String;
+    let s = if s.chars().any(char::is_control) {
+        flat = s
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        flat.as_str()
+    } else {
+        s
+    };
     let mut out = String::new();
     let mut used = 0;
     if s.width() <= w {
