@@ -5,9 +5,6 @@ use crate::boot;
 use anyhow::Result;
 use std::io::Write;
 
-// The TUI's in-process orchestra starts through these names.
-pub use crate::boot::{Running, start, termination};
-
 /// `orchestra serve`: runs until a signal or a stop request, then stops gracefully.
 pub async fn run(args: &ServerArgs) -> Result<()> {
     let mut running = boot::start(args).await?;
