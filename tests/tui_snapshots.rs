@@ -665,6 +665,24 @@ fn overlays_at_80x24_and_50x12() {
     both_sizes("typing", &f, |a| keys(a, &[Enter]));
     both_sizes("steps_focus", &f, |a| keys(a, &[Tab]));
     both_sizes("terminal_focus", &f, |a| keys(a, &[Tab, Tab]));
+    // The list-management overlays: delete a finished task, edit a pending one, remove an
+    // ended session's row.
+    both_sizes("confirm_delete_task", &f, |a| {
+        a.select_task("t-done");
+        keys(a, &[Char('D')]);
+    });
+    both_sizes("form_edit", &f, |a| {
+        a.select_task("t-pen");
+        keys(a, &[Char('e')]);
+    });
+    let g = fake();
+    g.snap.lock().sessions.push(session(
+        "s-old",
+        None,
+        orchestra::engine::SessionStatus::Exited,
+        true,
+    ));
+    both_sizes("confirm_remove_session", &g, |a| keys(a, &[End, Char('D')]));
 }
 
 #[test]
