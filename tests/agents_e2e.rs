@@ -25,6 +25,13 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// A temp git repository with one commit, so orchestra can tell which files a task created.
 fn git_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("README.md"), "a test repository\n").expect("write");
+    commit_all(dir.path());
+    dir
+}
+
+/// Commits everything in `dir` (making it a repository first if it is not one).
+fn commit_all(dir: &Path) {
     let git = |args: &[&str]| {
         let ok = Command::new("git")
             .args([
@@ -36,8 +43,8 @@ fn git_repo() -> tempfile::TempDir {
                 "commit.gpgsign=false",
             ])
             .args(args)
-            .current_dir(dir.path())
-            .env("HOME", dir.path())
+            .current_dir(dir)
+            .env("HOME", dir)
             .output()
             .expect("git")
             .status
@@ -45,10 +52,8 @@ fn git_repo() -> tempfile::TempDir {
         assert!(ok, "git {args:?}");
     };
     git(&["init", "-q"]);
-    std::fs::write(dir.path().join("README.md"), "a test repository\n").expect("write");
     git(&["add", "."]);
     git(&["commit", "-qm", "start"]);
-    dir
 }
 
 /// One CLI's run: the model server, the orchestra server whose sessions reach it, the repo.
@@ -58,6 +63,10 @@ struct Run {
     work: tempfile::TempDir,
     _home: tempfile::TempDir,
     cli: &'static str,
+    /// The provider the tasks name: `cli` without a version suffix (`claude-2.1.197` is an
+    /// older claude, run through a config that points the `claude` provider at it).
+    provider: &'static str,
+    _config: tempfile::TempDir,
     _guard: std::sync::MutexGuard<'static, ()>,
 }
 
@@ -94,13 +103,24 @@ fn run(
     ];
     all.extend(env(&model.url));
     let all: Vec<(&str, &str)> = all.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let s = Server::start_with_env(&[], &all);
+    let provider = cli.split('-').next().unwrap_or(cli);
+    let config = tempfile::tempdir().expect("tempdir");
+    let config_file = config.path().join("config.toml");
+    let override_command = if provider == cli {
+        String::new()
+    } else {
+        format!("[[provider]]\nid = \"{provider}\"\ncommand = \"{cli}\"\n")
+    };
+    std::fs::write(&config_file, override_command).expect("write config");
+    let s = Server::start_with_env(&["--config", &config_file.to_string_lossy()], &all);
     Some(Run {
         model,
         s,
         work,
         _home: home,
         cli,
+        provider,
+        _config: config,
         _guard: guard,
     })
 }
@@ -113,7 +133,7 @@ impl Run {
         let t = create_task(
             &self.s,
             "hello",
-            json!({"description": description, "providerId": self.cli, "approval": approval,
+            json!({"description": description, "providerId": self.provider, "approval": approval,
                    "workingDirectory": self.work.path(), "isolation": "none"}),
         );
         let id = t["id"].as_str().expect("task id").to_string();
@@ -224,7 +244,6 @@ fn claude_env(url: &str) -> Vec<(&'static str, String)> {
 }
 
 #[test]
-#[ignore = "issue 11: under load the task can complete on the trust screen before the agent worked; run with --ignored"]
 fn claude_2_1_332_auto_writes_a_file_and_answers_a_follow_up() {
     let write = hello_script(
         "Write",
@@ -300,8 +319,24 @@ impl Run {
             .and_then(|m| m["text"].as_str().map(str::to_string))
             .unwrap_or_default();
         // Exactly the reply: no input box, status line or reply marker (opencode's left margin
-        // stays: trimmed).
-        assert_eq!(text.trim(), FOLLOW_UP_REPLY, "{}: {text:?}", self.cli);
+        // stays: trimmed). A streaming CLI can leave a partial line of it behind on the
+        // screen (aider redraws as tokens arrive): a start of the reply is not chrome.
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(
+            lines.last(),
+            Some(&FOLLOW_UP_REPLY),
+            "{}: {text:?}",
+            self.cli
+        );
+        assert!(
+            lines.iter().all(|l| FOLLOW_UP_REPLY.starts_with(l)),
+            "{}: {text:?}",
+            self.cli
+        );
     }
 
     fn session(&self, task_id: &str) -> (String, Value) {
@@ -341,7 +376,13 @@ impl Run {
                     .find(|o| o["label"].as_str().is_some_and(|l| l.starts_with(label)))
             })
             .and_then(|o| o["key"].as_str())
-            .unwrap_or_else(|| panic!("no option {label:?} in {prompt}"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: no option {label:?} in {prompt}\nscreen:\n{}",
+                    self.cli,
+                    screen(&self.s, sid)
+                )
+            })
             .to_string();
         let r = self.s.post(
             &format!("{API}/sessions/{sid}/answer"),
@@ -388,6 +429,123 @@ impl Run {
         let t = self.wait_final(&id);
         self.assert_hello_done(&t, DONE);
     }
+}
+
+#[test]
+fn claude_2_1_332_is_told_how_to_report_and_its_step_shows_in_the_task() {
+    // The scripted model runs `orchestra report step` through Claude's shell tool, as an
+    // agent that read orchestra's instructions would.
+    let report = |cwd: &Path| {
+        Script::new(cwd)
+            .turn(Turn::on_tool_result("", Reply::text(DONE)).offering("Bash"))
+            .turn(
+                Turn::on_prompt(
+                    "report a step",
+                    Reply::tool(
+                        "Bash",
+                        json!({"command": "orchestra report step 'Writing the greeting'",
+                               "description": "Report a step to orchestra"}),
+                    ),
+                )
+                .offering("Bash"),
+            )
+            .fallback("Nothing scripted for that.")
+    };
+    let Some(r) = run("claude", report, claude_home, claude_env) else {
+        return;
+    };
+    // Under `manual` its shell tool asks first (under `auto` Claude asks the model whether
+    // the command is safe, which this script does not answer).
+    let id = r.start_task("report a step to orchestra", "manual");
+    let (sid, trust) = r.wait_prompt(&id, "trust");
+    r.answer(&sid, &trust, "Yes");
+    let (sid, permission) = r.wait_prompt(&id, "permission");
+    r.answer(&sid, &permission, "Yes");
+    let ok = wait_until(WAIT, || {
+        r.task(&id)["metadata"]["steps"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["description"] == "Writing the greeting"))
+    });
+    let t = r.task(&id);
+    assert!(ok, "no step reported: {t}\n{}", r.context(&t));
+    // It learnt of `orchestra report` from its system prompt, not from a file in the repo.
+    let told = r.model.requests_to("/v1/messages").iter().any(|q| {
+        q.body["system"]
+            .to_string()
+            .contains("orchestra report step")
+    });
+    assert!(told, "{}", r.model.log());
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(r.work.path())
+        .output()
+        .expect("git status");
+    assert!(
+        status.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+}
+
+/// Claude Code from about six months before the pinned one: its `--permission-mode` has
+/// `default` where the pinned one has `manual`.
+const CLAUDE_OLDER: &str = "claude-2.1.197";
+
+#[test]
+fn claude_2_1_197_manual_asks_before_writing_and_the_api_answers() {
+    let Some(r) = run(
+        CLAUDE_OLDER,
+        hello_script(
+            "Write",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        claude_home,
+        claude_env,
+    ) else {
+        return;
+    };
+    r.manual_flow(&[("trust", "Yes")], "Yes");
+}
+
+#[test]
+fn claude_2_1_197_safe_answers_trust_and_asks_before_writing() {
+    let Some(r) = run(
+        CLAUDE_OLDER,
+        hello_script(
+            "Write",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        claude_home,
+        claude_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "safe");
+    let (sid, permission) = r.wait_prompt(&id, "permission");
+    let ms = r.s.get(&format!("{API}/sessions/{sid}/messages")).json()["messages"].clone();
+    assert!(
+        ms.as_array().is_some_and(|m| m
+            .iter()
+            .any(|m| m["auto"].as_str().is_some_and(|a| a.contains("trust")))),
+        "the trust prompt was answered under safe: {ms}"
+    );
+    r.answer(&sid, &permission, "Yes");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+}
+
+#[test]
+fn claude_2_1_197_auto_writes_without_asking() {
+    let write = hello_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(r) = run(CLAUDE_OLDER, write, claude_home, claude_env) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
 }
 
 fn gemini_home(home: &Path, _work: &Path, _url: &str) {
@@ -460,7 +618,6 @@ fn gemini_0_61_0_manual_asks_before_writing_and_the_api_answers() {
 }
 
 #[test]
-#[ignore = "orchestra bug: codex 0.171 under manual (-a on-request) applies the patch without asking (issue 11)"]
 fn codex_0_171_0_manual_asks_before_writing_and_the_api_answers() {
     let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
     let Some(r) = run(
@@ -511,7 +668,6 @@ fn opencode_home(home: &Path, _work: &Path, url: &str) {
 }
 
 #[test]
-#[ignore = "issue 11: under load the task can complete as finished before the work; run with --ignored"]
 fn opencode_1_18_33_auto_writes_a_file_and_answers_a_follow_up() {
     let Some(r) = run(
         "opencode",
@@ -536,10 +692,32 @@ fn opencode_1_18_33_auto_writes_a_file_and_answers_a_follow_up() {
     );
 }
 
-fn aider_home(home: &Path, work: &Path, _url: &str) {
+#[test]
+fn opencode_1_18_33_manual_asks_before_writing_and_the_api_answers() {
+    // Its own default lets it edit without asking; the preset makes it ask.
+    let Some(r) = run(
+        "opencode",
+        hello_script(
+            "write",
+            json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        opencode_home,
+        |_| vec![],
+    ) else {
+        return;
+    };
+    r.manual_flow(&[], "Allow once");
+}
+
+fn aider_home(home: &Path, work: &Path, url: &str) {
     // Aider adds `.aider*` to a .gitignore that lacks it (its own housekeeping, not the
     // task's work): a repository that already ignores it.
     std::fs::write(work.join(".gitignore"), ".aider*\n").expect("write .gitignore");
+    aider_caches(home, work, url);
+}
+
+/// A model price table, or aider tries to download one.
+fn aider_caches(home: &Path, _work: &Path, _url: &str) {
     let dir = home.join(".aider/caches");
     std::fs::create_dir_all(&dir).expect("mkdir aider caches");
     let prices = json!({"gpt-4o": {"max_input_tokens": 128000, "max_output_tokens": 16384,
@@ -564,7 +742,6 @@ fn aider_env(url: &str) -> Vec<(&'static str, String)> {
 }
 
 #[test]
-#[ignore = "issue 11: under load the task can complete on the echo of its own request before aider answered; run with --ignored"]
 fn aider_0_86_2_auto_writes_a_file_and_answers_a_follow_up() {
     // Aider edits through edit blocks in its reply text, not a tool.
     let edit =
@@ -592,4 +769,30 @@ fn aider_0_86_2_auto_writes_a_file_and_answers_a_follow_up() {
         "{}",
         r.model.log()
     );
+}
+
+#[test]
+fn aider_0_86_2_manual_asks_first_then_before_writing() {
+    // A repository whose .gitignore lacks `.aider*`: aider asks to add it first (a question
+    // answered from the API; the change to .gitignore is the task's too, as modified), then
+    // takes the task up and asks before it creates the file.
+    let edit =
+        format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let Some(r) = run(
+        "aider",
+        |cwd| {
+            Script::new(cwd)
+                .turn(Turn::on_prompt(TASK, Reply::text(&edit)))
+                .fallback("Add hello.txt")
+        },
+        |home, work, url| {
+            std::fs::write(work.join(".gitignore"), "target/\n").expect("write .gitignore");
+            commit_all(work);
+            aider_caches(home, work, url);
+        },
+        aider_env,
+    ) else {
+        return;
+    };
+    r.manual_flow(&[("question", "Yes")], "Yes");
 }

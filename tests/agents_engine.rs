@@ -186,3 +186,74 @@ fn a_finished_turn_completes_the_task_and_keeps_the_session() {
     assert_eq!(info["ended"], false, "{info}");
     assert_eq!(info["status"], "ready");
 }
+
+/// Starts a task for the fake agent configured at `cfg` and waits until it completes.
+fn complete_task(s: &Server, description: &str) -> Value {
+    let r = s.post(
+        &format!("{API}/tasks"),
+        json!({"name": "t", "description": description, "providerId": "fake",
+               "approval": "safe"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let tid = r.json()["task"]["id"].as_str().unwrap().to_string();
+    let r = s.post_empty(&format!("{API}/tasks/{tid}/start"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    wait_task_status(s, &tid, "completed")
+}
+
+#[test]
+fn the_echo_of_a_typed_request_is_not_the_work() {
+    // The agent echoes the request, then thinks for 3 s with no busy indicator: a quiet
+    // screen that is not a prompt. The task waits for the reply.
+    let (_d, cfg) = config();
+    let s = Server::start_with(&["--config", &cfg]);
+    let task = complete_task(&s, "slow down and think");
+    assert_eq!(
+        task["metadata"]["result"]["summary"], "Done: slow down and think",
+        "{task}"
+    );
+}
+
+#[test]
+fn a_request_given_as_an_argument_waits_for_the_start_up_screens_and_the_reply() {
+    // The instruction is on the command line; the CLI shows a trust prompt first (answered
+    // under `safe`), then takes the request up, thinks quietly and replies.
+    let dir = tempfile::tempdir().unwrap();
+    let path = fake_agent_config(dir.path(), &["--trust", "--request", "{task}"]);
+    let cfg = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("deliver = \"type\"", "deliver = \"arg\"");
+    std::fs::write(&path, cfg).unwrap();
+    let s = Server::start_with(&["--config", &path.to_string_lossy()]);
+    let task = complete_task(&s, "slow and steady");
+    assert_eq!(
+        task["metadata"]["result"]["summary"], "Done: slow and steady",
+        "{task}"
+    );
+    let sid = task["metadata"]["sessionId"].as_str().unwrap();
+    let msgs = messages(&s, sid);
+    assert!(
+        msgs.iter()
+            .any(|m| m["role"] == "user" && m["auto"].is_string()),
+        "the trust prompt was answered automatically: {msgs:?}"
+    );
+}
+
+#[test]
+fn input_waits_until_the_cli_is_done_starting() {
+    // The fake agent draws `> ` 2 s before it reads input and drops what was typed before;
+    // its banner, a `started` pattern, says it has loaded.
+    let dir = tempfile::tempdir().unwrap();
+    let path = fake_agent_config(dir.path(), &["--late-banner"]);
+    let cfg = std::fs::read_to_string(&path).unwrap().replace(
+        "[provider.screen]\n",
+        "[provider.screen]\nstarted = ['Fake Agent v1']\n",
+    );
+    std::fs::write(&path, cfg).unwrap();
+    let s = Server::start_with(&["--config", &path.to_string_lossy()]);
+    let task = complete_task(&s, "hello there");
+    assert_eq!(
+        task["metadata"]["result"]["summary"], "You said: hello there",
+        "{task}"
+    );
+}

@@ -54,6 +54,7 @@ fn name(v: &Verdict) -> String {
         Verdict::Prompt(p) => p.kind.clone(),
         Verdict::Busy => "busy".into(),
         Verdict::Ready => "ready".into(),
+        Verdict::Starting => "starting".into(),
         Verdict::Unknown => "unknown".into(),
     }
 }

@@ -5,8 +5,10 @@
 //! - Under `approval: safe` (and `auto`) housekeeping prompts (trust this folder, update
 //!   notices, telemetry, theme) are answered automatically, each answer recorded as a `user`
 //!   message with `auto` saying what it was; permission and login prompts never are.
-//! - A task run by an agent completes when, after working on its instruction, the agent is
-//!   back at `ready` and stays there for the settle time: its last reply is the summary.
+//! - A task run by an agent completes when, after working on its instruction (a reply to it,
+//!   its busy indicator or a permission prompt once the instruction reached it — never
+//!   start-up output, a trust screen or the echo of the instruction), the agent is back at
+//!   `ready` and stays there for the settle time: its last reply is the summary.
 //! - Agent replies are screen diffs with the provider's chrome removed.
 
 use super::Engine;
@@ -31,13 +33,17 @@ pub(crate) struct AgentState {
     pub(super) prompt: Option<Prompt>,
     /// Automatic answers given, by prompt text.
     answered: HashMap<String, u32>,
-    /// The agent was busy after its instruction was delivered.
+    /// The agent worked on its task's request: it replied to it, showed its busy indicator or
+    /// asked permission for a tool after the request reached it. Output alone is not work:
+    /// start-up screens, the echo of the request and trust questions are output too.
     worked: bool,
     /// Bumped on every status change: a finished-turn timer checks nothing happened since.
     turn: u64,
     /// The screen was recognised once (input prompt, prompt or busy): before that, a quiet
     /// screen the patterns do not know is a CLI still starting, not one waiting for input.
     pub(super) recognised: bool,
+    /// The screen showed the CLI done starting (its `started` patterns) once.
+    started: bool,
 }
 
 impl SessionEntry {
@@ -51,12 +57,54 @@ impl SessionEntry {
         st.classifier.clone().filter(|c| !c.is_empty())
     }
 
+    /// The agent replied to a request: it works on its task.
+    pub(super) fn note_work(&self) {
+        self.agent.lock().worked = true;
+    }
+
+    /// What a quiet screen shows, from `status.rs`: a busy indicator or a permission prompt
+    /// once the request reached the agent is the agent working on it.
+    pub(super) fn note_screen(&self, agent: &mut AgentState, verdict: &Verdict) {
+        let working = match verdict {
+            Verdict::Busy => true,
+            Verdict::Prompt(p) => p.kind == "permission",
+            _ => false,
+        };
+        if working && !agent.worked && self.instruction_delivered() {
+            agent.worked = true;
+        }
+    }
+
+    /// Whether the task's instruction reached the agent: given as an argument, or typed.
+    fn instruction_delivered(&self) -> bool {
+        let by_arg = self.provider.as_ref().is_some_and(|p| {
+            p.deliver == Delivery::Arg && p.args.iter().any(|a| a.contains("{task}"))
+        }) && !self.info.lock().task.trim().is_empty();
+        by_arg
+            || self
+                .messages
+                .lock()
+                .iter()
+                .any(|m| m.role == Role::User && m.auto.is_none() && m.keys.is_none())
+    }
+
     /// What the screen shows now, by the provider's patterns (`None`: it has none).
     pub(super) fn classify_now(&self) -> Option<Verdict> {
         let classifier = self.classifier()?;
         let pty = self.pty.as_ref()?;
         let screen = pty.snapshot(0, false).screen;
-        Some(classifier.classify(&screen))
+        let verdict = classifier.classify(&screen);
+        if verdict != Verdict::Ready {
+            return Some(verdict);
+        }
+        let mut st = self.agent.lock();
+        st.started |= classifier.shows_started(&screen);
+        // An input prompt drawn before the CLI is done starting does not take input yet.
+        Some(if st.started {
+            Verdict::Ready
+        } else {
+            Verdict::Starting
+        })
     }
 }
 
@@ -79,12 +127,8 @@ impl Engine {
             return;
         }
         let turn = {
-            let delivered = self.instruction_delivered(entry);
             let mut st = entry.agent.lock();
             st.turn += 1;
-            if status == SessionStatus::Busy && delivered {
-                st.worked = true;
-            }
             st.turn
         };
         match status {
@@ -92,19 +136,6 @@ impl Engine {
             SessionStatus::Ready => self.maybe_finish_turn(entry, turn),
             _ => {}
         }
-    }
-
-    /// Whether the first instruction reached the agent (as an argument, or typed by a send).
-    fn instruction_delivered(&self, entry: &SessionEntry) -> bool {
-        let by_arg = entry.provider.as_ref().is_some_and(|p| {
-            p.deliver == Delivery::Arg && p.args.iter().any(|a| a.contains("{task}"))
-        }) && !entry.info.lock().task.trim().is_empty();
-        by_arg
-            || entry
-                .messages
-                .lock()
-                .iter()
-                .any(|m| m.role == Role::User && m.auto.is_none())
     }
 
     /// Answers a housekeeping prompt under `safe`/`auto`; never a permission or login prompt.
@@ -263,9 +294,20 @@ pub(crate) fn reply_without_chrome(
             break;
         }
     }
+    // A CLI that queues what was typed shows it again further down ("Queued: …"): a line
+    // that is a whole sent line is echo wherever it is (short ones may be real replies).
+    let sent_lines: Vec<&str> = sent
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.chars().count() >= 8)
+        .collect();
     // Stripping can leave blank edges and runs of blank lines.
     let mut out: Vec<&str> = Vec::new();
-    for l in new.iter().map(|l| l.as_str()) {
+    for l in new
+        .iter()
+        .map(|l| l.as_str())
+        .filter(|l| !sent_lines.contains(&l.trim()))
+    {
         let l = l.trim_end();
         if l.trim().is_empty() && out.last().is_none_or(|p| p.trim().is_empty()) {
             continue;
@@ -308,6 +350,17 @@ mod tests {
         assert_eq!(
             reply_without_chrome(&c, &before, &after, "work hard"),
             "Done: work hard"
+        );
+        // Queued input shown again below other chrome is echo, not a reply.
+        let queued = v(&[
+            "Fake Agent ready",
+            "  Queued:",
+            "    create hello.txt",
+            "> ",
+        ]);
+        assert_eq!(
+            reply_without_chrome(&c, &before, &queued, "create hello.txt"),
+            "  Queued:"
         );
     }
 }

@@ -6,6 +6,7 @@ mod autopilot;
 mod error;
 pub mod events;
 mod gitfiles;
+mod instructions;
 mod removal;
 mod runs;
 mod session_info;

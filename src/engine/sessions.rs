@@ -4,6 +4,7 @@
 use super::session_info::{Message, Role, SessionInfo};
 use super::status::{Fact, Facts, SessionStatus, decide, startup_quiet};
 use super::{Engine, EngineError, EngineResult, Event, SessionEventKind, now_ms};
+use crate::providers::patterns::{Prompt, Verdict};
 use crate::providers::{Delivery, Provider};
 use crate::session::{Activity, ExitInfo, PtySession, SessionError, SessionEvent, SpawnSpec};
 use crate::store::{Record, Table};
@@ -76,6 +77,25 @@ impl Inbox {
 struct PendingReply {
     before: Vec<String>,
     sent: String,
+    /// A request to the agent (the task's instruction, or text a user sent): a reply to it
+    /// is the agent working on its task. Keys and automatic answers are not requests.
+    request: bool,
+    /// The reply is what follows the echo of `sent` on the screen, wherever that is (the
+    /// instruction given as an argument: the CLI shows it once it takes it up, after any
+    /// start-up screens), rather than what changed since `before`.
+    after_echo: bool,
+}
+
+impl PendingReply {
+    /// The reply to an instruction given on the command line.
+    fn to_argument(instruction: &str) -> Self {
+        Self {
+            before: Vec::new(),
+            sent: instruction.to_string(),
+            request: true,
+            after_echo: true,
+        }
+    }
 }
 
 pub(crate) struct SessionEntry {
@@ -163,6 +183,28 @@ fn screen_lines(pty: &PtySession) -> Vec<String> {
     lines
 }
 
+/// Where the echo of `sent` ends in `lines` (the index after its last line), when its first
+/// line shows: the CLI took the instruction up. Matched on the start of that line, which
+/// fits a screen line even where the rest wraps.
+fn echo_end(lines: &[String], sent: &str) -> Option<usize> {
+    let first = sent.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let head: String = first.chars().take(30).collect();
+    let start = lines.iter().position(|l| l.contains(head.as_str()))?;
+    let rest: Vec<&str> = sent
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let wrapped = lines[start + 1..]
+        .iter()
+        .take_while(|l| {
+            let t = l.trim();
+            !t.is_empty() && rest.iter().any(|r| r.contains(t))
+        })
+        .count();
+    Some(start + 1 + wrapped)
+}
+
 /// A provider whose program is missing is refused (503) with the one message that says what
 /// was looked for and how to install it: for sessions, tasks created, started and dispatched.
 pub(crate) fn ensure_installed(provider: &Provider) -> EngineResult<()> {
@@ -214,6 +256,7 @@ impl Engine {
         provider: &Provider,
         session_id: &str,
         task_id: Option<&str>,
+        approval: &str,
     ) -> Vec<(String, String)> {
         let mut env = BTreeMap::new();
         for (k, v) in std::env::vars() {
@@ -254,6 +297,9 @@ impl Engine {
             env.insert(k, v);
         }
         for (k, v) in &provider.env {
+            env.insert(k.clone(), v.clone());
+        }
+        for (k, v) in provider.approval_env.get(approval).into_iter().flatten() {
             env.insert(k.clone(), v.clone());
         }
         if let Some(url) = self.url() {
@@ -314,11 +360,22 @@ impl Engine {
         } else {
             ""
         };
-        let launch = provider
-            .launch_with_approval(instruction_arg, req.approval.as_deref().unwrap_or("safe"));
+        // Fitting the preset's flags runs the CLI's `--help` once per binary.
+        let for_help = provider.clone();
+        let _ = tokio::task::spawn_blocking(move || for_help.help()).await;
+        let approval = req.approval.as_deref().unwrap_or("safe");
+        let mut launch = provider.launch_with_approval(instruction_arg, approval);
+        if let Some(task_id) = req.task_id.as_deref() {
+            let text = super::instructions::text(task_id);
+            let told = provider.instructions(&text, || {
+                super::instructions::write_file(self.state_dir(), &id, &text)
+            });
+            // Before the task argument: flags first, as the CLIs' usage lines put them.
+            launch.args.splice(0..0, told);
+        }
         let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
         spec.args = launch.args;
-        spec.env = self.session_env(&provider, &id, req.task_id.as_deref());
+        spec.env = self.session_env(&provider, &id, req.task_id.as_deref(), approval);
         spec.cols = cols;
         spec.rows = rows;
         spec.scrollback = SCROLLBACK_LINES;
@@ -366,7 +423,10 @@ impl Engine {
             pty: Some(pty.clone()),
             provider: Some(provider.clone()),
             messages: Mutex::new(Vec::new()),
-            reply: Mutex::new(None),
+            reply: Mutex::new(
+                (!typed_first && !instruction_arg.trim().is_empty())
+                    .then(|| PendingReply::to_argument(instruction_arg)),
+            ),
             // Typed once the program is ready for input, so it lands at its prompt rather
             // than being echoed by the terminal before the prompt is drawn. Set before the
             // follower starts, so no `ready` can come before it is there.
@@ -512,7 +572,17 @@ impl Engine {
         };
         let Some(pty) = &entry.pty else { return };
         let after = screen_lines(pty);
-        let text = self.agent_reply_text(entry, &pending.before, &after, &pending.sent);
+        // After the echo, the echo is behind: a reply that quotes the request is reply.
+        let (before, sent) = if pending.after_echo {
+            match echo_end(&after, &pending.sent) {
+                Some(end) => (&after[..end], ""),
+                // Not taken up yet (a trust screen first): keep waiting.
+                None => (&after[..], ""),
+            }
+        } else {
+            (&pending.before[..], pending.sent.as_str())
+        };
+        let text = self.agent_reply_text(entry, before, &after, sent);
         if text.is_empty() {
             // No reply yet (the agent only echoed the send, or looked idle before it began
             // working): keep waiting for it, or the reply that follows is never recorded.
@@ -521,6 +591,9 @@ impl Engine {
         }
         self.record_message(entry, Role::Agent, text, None, None)
             .await;
+        if pending.request {
+            entry.note_work();
+        }
     }
 
     async fn record_message(
@@ -593,14 +666,23 @@ impl Engine {
         .await
         .map_err(|e| EngineError::Internal(format!("send failed: {e}")))?
         .map_err(session_error)?;
-        *entry.reply.lock() = Some(PendingReply {
-            before,
-            sent: if keys.is_some() {
-                String::new()
-            } else {
-                text.clone()
-            },
-        });
+        {
+            let mut pending = entry.reply.lock();
+            // Keys (a housekeeping or permission answer) do not end the wait for the reply
+            // to a request not answered yet: that reply is the agent's work.
+            if keys.is_none() || !pending.as_ref().is_some_and(|p| p.request) {
+                *pending = Some(PendingReply {
+                    before,
+                    sent: if keys.is_some() {
+                        String::new()
+                    } else {
+                        text.clone()
+                    },
+                    request: keys.is_none() && auto.is_none(),
+                    after_echo: false,
+                });
+            }
+        }
         Ok(self
             .record_message(entry, Role::User, text, keys, auto)
             .await)
@@ -873,45 +955,45 @@ impl Engine {
     pub async fn answer_prompt(&self, id: &str, option: &str) -> EngineResult<SessionInfo> {
         let entry = self.session_entry(id)?;
         entry.live_pty()?;
-        let prompt = {
-            let info = entry.info.lock();
-            if info.status != SessionStatus::Blocked {
-                return Err(EngineError::Conflict(format!(
-                    "session is {}, not blocked on a prompt: there is nothing to answer",
-                    info.status
-                )));
-            }
-            info.prompt.clone()
-        };
-        let options = prompt
-            .as_ref()
-            .and_then(|p| p.get("options"))
-            .and_then(|o| o.as_array())
-            .cloned()
-            .unwrap_or_default();
-        let chosen = options
+        let prompt = self.prompt_on_screen(&entry).ok_or_else(|| {
+            EngineError::Conflict(format!(
+                "session is {}, not blocked on a prompt: there is nothing to answer",
+                entry.info.lock().status
+            ))
+        })?;
+        let chosen = prompt
+            .options
             .iter()
-            .find(|o| o.get("key").and_then(|k| k.as_str()) == Some(option))
+            .find(|o| o.key == option)
             .ok_or_else(|| {
-                let keys: Vec<&str> = options
-                    .iter()
-                    .filter_map(|o| o.get("key")?.as_str())
-                    .collect();
+                let keys: Vec<&str> = prompt.options.iter().map(|o| o.key.as_str()).collect();
                 EngineError::Invalid(format!(
                     "option {option:?} is not one of the prompt's options ({})",
                     keys.join(", ")
                 ))
             })?;
-        let keys: Vec<String> = chosen
-            .get("keys")
-            .and_then(|k| k.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|k| k.as_str().map(String::from))
-                    .collect()
-            })
+        let keys = chosen
+            .keys
+            .clone()
             .unwrap_or_else(|| vec![option.to_string()]);
         self.send_to(&entry, Input::Keys(keys), None).await?;
         self.get_session(id)
+    }
+
+    /// The prompt a session waits on: the one its status says, or one still on its screen
+    /// while a redraw (a blinking cursor, a spinner elsewhere) has it counted as busy.
+    fn prompt_on_screen(&self, entry: &SessionEntry) -> Option<Prompt> {
+        if entry.info.lock().status == SessionStatus::Blocked
+            && let Some(p) = entry.agent.lock().prompt.clone()
+        {
+            return Some(p);
+        }
+        if entry.info.lock().status != SessionStatus::Busy {
+            return None;
+        }
+        match entry.classify_now()? {
+            Verdict::Prompt(p) => Some(p),
+            _ => None,
+        }
     }
 }

@@ -119,6 +119,8 @@ pub(crate) enum Screen {
     Busy,
     /// The agent's input prompt.
     Ready,
+    /// Its input prompt, but the CLI is not done starting: it does not take input yet.
+    Starting,
     /// Nothing the patterns know.
     Unknown,
 }
@@ -129,6 +131,7 @@ impl Screen {
             Verdict::Prompt(_) => Self::Prompt,
             Verdict::Busy => Self::Busy,
             Verdict::Ready => Self::Ready,
+            Verdict::Starting => Self::Starting,
             Verdict::Unknown => Self::Unknown,
         }
     }
@@ -153,6 +156,7 @@ pub(crate) fn decide(facts: &Facts, screen: Option<Screen>, recognised: bool) ->
             _ if !facts.interactive => Busy,
             None | Some(Screen::Ready) => Ready,
             Some(Screen::Busy) => Busy,
+            Some(Screen::Starting) => Starting,
             Some(Screen::Unknown) if recognised => Ready,
             Some(Screen::Unknown) => Starting,
         },
@@ -176,7 +180,11 @@ impl SessionEntry {
         let (status, prompt) = {
             let mut agent = self.agent.lock();
             let status = decide(&facts, screen, agent.recognised);
-            agent.recognised |= screen.is_some_and(|s| s != Screen::Unknown);
+            agent.recognised |=
+                screen.is_some_and(|s| !matches!(s, Screen::Unknown | Screen::Starting));
+            if let Some(v) = &verdict {
+                self.note_screen(&mut agent, v);
+            }
             agent.prompt = match verdict {
                 Some(Verdict::Prompt(p)) if status == SessionStatus::Blocked => Some(p),
                 _ => None,
@@ -237,6 +245,7 @@ mod tests {
             ("quiet, prompt", facts(true, quiet), Some(S::Prompt), false, Blocked),
             ("quiet, busy indicator", facts(true, quiet), Some(S::Busy), true, Busy),
             ("quiet, unknown, never recognised", facts(true, quiet), Some(S::Unknown), false, Starting),
+            ("quiet, input prompt before the CLI is done starting", facts(true, quiet), Some(S::Starting), true, Starting),
             ("quiet, unknown, recognised before", facts(true, quiet), Some(S::Unknown), true, Ready),
             // A command is never ready, quiet or not; only a prompt it shows blocks it.
             ("command, quiet", facts(false, quiet), None, false, Busy),

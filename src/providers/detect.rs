@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How long a `--version` may take (node CLIs start slowly on a loaded machine).
-pub const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(15);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Detection {
@@ -73,13 +73,44 @@ fn cached_version(path: &Path, args: &[String]) -> Option<String> {
         return v.clone();
     }
     let v = run_version(path, args, VERSION_TIMEOUT);
-    cache().lock().insert(key, v.clone());
+    // A probe that failed (often a timeout on a loaded machine) is tried again next time.
+    if v.is_some() {
+        cache().lock().insert(key, v.clone());
+    }
     v
 }
 
 /// Runs `path args…` in its own process group with stdin closed; the first version-looking
 /// word of its output, or `None` on failure or timeout (the group is killed then).
 pub fn run_version(path: &Path, args: &[String], timeout: Duration) -> Option<String> {
+    parse_version(&run_capture(path, args, timeout)?)
+}
+
+/// The CLI's `--help` (stdout and stderr), cached by path and modification time like the
+/// version: what the flags of approval presets are fitted to (see `flags.rs`).
+pub fn cached_help(path: &Path) -> Option<String> {
+    type HelpCache = HashMap<(PathBuf, Option<SystemTime>), (Option<String>, Instant)>;
+    static HELP: OnceLock<Mutex<HelpCache>> = OnceLock::new();
+    // A failed probe (a timeout on a loaded machine) is not run again at every spawn, but
+    // after a while.
+    const RETRY_FAILED: Duration = Duration::from_secs(300);
+    let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let key = (path.to_path_buf(), mtime);
+    let cache = HELP.get_or_init(Default::default);
+    if let Some((h, at)) = cache.lock().get(&key)
+        && (h.is_some() || at.elapsed() < RETRY_FAILED)
+    {
+        return h.clone();
+    }
+    let help = run_capture(path, &["--help".to_string()], VERSION_TIMEOUT)
+        .filter(|h| !h.trim().is_empty());
+    cache.lock().insert(key, (help.clone(), Instant::now()));
+    help
+}
+
+/// Runs `path args…` in its own process group with stdin closed and returns what it printed
+/// (stdout, then stderr), or `None` on failure or timeout (the group is killed then).
+fn run_capture(path: &Path, args: &[String], timeout: Duration) -> Option<String> {
     use std::os::unix::process::CommandExt;
     let mut child = Command::new(path)
         .args(args)
@@ -116,8 +147,7 @@ pub fn run_version(path: &Path, args: &[String], timeout: Duration) -> Option<St
         let _ = child.wait();
         return None;
     }
-    let text = reader.join().ok()?;
-    parse_version(&text)
+    reader.join().ok()
 }
 
 /// The first `N.N[.N…][-suffix]` in a CLI's version output.

@@ -3,6 +3,7 @@
 
 mod config;
 pub mod detect;
+pub mod flags;
 pub mod patterns;
 
 pub use config::{Config, ConfigError};
@@ -52,6 +53,15 @@ pub struct Provider {
     /// Extra arguments per approval preset (`manual`, `safe`, `auto`): the CLI's own flags.
     #[serde(default)]
     pub approval_args: BTreeMap<String, Vec<String>>,
+    /// Arguments that give the agent orchestra's instructions (how to report steps and
+    /// progress) through its own system-prompt flag: `{instructions}` is the text,
+    /// `{instructions_file}` a file holding it. Fitted to the installed version like presets.
+    #[serde(default)]
+    pub instructions_args: Vec<String>,
+    /// Extra environment per approval preset: for CLIs whose permissions are set through
+    /// their environment rather than flags (OpenCode's `OPENCODE_PERMISSION`).
+    #[serde(default)]
+    pub approval_env: BTreeMap<String, BTreeMap<String, String>>,
     /// How to ask the CLI its version (`GET /providers`).
     #[serde(default = "default_version_args")]
     pub version_args: Vec<String>,
@@ -89,6 +99,8 @@ pub struct ProviderOverride {
     pub env: Option<BTreeMap<String, String>>,
     pub pass_env: Option<Vec<String>>,
     pub approval_args: Option<BTreeMap<String, Vec<String>>>,
+    pub approval_env: Option<BTreeMap<String, BTreeMap<String, String>>>,
+    pub instructions_args: Option<Vec<String>>,
     pub version_args: Option<Vec<String>>,
     pub screen: Option<ScreenPatterns>,
     pub prompts: Option<Vec<PromptRule>>,
@@ -143,15 +155,62 @@ impl Provider {
         }
     }
 
-    /// As `launch`, with the arguments of an approval preset (`manual|safe|auto`) first.
+    /// As `launch`, with the arguments of an approval preset (`manual|safe|auto`) first,
+    /// fitted to what the installed version accepts (see `flags.rs`; its `--help` is run
+    /// once per binary: call [`Provider::help`] off the async workers first).
     pub fn launch_with_approval(&self, first_instruction: &str, approval: &str) -> Launch {
         let mut l = self.launch(first_instruction);
-        if let Some(extra) = self.approval_args.get(approval) {
-            let mut args = extra.clone();
+        if let Some(preset) = self.approval_args.get(approval) {
+            let fitted = flags::fit(preset, self.help().as_deref());
+            for change in &fitted.changes {
+                tracing::info!(provider = %self.id, approval, "{change}");
+            }
+            let mut args = fitted.args;
             args.append(&mut l.args);
             l.args = args;
         }
         l
+    }
+
+    /// The arguments that give the agent `text` as instructions (`instructions_args`, fitted
+    /// to the installed version), with `file()` called for a file holding it when they need one.
+    pub fn instructions(&self, text: &str, file: impl FnOnce() -> Option<PathBuf>) -> Vec<String> {
+        if self.instructions_args.is_empty() {
+            return Vec::new();
+        }
+        let fitted = flags::fit(&self.instructions_args, self.help().as_deref());
+        for change in &fitted.changes {
+            tracing::info!(provider = %self.id, "instructions: {change}");
+        }
+        let file = if fitted
+            .args
+            .iter()
+            .any(|a| a.contains("{instructions_file}"))
+        {
+            match file() {
+                Some(f) => f.to_string_lossy().into_owned(),
+                None => return Vec::new(),
+            }
+        } else {
+            String::new()
+        };
+        fitted
+            .args
+            .iter()
+            .map(|a| {
+                a.replace("{instructions_file}", &file)
+                    .replace("{instructions}", text)
+            })
+            .collect()
+    }
+
+    /// The installed CLI's `--help`, when it has preset or instructions flags to fit to it.
+    /// Blocking on the first call per binary; cached after.
+    pub fn help(&self) -> Option<String> {
+        if self.approval_args.values().all(|a| a.is_empty()) && self.instructions_args.is_empty() {
+            return None;
+        }
+        detect::cached_help(&self.resolved_path()?)
     }
 
     /// Whether its sessions wait for input when quiet: then a quiet screen is `ready`;
@@ -245,6 +304,12 @@ impl Provider {
         }
         if let Some(v) = o.approval_args {
             self.approval_args = v;
+        }
+        if let Some(v) = o.approval_env {
+            self.approval_env = v;
+        }
+        if let Some(v) = o.instructions_args {
+            self.instructions_args = v;
         }
         if let Some(v) = o.version_args {
             self.version_args = v;
@@ -358,6 +423,8 @@ impl Providers {
                         env: BTreeMap::new(),
                         pass_env: vec![],
                         approval_args: BTreeMap::new(),
+                        approval_env: BTreeMap::new(),
+                        instructions_args: Vec::new(),
                         version_args: default_version_args(),
                         screen: ScreenPatterns::default(),
                         prompts: vec![],

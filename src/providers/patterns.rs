@@ -17,6 +17,11 @@ pub struct ScreenPatterns {
     /// Its input prompt is showing: waiting for the next instruction.
     #[serde(default)]
     pub ready: Vec<String>,
+    /// What only a CLI done starting shows (a banner drawn once it has loaded): until one
+    /// matched once, its input prompt is not `ready` (Gemini CLI draws its input box seconds
+    /// before it takes input, and queues what is typed meanwhile). Empty: no such wait.
+    #[serde(default)]
+    pub started: Vec<String>,
     /// It is working: spinners, "esc to interrupt".
     #[serde(default)]
     pub busy: Vec<String>,
@@ -107,6 +112,8 @@ pub enum Verdict {
     Prompt(Prompt),
     Busy,
     Ready,
+    /// Its input prompt, drawn before the CLI is done starting (see `started`).
+    Starting,
     Unknown,
 }
 
@@ -120,6 +127,7 @@ struct CompiledRule {
 #[derive(Debug, Default)]
 pub struct Classifier {
     ready: Vec<Regex>,
+    started: Vec<Regex>,
     busy: Vec<Regex>,
     chrome: Vec<Regex>,
     strip: Vec<Regex>,
@@ -168,6 +176,7 @@ impl Classifier {
         let mut errors = Vec::new();
         let mut c = Classifier {
             ready: compile_all(&screen.ready, &mut errors),
+            started: compile_all(&screen.started, &mut errors),
             busy: compile_all(&screen.busy, &mut errors),
             chrome: compile_all(&screen.chrome, &mut errors),
             strip: compile_all(&screen.strip, &mut errors),
@@ -216,6 +225,11 @@ impl Classifier {
             return Verdict::Ready;
         }
         Verdict::Unknown
+    }
+
+    /// Whether the screen shows the CLI done starting (always, without `started` patterns).
+    pub fn shows_started(&self, screen: &str) -> bool {
+        self.started.is_empty() || self.started.iter().any(|re| re.is_match(screen))
     }
 
     /// A reply's lines without the CLI's chrome.
