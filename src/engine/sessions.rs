@@ -1,14 +1,13 @@
 //! Sessions in the engine: spawning a provider in a PTY, following what it does, sending it
 //! messages, and ending it. A task run by a session follows it from here (see `runs.rs`).
 
-use super::session_info::{Message, Role, SessionInfo};
 use super::status::{Fact, Facts, SessionStatus, decide, startup_quiet};
 use super::{Engine, EngineError, EngineResult, Event, SessionEventKind, now_ms};
 use crate::providers::{Delivery, Provider};
 use crate::session::{Activity, ExitInfo, PtySession, SessionError, SessionEvent, SpawnSpec};
 use crate::store::{Record, Table};
+use crate::wire::{Approval, Cursor, Message, Peek, Role, SessionInfo};
 use parking_lot::Mutex;
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,7 +24,7 @@ pub struct SpawnSession {
     pub cols: Option<u16>,
     pub rows: Option<u16>,
     pub task_id: Option<String>,
-    pub approval: Option<String>,
+    pub approval: Option<Approval>,
 }
 
 /// What a send is: text to type and submit, or named keys.
@@ -174,11 +173,7 @@ pub(crate) fn ensure_installed(provider: &Provider) -> EngineResult<()> {
 }
 
 fn submit_bytes(provider: Option<&Provider>) -> &'static [u8] {
-    match provider.map(|p| p.submit.as_str()) {
-        Some("none") => b"",
-        Some("ctrl-j") | Some("newline") => b"\n",
-        _ => b"\r",
-    }
+    provider.map(|p| p.submit).unwrap_or_default().bytes()
 }
 
 impl Engine {
@@ -314,8 +309,8 @@ impl Engine {
         } else {
             ""
         };
-        let launch = provider
-            .launch_with_approval(instruction_arg, req.approval.as_deref().unwrap_or("safe"));
+        let launch =
+            provider.launch_with_approval(instruction_arg, req.approval.unwrap_or_default());
         let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
         spec.args = launch.args;
         spec.env = self.session_env(&provider, &id, req.task_id.as_deref());
@@ -354,7 +349,7 @@ impl Engine {
             created_at: now_ms(),
             ended_at: None,
             task_id: req.task_id.clone(),
-            approval: req.approval.clone().unwrap_or_else(|| "safe".into()),
+            approval: req.approval.unwrap_or_default(),
             prompt: None,
             transcript: transcript.map(|p| p.to_string_lossy().into_owned()),
         };
@@ -397,8 +392,7 @@ impl Engine {
     pub(super) fn publish_session(&self, kind: SessionEventKind, info: &SessionInfo) {
         self.publish(Event::Session {
             kind,
-            session_id: info.id.clone(),
-            data: Arc::new(serde_json::to_value(info).unwrap_or(Value::Null)),
+            session: Arc::new(info.clone()),
         });
         if let Ok(entry) = self.session_entry(&info.id) {
             entry.status_watch.send_replace(info.status);
@@ -548,10 +542,9 @@ impl Engine {
         {
             tracing::error!(error = %e, "could not persist a message");
         }
-        self.publish(Event::Session {
-            kind: SessionEventKind::Message,
+        self.publish(Event::Message {
             session_id,
-            data: Arc::new(serde_json::to_value(&m).unwrap_or(Value::Null)),
+            message: Arc::new(m.clone()),
         });
         m
     }
@@ -639,39 +632,39 @@ impl Engine {
         self.session_entry(id).ok().and_then(|e| e.pty.clone())
     }
 
-    pub fn peek(&self, id: &str, scrollback: usize, ansi: bool) -> EngineResult<Value> {
+    pub fn peek(&self, id: &str, scrollback: usize, ansi: bool) -> EngineResult<Peek> {
         let entry = self.session_entry(id)?;
         let info = entry.snapshot_info();
-        let mut v = match &entry.pty {
+        let asked = |lines: Vec<String>| (scrollback > 0).then_some(lines);
+        Ok(match &entry.pty {
             Some(pty) => {
                 let snap = pty.snapshot(scrollback.min(SCROLLBACK_LINES), ansi);
-                json!({
-                    "screen": snap.screen,
-                    "cursor": {"row": snap.cursor.0, "col": snap.cursor.1},
-                    "cols": snap.cols,
-                    "rows": snap.rows,
-                    "alternateScreen": snap.alternate_screen,
-                    "screenAnsi": snap.screen_ansi,
-                    "scrollback": snap.scrollback,
-                })
+                Peek {
+                    screen: snap.screen,
+                    screen_ansi: snap.screen_ansi.filter(|_| ansi),
+                    cursor: Cursor {
+                        row: snap.cursor.0,
+                        col: snap.cursor.1,
+                    },
+                    cols: snap.cols,
+                    rows: snap.rows,
+                    alternate_screen: Some(snap.alternate_screen),
+                    scrollback: asked(snap.scrollback),
+                    status: info.status,
+                }
             }
             // Restored from a previous run: the terminal is gone, the transcript is on disk.
-            None => json!({
-                "screen": "",
-                "cursor": {"row": 0, "col": 0},
-                "cols": info.cols,
-                "rows": info.rows,
-                "scrollback": [],
-            }),
-        };
-        v["status"] = json!(info.status);
-        if !ansi {
-            v.as_object_mut().map(|o| o.remove("screenAnsi"));
-        }
-        if scrollback == 0 {
-            v.as_object_mut().map(|o| o.remove("scrollback"));
-        }
-        Ok(v)
+            None => Peek {
+                screen: String::new(),
+                screen_ansi: None,
+                cursor: Cursor { row: 0, col: 0 },
+                cols: info.cols,
+                rows: info.rows,
+                alternate_screen: None,
+                scrollback: asked(Vec::new()),
+                status: info.status,
+            },
+        })
     }
 
     pub async fn resize_session(
@@ -883,33 +876,17 @@ impl Engine {
             }
             info.prompt.clone()
         };
-        let options = prompt
-            .as_ref()
-            .and_then(|p| p.get("options"))
-            .and_then(|o| o.as_array())
-            .cloned()
-            .unwrap_or_default();
-        let chosen = options
-            .iter()
-            .find(|o| o.get("key").and_then(|k| k.as_str()) == Some(option))
-            .ok_or_else(|| {
-                let keys: Vec<&str> = options
-                    .iter()
-                    .filter_map(|o| o.get("key")?.as_str())
-                    .collect();
-                EngineError::Invalid(format!(
-                    "option {option:?} is not one of the prompt's options ({})",
-                    keys.join(", ")
-                ))
-            })?;
-        let keys: Vec<String> = chosen
-            .get("keys")
-            .and_then(|k| k.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|k| k.as_str().map(String::from))
-                    .collect()
-            })
+        let options = prompt.map(|p| p.options).unwrap_or_default();
+        let chosen = options.iter().find(|o| o.key == option).ok_or_else(|| {
+            let keys: Vec<&str> = options.iter().map(|o| o.key.as_str()).collect();
+            EngineError::Invalid(format!(
+                "option {option:?} is not one of the prompt's options ({})",
+                keys.join(", ")
+            ))
+        })?;
+        let keys = chosen
+            .keys
+            .clone()
             .unwrap_or_else(|| vec![option.to_string()]);
         self.send_to(&entry, Input::Keys(keys), None).await?;
         self.get_session(id)

@@ -3,8 +3,8 @@
 //! (`session-<id>.json`, with their messages) and their transcripts (`<id>.log`);
 //! `<state>/trash/sessions/<session-id>/` holds a removed session the same way.
 
-use super::session_info::{Message, SessionInfo};
 use crate::task::Task;
+use crate::wire::{Message, SessionInfo};
 use serde_json::json;
 use std::fs::DirBuilder;
 use std::io::Write;

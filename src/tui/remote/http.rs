@@ -1,6 +1,8 @@
-//! Requests to the orchestra the TUI is attached to: JSON in, JSON out, the server's
+//! Requests to the orchestra the TUI is attached to: wire types in and out, the server's
 //! `{"error": …}` sentence as the error. Blocking (ureq); callers run it off the UI thread.
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -79,6 +81,38 @@ impl Api {
         self.request(Method::Post, path, body)
     }
 
+    /// A GET whose answer is the wire type `T` (`expected` names it, for the error).
+    pub fn read<T: DeserializeOwned>(&self, path: &str, expected: &str) -> Result<T, ApiError> {
+        let bytes = self.request_bytes(Method::Get, path, None)?;
+        self.decode(path, &bytes, expected)
+    }
+
+    /// A request with `body` (none for `()`) whose answer is the wire type `T`.
+    pub fn send<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: &B,
+        expected: &str,
+    ) -> Result<T, ApiError> {
+        let payload = serde_json::to_string(body)
+            .map_err(|e| ApiError::Unreachable(format!("cannot encode the request: {e}")))?;
+        let payload = (payload != "null").then_some(payload);
+        let bytes = self.request_raw(method, path, payload)?;
+        self.decode(path, &bytes, expected)
+    }
+
+    fn decode<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        expected: &str,
+    ) -> Result<T, ApiError> {
+        crate::wire::decode(bytes, expected).map_err(|e| {
+            ApiError::Unreachable(format!("{}{path}: {e}; is that an orchestra?", self.base))
+        })
+    }
+
     /// One request; a 2xx answer's JSON (`null` for an empty one), else the error.
     pub fn request(
         &self,
@@ -116,7 +150,17 @@ impl Api {
         path: &str,
         body: Option<Value>,
     ) -> Result<Vec<u8>, ApiError> {
-        let mut resp = self.call(&self.agent, method, path, body)?;
+        self.request_raw(method, path, body.map(|b| b.to_string()))
+    }
+
+    /// One request with a JSON payload; a 2xx answer's body as it is.
+    fn request_raw(
+        &self,
+        method: Method,
+        path: &str,
+        payload: Option<String>,
+    ) -> Result<Vec<u8>, ApiError> {
+        let mut resp = self.call(&self.agent, method, path, payload)?;
         let status = resp.status().as_u16();
         let bytes = resp
             .body_mut()
@@ -155,7 +199,7 @@ impl Api {
         agent: &ureq::Agent,
         method: Method,
         path: &str,
-        body: Option<Value>,
+        payload: Option<String>,
     ) -> Result<ureq::http::Response<ureq::Body>, ApiError> {
         let uri = format!("{}{path}", self.base);
         let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
@@ -178,10 +222,10 @@ impl Api {
                 if let Some(a) = &auth {
                     rb = rb.header("Authorization", a);
                 }
-                match body {
-                    Some(b) => rb
+                match payload {
+                    Some(p) => rb
                         .header("Content-Type", "application/json")
-                        .send(b.to_string().as_str()),
+                        .send(p.as_str()),
                     None => rb.send_empty(),
                 }
             }
