@@ -89,7 +89,10 @@ fn fixtures_classify_as_recorded() {
             assert!(!p.prompt.text.is_empty(), "{cli}/{state}: {p:?}");
             // A prompt that asks for typed input (an API key) has no options to pick.
             if !p.prompt.text.contains("Enter Gemini API Key") {
-                assert!(!p.prompt.options.is_empty(), "{cli}/{state}: no options: {p:?}");
+                assert!(
+                    !p.prompt.options.is_empty(),
+                    "{cli}/{state}: no options: {p:?}"
+                );
             }
         }
     }
@@ -103,7 +106,8 @@ fn prompt(cli: &str, state: &str) -> SeenPrompt {
 }
 
 fn labels(p: &SeenPrompt) -> Vec<(&str, &str, Vec<&str>)> {
-    p.prompt.options
+    p.prompt
+        .options
         .iter()
         .map(|o| {
             (
@@ -215,7 +219,10 @@ fn permission_prompts_are_recognised_and_never_auto_answered() {
         _ => unreachable!(),
     };
     assert_eq!(p.prompt.text, "Do you want to proceed?");
-    assert_eq!(p.prompt.options[2].keys.as_deref().map(|k| k.len()), Some(3));
+    assert_eq!(
+        p.prompt.options[2].keys.as_deref().map(|k| k.len()),
+        Some(3)
+    );
 }
 
 #[test]

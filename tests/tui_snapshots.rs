@@ -3,12 +3,12 @@
 
 use orchestra::engine::SessionStatus;
 use orchestra::engine::{Event, SessionInfo};
-use orchestra::wire::{Approval, Prompt};
 use orchestra::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus};
 use orchestra::tui::App;
 use orchestra::tui::app::{AppMsg, Origin};
 use orchestra::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
 use orchestra::tui::term_view::TermView;
+use orchestra::wire::{Approval, Prompt};
 use parking_lot::Mutex;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

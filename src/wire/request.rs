@@ -2,7 +2,7 @@
 //! wrong field gets a sentence naming it, API.md's 400s); these types are what the CLI and
 //! the TUI send, and their JSON is what the API reads.
 
-use crate::task::{Approval, Isolation, Progress, StepStatus, TaskStatus};
+use crate::task::{Approval, Isolation, StepStatus, TaskStatus};
 use serde::{Deserialize, Serialize};
 
 /// `POST /tasks`.
@@ -28,8 +28,9 @@ pub struct NewTask {
 pub struct TaskChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
+    /// 0–100; the server refuses any other number (400), so a client passes what it was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub progress: Option<Progress>,
+    pub progress: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,11 +138,11 @@ mod tests {
         );
         round_trip(
             &TaskChange {
-                progress: Progress::new(40.0),
+                progress: Some(42.5),
                 name: Some("m".into()),
                 ..Default::default()
             },
-            json!({"progress": 40, "name": "m"}),
+            json!({"progress": 42.5, "name": "m"}),
         );
         round_trip(
             &StepChange {

@@ -15,7 +15,6 @@ use super::{Cli, Command, GlobalArgs};
 use clap::{ArgGroup, Args, Subcommand};
 use error::{CliError, CliResult, EXIT_CODES_HELP};
 use http::Client;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -436,14 +435,13 @@ pub fn trash_place(ctx: &Ctx, rel: &str) -> String {
     }
 }
 
-/// Turns an id or a unique prefix of one into the id, from the list at `list_path` (whose
-/// answer holds the items under `key`). A full-length id is used as given.
+/// Turns an id or a unique prefix of one into the id, from the ids `list` reads (the
+/// `what`s there are). A full-length id is used as given.
 pub fn resolve_id(
     ctx: &Ctx,
-    list_path: &str,
-    key: &str,
     what: &str,
     id: &str,
+    list: impl FnOnce(&Ctx) -> CliResult<Vec<String>>,
 ) -> CliResult<String> {
     if id.is_empty() {
         return Err(CliError::usage(format!("the {what} id is empty")));
@@ -451,21 +449,15 @@ pub fn resolve_id(
     if id.len() >= 36 {
         return Ok(id.to_string());
     }
-    let list = ctx.client.get(list_path)?;
-    let ids: Vec<&str> = list
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|t| t.get("id").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default();
-    if ids.contains(&id) {
+    let ids = list(ctx)?;
+    if ids.iter().any(|i| i == id) {
         return Ok(id.to_string());
     }
-    let matches: Vec<&str> = ids.into_iter().filter(|i| i.starts_with(id)).collect();
+    let matches: Vec<&str> = ids
+        .iter()
+        .map(String::as_str)
+        .filter(|i| i.starts_with(id))
+        .collect();
     match matches.as_slice() {
         [] => Ok(id.to_string()), // the server says what is wrong with it
         [one] => Ok(one.to_string()),

@@ -3,10 +3,19 @@
 
 use super::Ctx;
 use super::error::{CliError, CliResult};
-use super::output::{self, clean, out, short_id, str_at};
+use super::http::Reply;
+use super::output::{clean, out, short_id};
 use super::task::task_path;
-use serde_json::{Value, json};
+use crate::wire::request::Gc;
+use crate::wire::{CollectedList, Discarded};
+use serde_json::Value;
 use std::io::IsTerminal;
+
+// The diff and merge answers are the git module's types, which are not wire types yet (they
+// encode only): read here field by field.
+fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
+}
 
 /// Colour a diff only for a person at a terminal (and not when NO_COLOR is set).
 fn colour_wanted() -> bool {
@@ -88,12 +97,16 @@ pub fn render_diff(d: &Value, colour: bool) -> String {
 }
 
 pub fn diff(ctx: &Ctx, id: &str) -> CliResult<()> {
-    let answer = ctx.client.get(&format!("{}/diff", task_path(ctx, id)?))?;
+    let answer: Reply<Value> = ctx.client.get(
+        &format!("{}/diff", task_path(ctx, id)?),
+        "a diff (`{diff}`)",
+    )?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
     let d = answer
+        .value
         .get("diff")
         .ok_or_else(|| CliError::server("the server's answer holds no diff"))?;
     out(&render_diff(d, colour_wanted()));
@@ -101,14 +114,16 @@ pub fn diff(ctx: &Ctx, id: &str) -> CliResult<()> {
 }
 
 pub fn merge(ctx: &Ctx, id: &str) -> CliResult<()> {
-    let answer = ctx
-        .client
-        .post(&format!("{}/merge", task_path(ctx, id)?), None)?;
+    let answer: Reply<Value> = ctx.client.post(
+        &format!("{}/merge", task_path(ctx, id)?),
+        &(),
+        "a merged task (`{task, merge}`)",
+    )?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
-    let m = answer.get("merge").cloned().unwrap_or(Value::Null);
+    let m = answer.value.get("merge").cloned().unwrap_or(Value::Null);
     let how = if m.get("fastForward") == Some(&Value::Bool(true)) {
         "fast-forward"
     } else {
@@ -124,17 +139,18 @@ pub fn merge(ctx: &Ctx, id: &str) -> CliResult<()> {
 }
 
 pub fn discard(ctx: &Ctx, id: &str) -> CliResult<()> {
-    let answer = ctx
-        .client
-        .post(&format!("{}/discard", task_path(ctx, id)?), None)?;
+    let answer: Reply<Discarded> = ctx.client.post(
+        &format!("{}/discard", task_path(ctx, id)?),
+        &(),
+        "a discarded task (`{task, snapshotRef}`)",
+    )?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
+    let kept = clean(&answer.value.snapshot_ref);
     out(&format!(
-        "discarded; its work is kept in {} (see it with `git show {}`)",
-        clean(str_at(&answer, "/snapshotRef").unwrap_or("?")),
-        clean(str_at(&answer, "/snapshotRef").unwrap_or("?")),
+        "discarded; its work is kept in {kept} (see it with `git show {kept}`)"
     ));
     Ok(())
 }
@@ -176,32 +192,31 @@ fn human_bytes(n: u64) -> String {
 }
 
 pub fn gc(ctx: &Ctx, older_than_secs: u64) -> CliResult<()> {
-    let answer = ctx.client.post(
+    let answer: Reply<CollectedList> = ctx.client.post(
         "/api/coding-agents/worktrees/gc",
-        Some(&json!({ "olderThanSeconds": older_than_secs })),
+        &Gc {
+            older_than_seconds: older_than_secs as f64,
+        },
+        "what gc removed (`{collected, bytes}`)",
     )?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
-    let collected = answer
-        .get("collected")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for c in &collected {
+    let list = &answer.value;
+    for c in &list.collected {
         out(&format!(
             "removed {}  task {}  {}  (branch {} and a snapshot kept)",
-            human_bytes(c.get("bytes").and_then(Value::as_u64).unwrap_or(0)),
-            short_id(str_at(c, "/taskId").unwrap_or("?")),
-            clean(str_at(c, "/path").unwrap_or("?")),
-            clean(str_at(c, "/branch").unwrap_or("?")),
+            human_bytes(c.bytes),
+            short_id(&c.task_id),
+            clean(&c.path),
+            clean(&c.branch),
         ));
     }
     out(&format!(
         "freed {} from {} worktrees",
-        human_bytes(answer.get("bytes").and_then(Value::as_u64).unwrap_or(0)),
-        collected.len()
+        human_bytes(list.bytes),
+        list.collected.len()
     ));
     Ok(())
 }
