@@ -447,3 +447,56 @@ fn session_events_reach_the_stream() {
     );
     assert!(seen.contains(&"session:exited".to_string()), "{seen:?}");
 }
+
+#[test]
+fn approval_is_one_of_the_presets_or_a_400_naming_them() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    for bad in [json!("yolo"), json!("")] {
+        let r = s.post(
+            SESSIONS,
+            json!({"providerId": "shell", "workingDirectory": dir.path(), "approval": bad}),
+        );
+        assert_eq!(r.status, 400, "{}", r.body);
+        assert_eq!(
+            r.json()["error"],
+            format!("unknown approval {bad}: use manual, safe or auto")
+        );
+        let r = s.post(
+            "/api/coding-agents/tasks",
+            json!({"name": "n", "providerId": "shell", "workingDirectory": dir.path(), "approval": bad}),
+        );
+        assert_eq!(r.status, 400, "{}", r.body);
+        assert_eq!(
+            r.json()["error"],
+            format!("unknown approval {bad}: use manual, safe or auto")
+        );
+    }
+    assert_eq!(s.get(SESSIONS).json()["sessions"], json!([]));
+    // A preset given is the one the session runs under; none given is `safe`.
+    let id = spawn_session(
+        &s,
+        json!({"providerId": "shell", "workingDirectory": dir.path(), "approval": "manual"}),
+    );
+    assert_eq!(
+        s.get(&format!("{SESSIONS}/{id}")).json()["session"]["approval"],
+        "manual"
+    );
+    let pids = session_pids(&id);
+    assert_eq!(s.delete(&format!("{SESSIONS}/{id}")).status, 200);
+    assert!(wait_until(Duration::from_secs(10), || pids
+        .iter()
+        .all(|p| process_state(*p).is_none_or(|st| st == 'Z'))));
+    let t = create_task(
+        &s,
+        "t",
+        json!({"providerId": "shell", "workingDirectory": dir.path()}),
+    );
+    assert!(t["metadata"].get("approval").is_none(), "{t}");
+    let t = create_task(
+        &s,
+        "t",
+        json!({"providerId": "shell", "workingDirectory": dir.path(), "approval": "auto"}),
+    );
+    assert_eq!(t["metadata"]["approval"], "auto");
+}
