@@ -4,7 +4,7 @@ use super::body::Body;
 use super::error::ApiError;
 use crate::engine::{CreateTask, Engine, TaskPatch};
 use crate::task::{Isolation, Progress, StepStatus, TaskResult, TaskStatus};
-use crate::wire::{Discarded, StepAdded, StepBody, TaskBody, TaskList};
+use crate::wire::{DiffBody, Discarded, MergedTask, StepAdded, StepBody, TaskBody, TaskList};
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -161,14 +161,19 @@ pub async fn delete(State(engine): State<Engine>, Path(id): Path<String>) -> Api
 
 /// The task's changes against its base (worktree tasks).
 pub async fn diff(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(serde_json::json!({ "diff": engine.task_diff(&id).await? }))
+    ok(DiffBody {
+        diff: engine.task_diff(&id).await?,
+    })
 }
 
 /// Merges a finished worktree task into its base branch; 409 naming the files when the
 /// merge conflicts or the user's uncommitted changes are in the way.
 pub async fn merge(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
     let (task, merged) = engine.merge_task(&id).await?;
-    ok(serde_json::json!({ "task": task.as_ref(), "merge": merged }))
+    ok(MergedTask {
+        task,
+        merge: merged,
+    })
 }
 
 /// Removes a finished task's worktree and branch, keeping a snapshot ref.

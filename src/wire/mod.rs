@@ -28,7 +28,10 @@ pub use session::{
 pub use status::{DaemonStopped, Limits, RunState, SessionCounts, Status, Switched, TaskCounts};
 pub use stream::{MouseEncoding, MouseMode, StreamEvent, StreamRequest, TerminalModes};
 pub use task::{Discarded, StepAdded, StepBody, TaskBody, TaskList};
-pub use worktree::{Collected, CollectedList, WorktreeInfo, WorktreeList};
+pub use worktree::{
+    Collected, CollectedList, Diff, DiffBody, FileDiff, FileStatus, Merged, MergedTask,
+    WorktreeInfo, WorktreeList,
+};
 
 /// Percent-encodes one path segment of an API URL (ids are opaque strings).
 pub fn path_segment(s: &str) -> String {

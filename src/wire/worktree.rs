@@ -1,7 +1,24 @@
-//! `/api/coding-agents/worktrees`: the disk task worktrees use, and collecting old ones.
+//! Task worktrees: a task's changes (`GET /tasks/:id/diff`), merging them
+//! (`POST /tasks/:id/merge`), and the disk worktrees use (`/api/coding-agents/worktrees`).
+//! A diff and a merge are the git module's own records.
 
-use crate::task::TaskStatus;
+pub use crate::git::{Diff, FileDiff, FileStatus, Merged};
+use crate::task::{Task, TaskStatus};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// `GET /tasks/:id/diff`: `{diff}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffBody {
+    pub diff: Diff,
+}
+
+/// `POST /tasks/:id/merge`: the task and what the merge did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedTask {
+    pub task: Arc<Task>,
+    pub merge: Merged,
+}
 
 /// One live task worktree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +63,59 @@ mod tests {
     use super::*;
     use crate::wire::testing::round_trip;
     use serde_json::json;
+
+    #[test]
+    fn diffs_and_merges_encode_as_documented() {
+        round_trip(
+            &DiffBody {
+                diff: Diff {
+                    branch: "orchestra/t1".into(),
+                    base_branch: "main".into(),
+                    base_commit: "abc".into(),
+                    base_now: None,
+                    base_moved: false,
+                    files: vec![
+                        FileDiff {
+                            path: "a.rs".into(),
+                            status: FileStatus::Modified,
+                            added: Some(2),
+                            removed: Some(1),
+                        },
+                        FileDiff {
+                            path: "logo.png".into(),
+                            status: FileStatus::Added,
+                            added: None,
+                            removed: None,
+                        },
+                    ],
+                    patch: "+x\n".into(),
+                },
+            },
+            json!({"diff": {"branch": "orchestra/t1", "baseBranch": "main", "baseCommit": "abc",
+                "baseNow": null, "baseMoved": false, "files": [
+                    {"path": "a.rs", "status": "modified", "added": 2, "removed": 1},
+                    {"path": "logo.png", "status": "added", "added": null, "removed": null}],
+                "patch": "+x\n"}}),
+        );
+        let merged = MergedTask {
+            task: Arc::new(crate::wire::task::tests::task()),
+            merge: Merged {
+                base_branch: "main".into(),
+                commit: "def".into(),
+                fast_forward: true,
+                base_moved: false,
+                files: vec!["a.rs".into()],
+            },
+        };
+        let v = serde_json::to_value(&merged).unwrap();
+        assert_eq!(
+            v["merge"],
+            json!({"baseBranch": "main", "commit": "def", "fastForward": true,
+                "baseMoved": false, "files": ["a.rs"]})
+        );
+        assert_eq!(serde_json::from_value::<MergedTask>(v).unwrap(), merged);
+        assert!(serde_json::from_value::<FileStatus>(json!("renamed")).is_err());
+    }
 
     #[test]
     fn worktrees_encode_as_documented() {

@@ -2,20 +2,13 @@
 //! finishing or collecting its worktree.
 
 use super::Ctx;
-use super::error::{CliError, CliResult};
+use super::error::CliResult;
 use super::http::Reply;
 use super::output::{clean, out, short_id};
 use super::task::task_path;
 use crate::wire::request::Gc;
-use crate::wire::{CollectedList, Discarded};
-use serde_json::Value;
+use crate::wire::{CollectedList, Diff, DiffBody, Discarded, MergedTask};
 use std::io::IsTerminal;
-
-// The diff and merge answers are the git module's types, which are not wire types yet (they
-// encode only): read here field by field.
-fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
-    v.pointer(pointer).and_then(Value::as_str)
-}
 
 /// Colour a diff only for a person at a terminal (and not when NO_COLOR is set).
 fn colour_wanted() -> bool {
@@ -55,49 +48,42 @@ pub fn render_patch(patch: &str, colour: bool) -> String {
     text
 }
 
-fn count(v: &Value, key: &str) -> String {
-    v.get(key)
-        .and_then(Value::as_u64)
-        .map(|n| n.to_string())
-        .unwrap_or_else(|| "-".into())
+/// A line count; `-` for a binary file.
+fn count(n: Option<u64>) -> String {
+    n.map_or_else(|| "-".into(), |n| n.to_string())
 }
 
 /// The file list with counts, then the patch.
-pub fn render_diff(d: &Value, colour: bool) -> String {
+pub fn render_diff(d: &Diff, colour: bool) -> String {
     let mut text = format!(
         "{} against {} ({})\n",
-        clean(str_at(d, "/branch").unwrap_or("?")),
-        clean(str_at(d, "/baseBranch").unwrap_or("?")),
-        short_id(str_at(d, "/baseCommit").unwrap_or("?")),
+        clean(&d.branch),
+        clean(&d.base_branch),
+        short_id(&d.base_commit),
     );
-    if d.get("baseMoved") == Some(&Value::Bool(true)) {
+    if d.base_moved {
         text.push_str("note: the base branch has moved since the task started\n");
     }
-    let files = d
-        .get("files")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if files.is_empty() {
+    if d.files.is_empty() {
         text.push_str("no changes\n");
         return text;
     }
-    for f in &files {
+    for f in &d.files {
         text.push_str(&format!(
             "  {:<9} +{:<5} -{:<5} {}\n",
-            str_at(f, "/status").unwrap_or("?"),
-            count(f, "added"),
-            count(f, "removed"),
-            clean(str_at(f, "/path").unwrap_or("?")),
+            f.status.as_str(),
+            count(f.added),
+            count(f.removed),
+            clean(&f.path),
         ));
     }
     text.push('\n');
-    text.push_str(&render_patch(str_at(d, "/patch").unwrap_or(""), colour));
+    text.push_str(&render_patch(&d.patch, colour));
     text
 }
 
 pub fn diff(ctx: &Ctx, id: &str) -> CliResult<()> {
-    let answer: Reply<Value> = ctx.client.get(
+    let answer: Reply<DiffBody> = ctx.client.get(
         &format!("{}/diff", task_path(ctx, id)?),
         "a diff (`{diff}`)",
     )?;
@@ -105,16 +91,12 @@ pub fn diff(ctx: &Ctx, id: &str) -> CliResult<()> {
         answer.print_json();
         return Ok(());
     }
-    let d = answer
-        .value
-        .get("diff")
-        .ok_or_else(|| CliError::server("the server's answer holds no diff"))?;
-    out(&render_diff(d, colour_wanted()));
+    out(&render_diff(&answer.value.diff, colour_wanted()));
     Ok(())
 }
 
 pub fn merge(ctx: &Ctx, id: &str) -> CliResult<()> {
-    let answer: Reply<Value> = ctx.client.post(
+    let answer: Reply<MergedTask> = ctx.client.post(
         &format!("{}/merge", task_path(ctx, id)?),
         &(),
         "a merged task (`{task, merge}`)",
@@ -123,17 +105,17 @@ pub fn merge(ctx: &Ctx, id: &str) -> CliResult<()> {
         answer.print_json();
         return Ok(());
     }
-    let m = answer.value.get("merge").cloned().unwrap_or(Value::Null);
-    let how = if m.get("fastForward") == Some(&Value::Bool(true)) {
+    let m = &answer.value.merge;
+    let how = if m.fast_forward {
         "fast-forward"
     } else {
         "merge commit"
     };
-    let files = m.get("files").and_then(Value::as_array).map_or(0, Vec::len);
     out(&format!(
-        "merged into {} ({how}, {files} files): {}",
-        clean(str_at(&m, "/baseBranch").unwrap_or("?")),
-        short_id(str_at(&m, "/commit").unwrap_or("?")),
+        "merged into {} ({how}, {} files): {}",
+        clean(&m.base_branch),
+        m.files.len(),
+        short_id(&m.commit),
     ));
     Ok(())
 }
