@@ -315,7 +315,7 @@ impl Engine {
                     events.push((move_event(from, to), vec![]));
                 }
                 if let Some(p) = patch.progress
-                    && !(t.status() == TaskStatus::Completed)
+                    && t.status() != TaskStatus::Completed
                 {
                     t.metadata.progress = p;
                     events.push((TaskEventKind::Progress, vec![]));
