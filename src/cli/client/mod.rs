@@ -12,6 +12,7 @@ pub mod task;
 pub mod worktree;
 
 use super::{Cli, Command, GlobalArgs};
+use crate::wire::Approval;
 use clap::{ArgGroup, Args, Subcommand};
 use error::{CliError, CliResult, EXIT_CODES_HELP};
 use http::Client;
@@ -74,6 +75,9 @@ pub enum TaskCmd {
         /// The branch a worktree task starts from and merges into [default: the checked-out one].
         #[arg(long, value_name = "BRANCH")]
         base: Option<String>,
+        /// How much its agent may do without asking: manual, safe or auto [default: safe].
+        #[arg(long, value_name = "PRESET", value_parser = parse_approval)]
+        approval: Option<Approval>,
     },
     /// List tasks, newest first.
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -219,6 +223,9 @@ pub enum SessionCmd {
         /// Terminal height in rows.
         #[arg(long, value_name = "R", value_parser = clap::value_parser!(u16).range(1..))]
         rows: Option<u16>,
+        /// How much the agent may do without asking: manual, safe or auto [default: safe].
+        #[arg(long, value_name = "PRESET", value_parser = parse_approval)]
+        approval: Option<Approval>,
     },
     /// Type a message into a session and submit it the way its agent expects.
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -367,6 +374,11 @@ pub struct StatusArgs {
 pub struct StopArgs {
     #[command(flatten)]
     pub client: ClientArgs,
+}
+
+/// `--approval`: one of the presets, else the sentence the API would give.
+fn parse_approval(s: &str) -> Result<Approval, String> {
+    s.parse()
 }
 
 /// What a client command runs with.

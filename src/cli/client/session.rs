@@ -29,6 +29,7 @@ pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
             dir,
             cols,
             rows,
+            approval,
         } => {
             let body = NewSession {
                 task: task.clone(),
@@ -36,7 +37,7 @@ pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
                 working_directory: dir.as_deref().map(absolute_dir).transpose()?,
                 cols: *cols,
                 rows: *rows,
-                approval: None,
+                approval: *approval,
             };
             let answer: Reply<SessionCreated> =
                 ctx.client

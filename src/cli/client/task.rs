@@ -23,15 +23,22 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             start,
             isolation,
             base,
-        } => add(
-            ctx,
-            name,
-            description.as_deref(),
-            provider.as_deref(),
-            dir.as_deref(),
-            *start,
-            (isolation.as_deref(), base.as_deref()),
-        ),
+            approval,
+        } => {
+            let body = NewTask {
+                name: name.clone(),
+                description: description.clone().unwrap_or_else(|| name.clone()),
+                provider_id: provider.clone(),
+                working_directory: dir.as_deref().map(absolute_dir).transpose()?,
+                isolation: isolation
+                    .as_deref()
+                    .map(|i| i.parse::<Isolation>().map_err(CliError::usage))
+                    .transpose()?,
+                base_ref: base.clone(),
+                approval: *approval,
+            };
+            add(ctx, &body, *start)
+        }
         TaskCmd::List { status, limit } => list(ctx, status.as_deref(), *limit),
         TaskCmd::Show { id, output_lines } => show(ctx, id, *output_lines),
         TaskCmd::Start { id } => lifecycle(ctx, id, "start"),
@@ -70,28 +77,8 @@ fn print(ctx: &Ctx, answer: &Reply<TaskBody>, line: impl FnOnce(&Task) -> String
     }
 }
 
-fn add(
-    ctx: &Ctx,
-    name: &str,
-    description: Option<&str>,
-    provider: Option<&str>,
-    dir: Option<&std::path::Path>,
-    start: bool,
-    (isolation, base): (Option<&str>, Option<&str>),
-) -> CliResult<()> {
-    let isolation = isolation
-        .map(|i| i.parse::<Isolation>().map_err(CliError::usage))
-        .transpose()?;
-    let body = NewTask {
-        name: name.to_string(),
-        description: description.unwrap_or(name).to_string(),
-        provider_id: provider.map(str::to_string),
-        working_directory: dir.map(absolute_dir).transpose()?,
-        isolation,
-        base_ref: base.map(str::to_string),
-        approval: None,
-    };
-    let created: Reply<TaskBody> = ctx.client.post(TASKS, &body, A_TASK)?;
+fn add(ctx: &Ctx, body: &NewTask, start: bool) -> CliResult<()> {
+    let created: Reply<TaskBody> = ctx.client.post(TASKS, body, A_TASK)?;
     let (answer, verb) = if start {
         let id = created.value.task.id.clone();
         start_created(ctx, &id)?
