@@ -1471,3 +1471,26 @@ fn approval_presets_from_the_command_line() {
     let id = j["sessionId"].as_str().unwrap().to_string();
     ok(&with_url(&s, home.path(), &["session", "kill", &id]));
 }
+
+#[test]
+fn an_answer_of_the_wrong_shape_names_what_was_expected() {
+    let home = tempfile::tempdir().unwrap();
+    let url = canned_server("200 OK", r#"{"tasks": 3}"#);
+    let o = run(cli(home.path(), &["task", "list", "--url", &url]));
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "answered 200 with something that is not the task list (`{tasks}`): invalid type: integer `3`"
+        ),
+        "{e}"
+    );
+    let url = canned_server("200 OK", r#"{"state": "paused"}"#);
+    let o = run(cli(home.path(), &["status", "--url", &url]));
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("orchestra's status") && e.contains("missing field `autopilot`"),
+        "{e}"
+    );
+}

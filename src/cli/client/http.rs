@@ -225,7 +225,7 @@ impl Client {
         }
         let value = crate::wire::decode(text.as_bytes(), expected).map_err(|e| {
             let what = if serde_json::from_str::<Value>(&text).is_ok() {
-                e.to_string()
+                format!("something that is not {}: {}", e.expected, e.reason)
             } else {
                 "something that is not JSON".to_string()
             };

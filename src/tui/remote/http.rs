@@ -3,7 +3,6 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use std::time::Duration;
 
 /// Largest answer read (a task keeps a bounded number of output lines).
@@ -73,14 +72,6 @@ impl Api {
         self.token.as_deref()
     }
 
-    pub fn get(&self, path: &str) -> Result<Value, ApiError> {
-        self.request(Method::Get, path, None)
-    }
-
-    pub fn post(&self, path: &str, body: Option<Value>) -> Result<Value, ApiError> {
-        self.request(Method::Post, path, body)
-    }
-
     /// A GET whose answer is the wire type `T` (`expected` names it, for the error).
     pub fn read<T: DeserializeOwned>(&self, path: &str, expected: &str) -> Result<T, ApiError> {
         let bytes = self.request_bytes(Method::Get, path, None)?;
@@ -98,7 +89,7 @@ impl Api {
         let payload = serde_json::to_string(body)
             .map_err(|e| ApiError::Unreachable(format!("cannot encode the request: {e}")))?;
         let payload = (payload != "null").then_some(payload);
-        let bytes = self.request_raw(method, path, payload)?;
+        let bytes = self.request_bytes(method, path, payload)?;
         self.decode(path, &bytes, expected)
     }
 
@@ -113,48 +104,9 @@ impl Api {
         })
     }
 
-    /// One request; a 2xx answer's JSON (`null` for an empty one), else the error.
-    pub fn request(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> Result<Value, ApiError> {
-        let text = self.request_text(method, path, body)?;
-        if text.trim().is_empty() {
-            return Ok(Value::Null);
-        }
-        serde_json::from_str(&text).map_err(|_| {
-            ApiError::Unreachable(format!(
-                "{}{path} answered with something that is not JSON; is that an orchestra?",
-                self.base
-            ))
-        })
-    }
-
-    /// One request; a 2xx answer's body as text.
-    pub fn request_text(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> Result<String, ApiError> {
-        let bytes = self.request_bytes(method, path, body)?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    }
-
-    /// One request; a 2xx answer's body as it is (a transcript is terminal output).
+    /// One request with a JSON payload; a 2xx answer's body as it is (a transcript is
+    /// terminal output).
     pub fn request_bytes(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> Result<Vec<u8>, ApiError> {
-        self.request_raw(method, path, body.map(|b| b.to_string()))
-    }
-
-    /// One request with a JSON payload; a 2xx answer's body as it is.
-    fn request_raw(
         &self,
         method: Method,
         path: &str,

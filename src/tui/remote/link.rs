@@ -360,4 +360,35 @@ mod tests {
         ));
         assert!(snap.autopilot);
     }
+
+    /// A stand-in HTTP server on loopback answering every request with `body`.
+    fn answering(body: &'static str) -> String {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("address");
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                let mut buf = [0u8; 4096];
+                let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+                let _ = conn.read(&mut buf);
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    #[test]
+    fn an_answer_that_is_no_wire_type_is_an_error_naming_what_was_expected() {
+        let api = Api::new(&answering(r#"{"tasks": [{"id": 1}]}"#), None);
+        let e = fetch_snapshot(&api).err().expect("not a task list");
+        assert!(e.contains("the answer is not the task list"), "{e}");
+        assert!(e.contains("invalid type: integer `1`"), "{e}");
+        let api = Api::new(&answering(r#"{"providers": {}}"#), None);
+        let e = fetch_providers(&api).err().expect("not a provider list");
+        assert!(e.contains("the answer is not the provider list"), "{e}");
+    }
 }
