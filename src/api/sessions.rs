@@ -12,7 +12,7 @@ use serde_json::Value;
 
 type ApiResult = Result<Response, ApiError>;
 
-fn session_json(session: crate::wire::SessionInfo) -> SessionBody {
+fn session_body(session: crate::wire::SessionInfo) -> SessionBody {
     SessionBody { session }
 }
 
@@ -49,7 +49,7 @@ pub async fn list(State(engine): State<Engine>) -> Json<SessionList> {
 }
 
 pub async fn get(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    Ok(Json(session_json(engine.get_session(&id)?)).into_response())
+    Ok(Json(session_body(engine.get_session(&id)?)).into_response())
 }
 
 /// Ends a session (idempotent); with `?remove=true`, removes an ended one's record.
@@ -69,7 +69,7 @@ pub async fn delete(
     } else {
         engine.delete_session(&id).await?
     };
-    Ok(Json(session_json(info)).into_response())
+    Ok(Json(session_body(info)).into_response())
 }
 
 /// A query flag: `1`/`true` (or bare) is on, `0`/`false` off.
@@ -173,15 +173,15 @@ pub async fn resize(State(engine): State<Engine>, Path(id): Path<String>, body: 
     };
     let cols = need("cols", MAX_COLS)?;
     let rows = need("rows", MAX_ROWS)?;
-    Ok(Json(session_json(engine.resize_session(&id, cols, rows).await?)).into_response())
+    Ok(Json(session_body(engine.resize_session(&id, cols, rows).await?)).into_response())
 }
 
 pub async fn pause(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    Ok(Json(session_json(engine.pause_session(&id).await?)).into_response())
+    Ok(Json(session_body(engine.pause_session(&id).await?)).into_response())
 }
 
 pub async fn resume(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    Ok(Json(session_json(engine.resume_session(&id).await?)).into_response())
+    Ok(Json(session_body(engine.resume_session(&id).await?)).into_response())
 }
 
 pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
@@ -200,5 +200,5 @@ pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: 
             ));
         }
     };
-    Ok(Json(session_json(engine.answer_prompt(&id, &option).await?)).into_response())
+    Ok(Json(session_body(engine.answer_prompt(&id, &option).await?)).into_response())
 }

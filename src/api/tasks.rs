@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 type ApiResult = Result<axum::response::Response, ApiError>;
 
-fn task_json(task: &Arc<crate::task::Task>) -> TaskBody {
+fn task_body(task: &Arc<crate::task::Task>) -> TaskBody {
     TaskBody { task: task.clone() }
 }
 
@@ -44,7 +44,7 @@ pub async fn create(State(engine): State<Engine>, body: Body) -> ApiResult {
         base_ref: body.opt_str("baseRef")?.filter(|s| !s.is_empty()),
     };
     let task = engine.create_task(req).await?;
-    created(task_json(&task))
+    created(task_body(&task))
 }
 
 /// Parses `status` and `limit`; other query keys are ignored.
@@ -109,7 +109,7 @@ pub async fn list(State(engine): State<Engine>, RawQuery(q): RawQuery) -> ApiRes
 }
 
 pub async fn get(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.get_task(&id)?))
+    ok(task_body(&engine.get_task(&id)?))
 }
 
 pub async fn patch(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
@@ -151,12 +151,12 @@ pub async fn patch(State(engine): State<Engine>, Path(id): Path<String>, body: B
             },
         )
         .await?;
-    ok(task_json(&task))
+    ok(task_body(&task))
 }
 
 /// Deletes a finished task; answers with the task as it was.
 pub async fn delete(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.delete_task(&id).await?))
+    ok(task_body(&engine.delete_task(&id).await?))
 }
 
 /// The task's changes against its base (worktree tasks).
@@ -186,29 +186,29 @@ pub async fn discard(State(engine): State<Engine>, Path(id): Path<String>) -> Ap
 }
 
 pub async fn start(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.start_task(&id).await?))
+    ok(task_body(&engine.start_task(&id).await?))
 }
 
 pub async fn pause(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.pause_task(&id).await?))
+    ok(task_body(&engine.pause_task(&id).await?))
 }
 
 pub async fn resume(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.resume_task(&id).await?))
+    ok(task_body(&engine.resume_task(&id).await?))
 }
 
 pub async fn cancel(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.cancel_task(&id).await?))
+    ok(task_body(&engine.cancel_task(&id).await?))
 }
 
 pub async fn retry(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    created(task_json(&engine.retry_task(&id).await?))
+    created(task_body(&engine.retry_task(&id).await?))
 }
 
 pub async fn output(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_task(&id)?;
     let text = body.str("output")?;
-    ok(task_json(&engine.append_output(&id, &text).await?))
+    ok(task_body(&engine.append_output(&id, &text).await?))
 }
 
 pub async fn add_step(
@@ -254,7 +254,7 @@ pub async fn result(State(engine): State<Engine>, Path(id): Path<String>, body: 
         files_created: body.opt_str_list("filesCreated")?.unwrap_or_default(),
         error: body.opt_str("error")?,
     };
-    ok(task_json(&engine.set_result(&id, result).await?))
+    ok(task_body(&engine.set_result(&id, result).await?))
 }
 
 #[cfg(test)]
