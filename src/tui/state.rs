@@ -303,7 +303,7 @@ pub struct App {
 
 /// What a session without a task is called: the first line of what it runs, else its
 /// provider's id.
-pub fn session_name(s: &crate::engine::SessionInfo) -> String {
+pub fn session_name(s: &crate::wire::SessionInfo) -> String {
     match s.task.lines().next().map(str::trim) {
         Some(first) if !first.is_empty() => first.to_string(),
         _ => format!("{} session", s.provider_id),
@@ -383,7 +383,7 @@ impl App {
         }
     }
 
-    pub fn selected_session_info(&self) -> Option<&crate::engine::SessionInfo> {
+    pub fn selected_session_info(&self) -> Option<&crate::wire::SessionInfo> {
         let sid = self.shown_session_id()?;
         self.snap.sessions.iter().find(|s| s.id == sid)
     }
