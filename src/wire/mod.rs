@@ -4,7 +4,21 @@
 //!
 //! The engine carries these types too (a session's prompt, its events), so nothing inside
 //! orchestra passes `serde_json::Value` around. This module depends on the task model
-//! (`crate::task`) and nothing above it: never on the engine, the API or a front end.
+//! (`crate::task`) and git's records (a diff, a merge) and nothing above them: never on the
+//! engine, the API or a front end.
+//!
+//! Where each answer is (all under `/api/coding-agents` but the first two):
+//! - `GET /api/status`, `…/status`: [`Status`]; `POST /api/agent/*`: [`Switched`];
+//!   `POST /api/daemon/stop`: [`DaemonStopped`] (`status.rs`)
+//! - tasks: [`TaskBody`], [`TaskList`], [`StepAdded`], [`StepBody`], [`Discarded`] (`task.rs`);
+//!   `…/diff`: [`DiffBody`], `…/merge`: [`MergedTask`], `/worktrees`: [`WorktreeList`],
+//!   `/worktrees/gc`: [`CollectedList`] (`worktree.rs`)
+//! - sessions: [`SessionBody`], [`SessionCreated`], [`SessionList`], [`MessageBody`],
+//!   [`MessageList`], [`Peek`] (`session.rs`); a blocked session's [`Prompt`] (`prompt.rs`)
+//! - `/providers`: [`ProviderList`] (`provider.rs`)
+//! - `/events`: one [`EventFrame`] per Server-Sent Event (`event.rs`)
+//! - `/sessions/:id/stream`: [`StreamEvent`] and [`StreamRequest`] (`stream.rs`)
+//! - any error: [`ErrorBody`] (`error.rs`); request bodies clients send: [`request`]
 
 mod error;
 mod event;
