@@ -384,11 +384,15 @@ mod tests {
     #[test]
     fn an_answer_that_is_no_wire_type_is_an_error_naming_what_was_expected() {
         let api = Api::new(&answering(r#"{"tasks": [{"id": 1}]}"#), None);
-        let e = fetch_snapshot(&api).err().expect("not a task list");
+        let Err(e) = fetch_snapshot(&api) else {
+            panic!("a task list of numbers read as one")
+        };
         assert!(e.contains("the answer is not the task list"), "{e}");
         assert!(e.contains("invalid type: integer `1`"), "{e}");
         let api = Api::new(&answering(r#"{"providers": {}}"#), None);
-        let e = fetch_providers(&api).err().expect("not a provider list");
+        let Err(e) = fetch_providers(&api) else {
+            panic!("an object read as a provider list")
+        };
         assert!(e.contains("the answer is not the provider list"), "{e}");
     }
 }
