@@ -137,9 +137,9 @@ fn task_call(
     method: Method,
     path: &str,
     body: &impl serde::Serialize,
-) -> Result<Task, ApiError> {
+) -> Result<Arc<Task>, ApiError> {
     let answer: TaskBody = api.send(method, path, body, "a task")?;
-    Ok(std::sync::Arc::unwrap_or_clone(answer.task))
+    Ok(answer.task)
 }
 
 /// A session route's answer (`{session}`); what the notice needs is in the snapshot.
