@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Where a task is in its life. `Completed`, `Failed` and `Cancelled` are final.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TaskStatus {
     Pending,
@@ -200,7 +200,7 @@ pub struct TaskMetadata {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub required_capabilities: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<String>,
+    pub approval: Option<Approval>,
     /// Whether the task runs in its own git worktree.
     #[serde(default)]
     pub isolation: Isolation,
@@ -210,6 +210,56 @@ pub struct TaskMetadata {
     /// The task's worktree once it has one (kept, with its outcome, after removal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<TaskWorktree>,
+}
+
+/// How much a session's agent may do without asking: the preset chooses the CLI's own flags
+/// (`approval_args` in the provider table) and which prompts orchestra answers by itself.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Approval {
+    /// The agent asks; orchestra answers nothing by itself.
+    Manual,
+    /// The agent asks about tools and edits; orchestra answers housekeeping prompts (trust
+    /// this folder, update notices, telemetry), never a permission or a login.
+    #[default]
+    Safe,
+    /// The CLI's own non-interactive mode, plus what `safe` answers.
+    Auto,
+}
+
+impl Approval {
+    pub const ALL: [Approval; 3] = [Approval::Manual, Approval::Safe, Approval::Auto];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approval::Manual => "manual",
+            Approval::Safe => "safe",
+            Approval::Auto => "auto",
+        }
+    }
+
+    /// Whether orchestra answers housekeeping prompts by itself under this preset.
+    pub fn answers_housekeeping(self) -> bool {
+        matches!(self, Approval::Safe | Approval::Auto)
+    }
+}
+
+impl fmt::Display for Approval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Approval {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Approval::ALL
+            .into_iter()
+            .find(|a| a.as_str() == s)
+            .ok_or_else(|| format!("unknown approval {s:?}: use manual, safe or auto"))
+    }
 }
 
 /// Where a task's agent works: its own git worktree, or the directory as it is.
@@ -292,7 +342,7 @@ pub struct NewTask {
     pub working_directory: String,
     pub required_capabilities: Vec<String>,
     pub retry_of: Option<String>,
-    pub approval: Option<String>,
+    pub approval: Option<Approval>,
 }
 
 /// How many output lines a task keeps; the full transcript lives on disk.

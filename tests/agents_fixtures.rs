@@ -3,7 +3,7 @@
 //! test --test agents_live`), and against synthetic permission prompts: a permission is
 //! never answered automatically.
 
-use orchestra::providers::patterns::{Prompt, Verdict};
+use orchestra::providers::patterns::{SeenPrompt, Verdict};
 use orchestra::providers::{Classifier, Providers};
 use std::path::Path;
 
@@ -51,7 +51,7 @@ const EXPECTED: &[(&str, &str, &str, bool)] = &[
 
 fn name(v: &Verdict) -> String {
     match v {
-        Verdict::Prompt(p) => p.kind.clone(),
+        Verdict::Prompt(p) => p.prompt.kind.to_string(),
         Verdict::Busy => "busy".into(),
         Verdict::Ready => "ready".into(),
         Verdict::Starting => "starting".into(),
@@ -87,24 +87,28 @@ fn fixtures_classify_as_recorded() {
         assert_eq!(&name(&v), want, "{cli}/{state}: {v:?}");
         if let Verdict::Prompt(p) = &v {
             assert_eq!(p.auto_answer.is_some(), *auto, "{cli}/{state}: {p:?}");
-            assert!(!p.text.is_empty(), "{cli}/{state}: {p:?}");
+            assert!(!p.prompt.text.is_empty(), "{cli}/{state}: {p:?}");
             // A prompt that asks for typed input (an API key) has no options to pick.
-            if !p.text.contains("Enter Gemini API Key") {
-                assert!(!p.options.is_empty(), "{cli}/{state}: no options: {p:?}");
+            if !p.prompt.text.contains("Enter Gemini API Key") {
+                assert!(
+                    !p.prompt.options.is_empty(),
+                    "{cli}/{state}: no options: {p:?}"
+                );
             }
         }
     }
 }
 
-fn prompt(cli: &str, state: &str) -> Prompt {
+fn prompt(cli: &str, state: &str) -> SeenPrompt {
     match classifier(cli).classify(&fixture(cli, state)) {
         Verdict::Prompt(p) => p,
         v => panic!("{cli}/{state}: {v:?}"),
     }
 }
 
-fn labels(p: &Prompt) -> Vec<(&str, &str, Vec<&str>)> {
-    p.options
+fn labels(p: &SeenPrompt) -> Vec<(&str, &str, Vec<&str>)> {
+    p.prompt
+        .options
         .iter()
         .map(|o| {
             (
@@ -142,16 +146,16 @@ fn options_and_keys_read_from_the_real_screens() {
     );
 
     let p = prompt("gemini", "trust");
-    assert_eq!(p.text, "Do you trust the files in this folder?");
-    assert_eq!(p.options.len(), 3);
-    assert!(p.options[0].label.starts_with("Trust folder"));
-    assert_eq!(p.options[2].label, "Don't trust");
+    assert_eq!(p.prompt.text, "Do you trust the files in this folder?");
+    assert_eq!(p.prompt.options.len(), 3);
+    assert!(p.prompt.options[0].label.starts_with("Trust folder"));
+    assert_eq!(p.prompt.options[2].label, "Don't trust");
     assert_eq!(p.auto_answer.as_deref(), Some("1"));
 
     let p = prompt("gemini", "login-key-preselected");
-    assert_eq!(p.options[1].label, "Use Gemini API Key");
+    assert_eq!(p.prompt.options[1].label, "Use Gemini API Key");
     assert_eq!(
-        p.options[1].keys.as_deref(),
+        p.prompt.options[1].keys.as_deref(),
         Some(&["enter".to_string()][..])
     );
 
@@ -208,22 +212,25 @@ fn permission_prompts_are_recognised_and_never_auto_answered() {
         let Verdict::Prompt(p) = v else {
             panic!("{cli}: not a prompt: {v:?}\n{screen}")
         };
-        assert_eq!(p.kind, "permission", "{cli}: {p:?}");
+        assert_eq!(p.prompt.kind.as_str(), "permission", "{cli}: {p:?}");
         assert_eq!(p.auto_answer, None, "{cli}: {p:?}");
     }
     let p = match classifier("claude").classify(PERMISSIONS[0].1) {
         Verdict::Prompt(p) => p,
         _ => unreachable!(),
     };
-    assert_eq!(p.text, "Do you want to proceed?");
-    assert_eq!(p.options[2].keys.as_deref().map(|k| k.len()), Some(3));
+    assert_eq!(p.prompt.text, "Do you want to proceed?");
+    assert_eq!(
+        p.prompt.options[2].keys.as_deref().map(|k| k.len()),
+        Some(3)
+    );
 }
 
 #[test]
 fn login_and_permission_never_carry_an_automatic_answer() {
     for (cli, state, _, _) in EXPECTED {
         if let Verdict::Prompt(p) = classifier(cli).classify(&fixture(cli, state))
-            && matches!(p.kind.as_str(), "permission" | "login")
+            && matches!(p.prompt.kind.as_str(), "permission" | "login")
         {
             assert_eq!(p.auto_answer, None, "{cli}/{state}");
         }

@@ -447,3 +447,131 @@ fn session_events_reach_the_stream() {
     );
     assert!(seen.contains(&"session:exited".to_string()), "{seen:?}");
 }
+
+#[test]
+fn approval_is_one_of_the_presets_or_a_400_naming_them() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    for bad in [json!("yolo"), json!("")] {
+        let r = s.post(
+            SESSIONS,
+            json!({"providerId": "shell", "workingDirectory": dir.path(), "approval": bad}),
+        );
+        assert_eq!(r.status, 400, "{}", r.body);
+        assert_eq!(
+            r.json()["error"],
+            format!("unknown approval {bad}: use manual, safe or auto")
+        );
+        let r = s.post(
+            "/api/coding-agents/tasks",
+            json!({"name": "n", "providerId": "shell", "workingDirectory": dir.path(), "approval": bad}),
+        );
+        assert_eq!(r.status, 400, "{}", r.body);
+        assert_eq!(
+            r.json()["error"],
+            format!("unknown approval {bad}: use manual, safe or auto")
+        );
+    }
+    assert_eq!(s.get(SESSIONS).json()["sessions"], json!([]));
+    // A preset given is the one the session runs under; none given is `safe`.
+    let id = spawn_session(
+        &s,
+        json!({"providerId": "shell", "workingDirectory": dir.path(), "approval": "manual"}),
+    );
+    assert_eq!(
+        s.get(&format!("{SESSIONS}/{id}")).json()["session"]["approval"],
+        "manual"
+    );
+    let pids = session_pids(&id);
+    assert_eq!(s.delete(&format!("{SESSIONS}/{id}")).status, 200);
+    assert!(wait_until(Duration::from_secs(10), || pids
+        .iter()
+        .all(|p| process_state(*p).is_none_or(|st| st == 'Z'))));
+    let t = create_task(
+        &s,
+        "t",
+        json!({"providerId": "shell", "workingDirectory": dir.path()}),
+    );
+    assert!(t["metadata"].get("approval").is_none(), "{t}");
+    let t = create_task(
+        &s,
+        "t",
+        json!({"providerId": "shell", "workingDirectory": dir.path(), "approval": "auto"}),
+    );
+    assert_eq!(t["metadata"]["approval"], "auto");
+}
+
+/// Every event the stream sends reads back as the wire type clients decode, named as its
+/// `type` says: a session's life (started, status, message, exited) and its task's.
+#[test]
+fn events_on_the_stream_are_wire_events() {
+    use orchestra::wire::{Event, EventFrame, Role, SessionEventKind, TaskEventKind};
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut events = Events::open(&s);
+    let t = create_task(
+        &s,
+        "ev",
+        json!({"description": "echo wire-$((6*7)); exit 0", "providerId": "exec", "workingDirectory": dir.path()}),
+    );
+    let id = t["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        s.post_empty(&format!("/api/coding-agents/tasks/{id}/start"))
+            .status,
+        200
+    );
+    let sid = spawn_session(
+        &s,
+        json!({"providerId": "shell", "workingDirectory": dir.path()}),
+    );
+    let r = s.post(
+        &format!("{SESSIONS}/{sid}/messages"),
+        json!({"text": "echo said-$((6*7))"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(s.delete(&format!("{SESSIONS}/{sid}")).status, 200);
+    let mut seen = std::collections::BTreeSet::new();
+    let wanted = [
+        "task:created",
+        "task:started",
+        "task:completed",
+        "session:started",
+        "session:message",
+        "session:exited",
+    ];
+    while !wanted.iter().all(|w| seen.contains(*w)) {
+        let Some((name, data)) = events.next() else {
+            panic!("the stream ended; seen {seen:?}")
+        };
+        assert_eq!(data["type"], name.as_str(), "{data}");
+        let frame: EventFrame = serde_json::from_value(data.clone())
+            .unwrap_or_else(|e| panic!("{name} is no wire event ({e}): {data}"));
+        let EventFrame::Change(ev) = frame else {
+            panic!("lagged on a quiet stream: {data}")
+        };
+        assert_eq!(ev.name(), name);
+        match &ev {
+            Event::Task { kind, task, .. } => {
+                assert_eq!(task.id, id);
+                if *kind == TaskEventKind::Completed {
+                    assert_eq!(task.status(), orchestra::task::TaskStatus::Completed);
+                }
+            }
+            Event::Session { kind, session } => {
+                if session.id == sid && *kind == SessionEventKind::Exited {
+                    assert!(session.ended, "{data}");
+                }
+            }
+            Event::Message {
+                session_id,
+                message,
+            } => {
+                if *session_id == sid && message.role == Role::User {
+                    assert_eq!(message.text, "echo said-$((6*7))");
+                }
+            }
+            other => panic!("not sent over SSE: {other:?}"),
+        }
+        seen.insert(name);
+    }
+}

@@ -1402,3 +1402,95 @@ fn a_provider_that_is_not_installed_is_refused_plainly() {
         );
     }
 }
+
+#[test]
+fn approval_presets_from_the_command_line() {
+    let s = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().to_str().unwrap();
+    let j = ok_json(&with_url(
+        &s,
+        home.path(),
+        &[
+            "task",
+            "add",
+            "t",
+            "--provider",
+            "shell",
+            "--dir",
+            dir,
+            "--approval",
+            "auto",
+            "--json",
+        ],
+    ));
+    assert_eq!(j["task"]["metadata"]["approval"], "auto", "{j}");
+    // An unknown preset is a usage error naming the presets; nothing reaches orchestra.
+    let o = with_url(
+        &s,
+        home.path(),
+        &[
+            "task",
+            "add",
+            "u",
+            "--provider",
+            "shell",
+            "--approval",
+            "yolo",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown approval \"yolo\": use manual, safe or auto"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        s.get("/api/coding-agents/tasks").json()["tasks"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    let j = ok_json(&with_url(
+        &s,
+        home.path(),
+        &[
+            "session",
+            "spawn",
+            "--provider",
+            "shell",
+            "--dir",
+            dir,
+            "--approval",
+            "manual",
+            "--json",
+        ],
+    ));
+    assert_eq!(j["session"]["approval"], "manual", "{j}");
+    let id = j["sessionId"].as_str().unwrap().to_string();
+    ok(&with_url(&s, home.path(), &["session", "kill", &id]));
+}
+
+#[test]
+fn an_answer_of_the_wrong_shape_names_what_was_expected() {
+    let home = tempfile::tempdir().unwrap();
+    let url = canned_server("200 OK", r#"{"tasks": 3}"#);
+    let o = run(cli(home.path(), &["task", "list", "--url", &url]));
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "answered 200 with something that is not the task list (`{tasks}`): invalid type: integer `3`"
+        ),
+        "{e}"
+    );
+    let url = canned_server("200 OK", r#"{"state": "paused"}"#);
+    let o = run(cli(home.path(), &["status", "--url", &url]));
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("orchestra's status") && e.contains("missing field `autopilot`"),
+        "{e}"
+    );
+}

@@ -405,7 +405,7 @@ async fn a_digit_answers_a_blocked_agent() {
             name: "needs a yes".into(),
             description: "perm".into(),
             provider_id: Some("fake".into()),
-            approval: Some("manual".into()),
+            approval: Some(orchestra::wire::Approval::Manual),
             ..Default::default()
         })
         .await

@@ -8,6 +8,7 @@ use orchestra::tui::App;
 use orchestra::tui::app::{AppMsg, Origin};
 use orchestra::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
 use orchestra::tui::term_view::TermView;
+use orchestra::wire::{Approval, Prompt};
 use parking_lot::Mutex;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -123,7 +124,7 @@ fn session(id: &str, task_id: Option<&str>, status: SessionStatus, ended: bool) 
         created_at: NOW - 130_000,
         ended_at: None,
         task_id: task_id.map(str::to_string),
-        approval: "default".into(),
+        approval: Approval::default(),
         prompt: None,
         transcript: None,
     }
@@ -458,8 +459,8 @@ fn mouse_click_selects_and_focuses() {
     assert_eq!(a.focus, orchestra::tui::app::Focus::Steps);
 }
 
-fn permission_prompt() -> serde_json::Value {
-    serde_json::json!({
+fn permission_prompt() -> Prompt {
+    prompt(serde_json::json!({
         "kind": "permission",
         "text": "Do you want to proceed?",
         "options": [
@@ -467,11 +468,16 @@ fn permission_prompt() -> serde_json::Value {
             {"key": "2", "label": "Yes, and don't ask again"},
             {"key": "3", "label": "No"},
         ],
-    })
+    }))
+}
+
+/// A prompt as the API sends it.
+fn prompt(json: serde_json::Value) -> Prompt {
+    serde_json::from_value(json).expect("a prompt as the API sends it")
 }
 
 /// The fake with the blocked task's session waiting on `prompt`, that task selected.
-fn blocked_on(prompt: serde_json::Value) -> (Arc<Fake>, App) {
+fn blocked_on(prompt: Prompt) -> (Arc<Fake>, App) {
     let f = fake();
     f.snap.lock().sessions[1].prompt = Some(prompt);
     let mut a = app(&f);
@@ -545,11 +551,11 @@ fn digits_answer_the_shown_prompt() {
 #[test]
 fn letter_options_answer_unless_they_are_commands() {
     use crossterm::event::KeyCode;
-    let (f, mut a) = blocked_on(serde_json::json!({
-        "kind": "confirm",
+    let (f, mut a) = blocked_on(prompt(serde_json::json!({
+        "kind": "choice",
         "text": "Apply the patch?",
         "options": [{"key": "y", "label": "yes"}, {"key": "n", "label": "no"}],
-    }));
+    })));
     let t = render(&mut a, 100, 30);
     let shown = format!("{:?}", t.backend());
     assert!(shown.contains("press y to answer; n in its"), "{shown}");

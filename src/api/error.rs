@@ -50,7 +50,13 @@ impl IntoResponse for ApiError {
 }
 
 pub fn error_response(status: StatusCode, message: &str) -> Response {
-    let mut r = (status, Json(serde_json::json!({ "error": message }))).into_response();
+    let mut r = (
+        status,
+        Json(crate::wire::ErrorBody {
+            error: message.to_string(),
+        }),
+    )
+        .into_response();
     if status == StatusCode::UNAUTHORIZED {
         r.headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

@@ -1,6 +1,7 @@
 //! `GET /api/coding-agents/events`: Server-Sent Events, one per change, with a keep-alive.
 
 use crate::engine::Engine;
+use crate::wire::{EventFrame, Lagged};
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::stream::{Stream, StreamExt};
@@ -16,14 +17,20 @@ pub async fn stream(
     let events = BroadcastStream::new(engine.subscribe())
         .take_until(closing)
         .filter_map(|item| async move {
-            match item {
-                Ok(ev) => ev
-                    .to_json()
-                    .map(|json| Ok(SseEvent::default().event(ev.name()).data(json.to_string()))),
+            let (name, frame) = match item {
+                Ok(ev) if ev.is_local() => return None,
+                Ok(ev) => (ev.name(), EventFrame::Change(ev)),
                 // A slow reader missed events: say so, so it can read the state again.
-                Err(BroadcastStreamRecvError::Lagged(n)) => Some(Ok(SseEvent::default()
-                    .event("lagged")
-                    .data(format!("{{\"type\":\"lagged\",\"missed\":{n}}}")))),
+                Err(BroadcastStreamRecvError::Lagged(missed)) => {
+                    ("lagged", EventFrame::Lagged(Lagged { missed }))
+                }
+            };
+            match serde_json::to_string(&frame) {
+                Ok(json) => Some(Ok(SseEvent::default().event(name).data(json))),
+                Err(e) => {
+                    tracing::error!(event = name, error = %e, "an event did not encode");
+                    None
+                }
             }
         });
     Sse::new(events).keep_alive(

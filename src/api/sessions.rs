@@ -3,16 +3,17 @@
 use super::body::Body;
 use super::error::ApiError;
 use crate::engine::{Engine, Input, SpawnSession};
+use crate::wire::{MessageBody, MessageList, SessionBody, SessionCreated, SessionList};
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 type ApiResult = Result<Response, ApiError>;
 
-fn session_json(info: &crate::engine::SessionInfo) -> Value {
-    json!({ "session": info })
+fn session_body(session: crate::wire::SessionInfo) -> SessionBody {
+    SessionBody { session }
 }
 
 /// Terminal sizes we accept: anything a real terminal could be.
@@ -33,17 +34,22 @@ pub async fn spawn(State(engine): State<Engine>, body: Body) -> ApiResult {
     let info = engine.spawn_session(req).await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "session": info, "sessionId": info.id })),
+        Json(SessionCreated {
+            session_id: info.id.clone(),
+            session: info,
+        }),
     )
         .into_response())
 }
 
-pub async fn list(State(engine): State<Engine>) -> Json<Value> {
-    Json(json!({ "sessions": engine.list_sessions() }))
+pub async fn list(State(engine): State<Engine>) -> Json<SessionList> {
+    Json(SessionList {
+        sessions: engine.list_sessions(),
+    })
 }
 
 pub async fn get(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    Ok(Json(session_json(&engine.get_session(&id)?)).into_response())
+    Ok(Json(session_body(engine.get_session(&id)?)).into_response())
 }
 
 /// Ends a session (idempotent); with `?remove=true`, removes an ended one's record.
@@ -63,7 +69,7 @@ pub async fn delete(
     } else {
         engine.delete_session(&id).await?
     };
-    Ok(Json(session_json(&info)).into_response())
+    Ok(Json(session_body(info)).into_response())
 }
 
 /// A query flag: `1`/`true` (or bare) is on, `0`/`false` off.
@@ -122,11 +128,14 @@ pub async fn send(State(engine): State<Engine>, Path(id): Path<String>, body: Bo
         (None, Some(k)) => Input::Keys(k),
     };
     let message = engine.send_message(&id, input).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "message": message }))).into_response())
+    Ok((StatusCode::CREATED, Json(MessageBody { message })).into_response())
 }
 
 pub async fn messages(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    Ok(Json(json!({ "messages": engine.session_messages(&id)? })).into_response())
+    Ok(Json(MessageList {
+        messages: engine.session_messages(&id)?,
+    })
+    .into_response())
 }
 
 pub async fn peek(
@@ -164,15 +173,15 @@ pub async fn resize(State(engine): State<Engine>, Path(id): Path<String>, body: 
     };
     let cols = need("cols", MAX_COLS)?;
     let rows = need("rows", MAX_ROWS)?;
-    Ok(Json(session_json(&engine.resize_session(&id, cols, rows).await?)).into_response())
+    Ok(Json(session_body(engine.resize_session(&id, cols, rows).await?)).into_response())
 }
 
 pub async fn pause(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    Ok(Json(session_json(&engine.pause_session(&id).await?)).into_response())
+    Ok(Json(session_body(engine.pause_session(&id).await?)).into_response())
 }
 
 pub async fn resume(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    Ok(Json(session_json(&engine.resume_session(&id).await?)).into_response())
+    Ok(Json(session_body(engine.resume_session(&id).await?)).into_response())
 }
 
 pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
@@ -191,5 +200,5 @@ pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: 
             ));
         }
     };
-    Ok(Json(session_json(&engine.answer_prompt(&id, &option).await?)).into_response())
+    Ok(Json(session_body(engine.answer_prompt(&id, &option).await?)).into_response())
 }

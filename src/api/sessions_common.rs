@@ -2,14 +2,11 @@
 
 use super::body::Body;
 use super::error::ApiError;
+use crate::wire::Approval;
 
 /// `approval`: manual, safe or auto.
-pub fn approval(body: &Body) -> Result<Option<String>, ApiError> {
-    match body.opt_str("approval")? {
-        None => Ok(None),
-        Some(a) if matches!(a.as_str(), "manual" | "safe" | "auto") => Ok(Some(a)),
-        Some(a) => Err(ApiError::bad_request(format!(
-            "unknown approval {a:?}: use manual, safe or auto"
-        ))),
-    }
+pub fn approval(body: &Body) -> Result<Option<Approval>, ApiError> {
+    body.opt_str("approval")?
+        .map(|a| a.parse::<Approval>().map_err(ApiError::bad_request))
+        .transpose()
 }

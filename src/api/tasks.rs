@@ -4,23 +4,25 @@ use super::body::Body;
 use super::error::ApiError;
 use crate::engine::{CreateTask, Engine, TaskPatch};
 use crate::task::{Isolation, Progress, StepStatus, TaskResult, TaskStatus};
+use crate::wire::{DiffBody, Discarded, MergedTask, StepAdded, StepBody, TaskBody, TaskList};
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use serde_json::{Value, json};
+use serde::Serialize;
+use std::sync::Arc;
 
 type ApiResult = Result<axum::response::Response, ApiError>;
 
-fn task_json(task: &std::sync::Arc<crate::task::Task>) -> Value {
-    json!({ "task": task.as_ref() })
+fn task_body(task: &Arc<crate::task::Task>) -> TaskBody {
+    TaskBody { task: task.clone() }
 }
 
-fn ok(v: Value) -> ApiResult {
+fn ok(v: impl Serialize) -> ApiResult {
     Ok(Json(v).into_response())
 }
 
-fn created(v: Value) -> ApiResult {
+fn created(v: impl Serialize) -> ApiResult {
     Ok((StatusCode::CREATED, Json(v)).into_response())
 }
 
@@ -42,7 +44,7 @@ pub async fn create(State(engine): State<Engine>, body: Body) -> ApiResult {
         base_ref: body.opt_str("baseRef")?.filter(|s| !s.is_empty()),
     };
     let task = engine.create_task(req).await?;
-    created(task_json(&task))
+    created(task_body(&task))
 }
 
 /// Parses `status` and `limit`; other query keys are ignored.
@@ -101,13 +103,13 @@ fn percent_decode(s: &str) -> String {
 
 pub async fn list(State(engine): State<Engine>, RawQuery(q): RawQuery) -> ApiResult {
     let (status, limit) = list_query(q.as_deref())?;
-    let tasks = engine.list_tasks(status, limit);
-    let tasks: Vec<&crate::task::Task> = tasks.iter().map(|t| t.as_ref()).collect();
-    ok(json!({ "tasks": tasks }))
+    ok(TaskList {
+        tasks: engine.list_tasks(status, limit),
+    })
 }
 
 pub async fn get(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.get_task(&id)?))
+    ok(task_body(&engine.get_task(&id)?))
 }
 
 pub async fn patch(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
@@ -149,59 +151,64 @@ pub async fn patch(State(engine): State<Engine>, Path(id): Path<String>, body: B
             },
         )
         .await?;
-    ok(task_json(&task))
+    ok(task_body(&task))
 }
 
 /// Deletes a finished task; answers with the task as it was.
 pub async fn delete(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.delete_task(&id).await?))
+    ok(task_body(&engine.delete_task(&id).await?))
 }
 
 /// The task's changes against its base (worktree tasks).
 pub async fn diff(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(json!({ "diff": engine.task_diff(&id).await? }))
+    ok(DiffBody {
+        diff: engine.task_diff(&id).await?,
+    })
 }
 
 /// Merges a finished worktree task into its base branch; 409 naming the files when the
 /// merge conflicts or the user's uncommitted changes are in the way.
 pub async fn merge(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
     let (task, merged) = engine.merge_task(&id).await?;
-    ok(json!({ "task": task.as_ref(), "merge": merged }))
+    ok(MergedTask {
+        task,
+        merge: merged,
+    })
 }
 
 /// Removes a finished task's worktree and branch, keeping a snapshot ref.
 pub async fn discard(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
     let task = engine.discard_task(&id).await?;
-    ok(json!({
-        "task": task.as_ref(),
-        "snapshotRef": crate::git::snapshot::snapshot_ref(&task.id),
-    }))
+    ok(Discarded {
+        snapshot_ref: crate::git::snapshot::snapshot_ref(&task.id),
+        task,
+    })
 }
 
 pub async fn start(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.start_task(&id).await?))
+    ok(task_body(&engine.start_task(&id).await?))
 }
 
 pub async fn pause(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.pause_task(&id).await?))
+    ok(task_body(&engine.pause_task(&id).await?))
 }
 
 pub async fn resume(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.resume_task(&id).await?))
+    ok(task_body(&engine.resume_task(&id).await?))
 }
 
 pub async fn cancel(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_json(&engine.cancel_task(&id).await?))
+    ok(task_body(&engine.cancel_task(&id).await?))
 }
 
 pub async fn retry(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    created(task_json(&engine.retry_task(&id).await?))
+    created(task_body(&engine.retry_task(&id).await?))
 }
 
 pub async fn output(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_task(&id)?;
     let text = body.str("output")?;
-    ok(task_json(&engine.append_output(&id, &text).await?))
+    ok(task_body(&engine.append_output(&id, &text).await?))
 }
 
 pub async fn add_step(
@@ -212,7 +219,10 @@ pub async fn add_step(
     engine.get_task(&id)?;
     let description = body.non_empty_str("description")?;
     let (_, step) = engine.add_step(&id, &description).await?;
-    created(json!({ "step": step, "stepId": step.id }))
+    created(StepAdded {
+        step_id: step.id.clone(),
+        step,
+    })
 }
 
 pub async fn update_step(
@@ -232,7 +242,7 @@ pub async fn update_step(
         .map_err(ApiError::bad_request)?;
     let output = body.opt_str("output")?;
     let (_, step) = engine.update_step(&id, &step_id, status, output).await?;
-    ok(json!({ "step": step }))
+    ok(StepBody { step })
 }
 
 pub async fn result(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
@@ -244,7 +254,7 @@ pub async fn result(State(engine): State<Engine>, Path(id): Path<String>, body: 
         files_created: body.opt_str_list("filesCreated")?.unwrap_or_default(),
         error: body.opt_str("error")?,
     };
-    ok(task_json(&engine.set_result(&id, result).await?))
+    ok(task_body(&engine.set_result(&id, result).await?))
 }
 
 #[cfg(test)]

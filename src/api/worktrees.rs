@@ -3,16 +3,16 @@
 use super::body::Body;
 use super::error::ApiError;
 use crate::engine::Engine;
+use crate::wire::{CollectedList, WorktreeInfo, WorktreeList};
 use axum::Json;
 use axum::extract::State;
-use serde_json::{Value, json};
 use std::time::Duration;
 
 /// `orchestra gc`'s default: worktrees of tasks finished over a week ago.
 const DEFAULT_OLDER_THAN_SECS: f64 = 7.0 * 24.0 * 3600.0;
 
 /// Every live task worktree with the bytes it holds.
-pub async fn list(State(engine): State<Engine>) -> Json<Value> {
+pub async fn list(State(engine): State<Engine>) -> Json<WorktreeList> {
     let live: Vec<_> = engine
         .list_tasks(None, None)
         .into_iter()
@@ -31,26 +31,24 @@ pub async fn list(State(engine): State<Engine>) -> Json<Value> {
     })
     .await
     .unwrap_or_default();
-    let total: u64 = measured.iter().map(|m| m.3).sum();
-    let worktrees: Vec<Value> = measured
+    let bytes: u64 = measured.iter().map(|m| m.3).sum();
+    let worktrees = measured
         .into_iter()
-        .map(|(id, status, wt, bytes)| {
-            json!({
-                "taskId": id,
-                "status": status,
-                "path": wt.at.path,
-                "branch": wt.at.branch,
-                "baseBranch": wt.at.base_branch,
-                "bytes": bytes,
-            })
+        .map(|(task_id, status, wt, bytes)| WorktreeInfo {
+            task_id,
+            status,
+            path: wt.at.path,
+            branch: wt.at.branch,
+            base_branch: wt.at.base_branch,
+            bytes,
         })
         .collect();
-    Json(json!({ "worktrees": worktrees, "bytes": total }))
+    Json(WorktreeList { worktrees, bytes })
 }
 
 /// Removes worktrees of tasks finished more than `olderThanSeconds` ago (default 7 days),
 /// each after a snapshot; their branches stay.
-pub async fn gc(State(engine): State<Engine>, body: Body) -> Result<Json<Value>, ApiError> {
+pub async fn gc(State(engine): State<Engine>, body: Body) -> Result<Json<CollectedList>, ApiError> {
     let secs = body
         .opt_f64("olderThanSeconds")?
         .unwrap_or(DEFAULT_OLDER_THAN_SECS);
@@ -63,5 +61,5 @@ pub async fn gc(State(engine): State<Engine>, body: Body) -> Result<Json<Value>,
         .collect_worktrees(Duration::from_secs_f64(secs.min(1e12)))
         .await?;
     let bytes: u64 = collected.iter().map(|c| c.bytes).sum();
-    Ok(Json(json!({ "collected": collected, "bytes": bytes })))
+    Ok(Json(CollectedList { collected, bytes }))
 }

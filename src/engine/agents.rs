@@ -12,12 +12,13 @@
 //! - Agent replies are screen diffs with the provider's chrome removed.
 
 use super::Engine;
-use super::session_info::{Role, reply_text};
+use super::session_info::reply_text;
 use super::sessions::{Input, SessionEntry};
 use super::status::SessionStatus;
 use crate::providers::Delivery;
-use crate::providers::patterns::{Classifier, Prompt, Verdict, find_option};
+use crate::providers::patterns::{Classifier, SeenPrompt, Verdict, find_option};
 use crate::task::{TaskResult, TaskStatus};
+use crate::wire::{Approval, PromptKind, Role};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -30,7 +31,7 @@ const MAX_AUTO_ANSWERS: u32 = 2;
 pub(crate) struct AgentState {
     classifier: Option<Arc<Classifier>>,
     /// The prompt the session is blocked on (set by `status.rs`).
-    pub(super) prompt: Option<Prompt>,
+    pub(super) prompt: Option<SeenPrompt>,
     /// Automatic answers given, by prompt text.
     answered: HashMap<String, u32>,
     /// The agent worked on its task's request: it replied to it, showed its busy indicator or
@@ -67,7 +68,7 @@ impl SessionEntry {
     pub(super) fn note_screen(&self, agent: &mut AgentState, verdict: &Verdict) {
         let working = match verdict {
             Verdict::Busy => true,
-            Verdict::Prompt(p) => p.kind == "permission",
+            Verdict::Prompt(p) => p.prompt.kind == PromptKind::Permission,
             _ => false,
         };
         if working && !agent.worked && self.instruction_delivered() {
@@ -109,10 +110,10 @@ impl SessionEntry {
 }
 
 /// The text of an automatic answer's `auto` field.
-fn auto_reason(p: &Prompt, label: &str, approval: &str) -> String {
+fn auto_reason(p: &SeenPrompt, label: &str, approval: Approval) -> String {
     format!(
         "answered the {} prompt \"{}\" ({}) with \"{}\" (approval: {})",
-        p.kind, p.name, p.text, label, approval
+        p.prompt.kind, p.name, p.prompt.text, label, approval
     )
 }
 
@@ -140,8 +141,8 @@ impl Engine {
 
     /// Answers a housekeeping prompt under `safe`/`auto`; never a permission or login prompt.
     async fn maybe_auto_answer(&self, entry: &Arc<SessionEntry>) {
-        let approval = entry.info.lock().approval.clone();
-        if !matches!(approval.as_str(), "safe" | "auto") {
+        let approval = entry.info.lock().approval;
+        if !approval.answers_housekeeping() {
             return;
         }
         let chosen = {
@@ -149,18 +150,18 @@ impl Engine {
             let Some(p) = st.prompt.clone() else { return };
             // The classifier sets `auto_answer` only for housekeeping trust/choice/question
             // prompts that do not speak of tools, commands or edits; check the kind again.
-            if matches!(p.kind.as_str(), "permission" | "login") {
+            if !p.prompt.kind.may_be_answered_automatically() {
                 return;
             }
             let Some(option) = p
                 .auto_answer
                 .as_deref()
-                .and_then(|a| find_option(&p.options, a))
+                .and_then(|a| find_option(&p.prompt.options, a))
                 .cloned()
             else {
                 return;
             };
-            let n = st.answered.entry(p.text.clone()).or_default();
+            let n = st.answered.entry(p.prompt.text.clone()).or_default();
             if *n >= MAX_AUTO_ANSWERS {
                 return;
             }
@@ -172,7 +173,7 @@ impl Engine {
             .keys
             .clone()
             .unwrap_or_else(|| vec![option.key.clone()]);
-        let reason = auto_reason(&prompt, &option.label, &approval);
+        let reason = auto_reason(&prompt, &option.label, approval);
         tracing::info!(session = %entry.info.lock().id, %reason, "automatic answer");
         if let Err(e) = self.send_to(entry, Input::Keys(keys), Some(reason)).await {
             tracing::warn!(error = %e, "could not answer a prompt automatically");

@@ -3,13 +3,19 @@
 use super::{Engine, EngineError, RunState, now_ms};
 use crate::store::{Record, Table};
 use crate::task::TaskStatus;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 /// How often the autopilot looks again at tasks it skipped for a missing provider.
 const RECHECK_SKIPPED: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The settings record that keeps the autopilot switch.
 const AUTOPILOT_SETTING: &str = "autopilot";
+
+/// That record's JSON.
+#[derive(Serialize, Deserialize)]
+struct AutopilotSetting {
+    on: bool,
+}
 
 impl Engine {
     /// Called after every task change: a freed slot or a new task may let the next one run.
@@ -44,7 +50,7 @@ impl Engine {
             id: AUTOPILOT_SETTING.into(),
             seq: 0,
             owner: None,
-            json: json!({ "on": on }).to_string(),
+            json: serde_json::to_string(&AutopilotSetting { on }).unwrap_or_default(),
         };
         if let Err(e) = self.store().put(vec![record]).await {
             tracing::error!(error = %e, "could not keep the autopilot switch");
@@ -56,9 +62,8 @@ impl Engine {
         let on = settings
             .iter()
             .find(|r| r.id == AUTOPILOT_SETTING)
-            .and_then(|r| serde_json::from_str::<serde_json::Value>(&r.json).ok())
-            .and_then(|v| v["on"].as_bool())
-            .unwrap_or(false);
+            .and_then(|r| serde_json::from_str::<AutopilotSetting>(&r.json).ok())
+            .is_some_and(|s| s.on);
         if on {
             tracing::info!("autopilot is on, as it was left");
             self.apply_autopilot(true);

@@ -4,7 +4,6 @@
 mod agents;
 mod autopilot;
 mod error;
-pub mod events;
 mod gitfiles;
 mod instructions;
 mod removal;
@@ -18,20 +17,21 @@ mod transcript;
 mod trash;
 mod worktrees;
 
+pub use crate::wire::Collected;
+pub use crate::wire::SessionStatus;
+pub use crate::wire::{
+    Approval, Event, Message, Role, RunState, SessionEventKind, SessionInfo, TaskEventKind,
+};
 pub use error::{EngineError, EngineResult};
-pub use events::{Event, SessionEventKind, TaskEventKind};
-pub use session_info::{Message, Role, SessionInfo};
 pub use sessions::{Input, SpawnSession};
 pub use setup::{RepoConfig, RepoSetup};
-pub use status::SessionStatus;
 pub use tasks::{CreateTask, TaskPatch};
-pub use worktrees::{Collected, disk_usage};
+pub use worktrees::disk_usage;
 
 use crate::providers::Providers;
 use crate::state_dir::StateDir;
 use crate::store::{Record, Store, Table};
 use crate::task::{Task, TaskStatus};
-use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -81,27 +81,6 @@ impl EngineConfig {
 }
 
 /// The orchestrator's run state as `/api/status` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunState {
-    /// Up, autopilot off: tasks run when started.
-    Paused,
-    /// Autopilot on: pending tasks are dispatched up to the concurrency limit.
-    Running,
-    /// Everything was stopped.
-    Stopped,
-}
-
-impl RunState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Paused => "paused",
-            RunState::Running => "running",
-            RunState::Stopped => "stopped",
-        }
-    }
-}
-
 /// A task's current state plus the lock that serialises changes to it.
 pub(crate) struct TaskSlot {
     seq: i64,
@@ -337,7 +316,7 @@ impl Engine {
             changed
         };
         if changed {
-            self.publish(Event::Orchestrator { state: s.as_str() });
+            self.publish(Event::Orchestrator { state: s });
         }
     }
 

@@ -2,12 +2,12 @@
 //! the task follows its session's output and exit.
 
 use super::gitfiles::GitSnapshot;
-use super::session_info::SessionInfo;
 use super::sessions::{SessionEntry, SpawnSession};
 use super::status::SessionStatus;
 use super::{Engine, EngineError, EngineResult, RunState, STOPPED_BY_API, TaskEventKind, now_ms};
 use crate::session::ExitInfo;
 use crate::task::{OUTPUT_LINES_KEPT, Task, TaskResult, TaskStatus};
+use crate::wire::{ProviderInfo, SessionInfo};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -101,7 +101,7 @@ impl Engine {
                 provider_id: Some(task.metadata.provider_id.clone()),
                 working_directory: Some(dir),
                 task_id: Some(task.id.clone()),
-                approval: task.metadata.approval.clone(),
+                approval: task.metadata.approval,
                 ..Default::default()
             })
             .await?;
@@ -347,7 +347,7 @@ impl Engine {
     }
 
     /// Every provider with whether it is installed here and which is the default.
-    pub async fn provider_report(&self) -> Vec<serde_json::Value> {
+    pub async fn provider_report(&self) -> Vec<ProviderInfo> {
         let default = self.providers().default_id();
         let all = self.providers().all().to_vec();
         let found = tokio::task::spawn_blocking(move || {
@@ -358,23 +358,17 @@ impl Engine {
         .unwrap_or_default();
         found
             .into_iter()
-            .map(|(p, d)| {
-                let mut v = serde_json::json!({
-                    "id": p.id,
-                    "name": p.name,
-                    "command": p.command,
-                    "installed": d.installed,
-                    "install": p.install_hint(),
-                    "path": d.path.map(|p| p.to_string_lossy().into_owned()),
-                    "version": d.version,
-                    "codingAgent": p.coding_agent,
-                    "needsDescription": p.needs_instruction(),
-                    "default": default.as_deref() == Some(p.id.as_str()),
-                });
-                if v["version"].is_null() {
-                    v.as_object_mut().map(|o| o.remove("version"));
-                }
-                v
+            .map(|(p, d)| ProviderInfo {
+                installed: d.installed,
+                install: p.install_hint(),
+                path: d.path.map(|p| p.to_string_lossy().into_owned()),
+                version: d.version,
+                coding_agent: p.coding_agent,
+                needs_description: p.needs_instruction(),
+                default: default.as_deref() == Some(p.id.as_str()),
+                id: p.id,
+                name: p.name,
+                command: p.command,
             })
             .collect()
     }

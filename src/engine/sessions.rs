@@ -1,15 +1,14 @@
 //! Sessions in the engine: spawning a provider in a PTY, following what it does, sending it
 //! messages, and ending it. A task run by a session follows it from here (see `runs.rs`).
 
-use super::session_info::{Message, Role, SessionInfo};
 use super::status::{Fact, Facts, SessionStatus, decide, startup_quiet};
 use super::{Engine, EngineError, EngineResult, Event, SessionEventKind, now_ms};
-use crate::providers::patterns::{Prompt, Verdict};
+use crate::providers::patterns::Verdict;
 use crate::providers::{Delivery, Provider};
 use crate::session::{Activity, ExitInfo, PtySession, SessionError, SessionEvent, SpawnSpec};
 use crate::store::{Record, Table};
+use crate::wire::{Approval, Cursor, Message, Peek, Prompt, Role, SessionInfo};
 use parking_lot::Mutex;
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +25,7 @@ pub struct SpawnSession {
     pub cols: Option<u16>,
     pub rows: Option<u16>,
     pub task_id: Option<String>,
-    pub approval: Option<String>,
+    pub approval: Option<Approval>,
 }
 
 /// What a send is: text to type and submit, or named keys.
@@ -216,11 +215,7 @@ pub(crate) fn ensure_installed(provider: &Provider) -> EngineResult<()> {
 }
 
 fn submit_bytes(provider: Option<&Provider>) -> &'static [u8] {
-    match provider.map(|p| p.submit.as_str()) {
-        Some("none") => b"",
-        Some("ctrl-j") | Some("newline") => b"\n",
-        _ => b"\r",
-    }
+    provider.map(|p| p.submit).unwrap_or_default().bytes()
 }
 
 impl Engine {
@@ -256,7 +251,7 @@ impl Engine {
         provider: &Provider,
         session_id: &str,
         task_id: Option<&str>,
-        approval: &str,
+        approval: Approval,
     ) -> Vec<(String, String)> {
         let mut env = BTreeMap::new();
         for (k, v) in std::env::vars() {
@@ -299,7 +294,7 @@ impl Engine {
         for (k, v) in &provider.env {
             env.insert(k.clone(), v.clone());
         }
-        for (k, v) in provider.approval_env.get(approval).into_iter().flatten() {
+        for (k, v) in provider.approval_env.get(&approval).into_iter().flatten() {
             env.insert(k.clone(), v.clone());
         }
         if let Some(url) = self.url() {
@@ -363,7 +358,7 @@ impl Engine {
         // Fitting the preset's flags runs the CLI's `--help` once per binary.
         let for_help = provider.clone();
         let _ = tokio::task::spawn_blocking(move || for_help.help()).await;
-        let approval = req.approval.as_deref().unwrap_or("safe");
+        let approval = req.approval.unwrap_or_default();
         let mut launch = provider.launch_with_approval(instruction_arg, approval);
         if let Some(task_id) = req.task_id.as_deref() {
             let text = super::instructions::text(task_id);
@@ -411,7 +406,7 @@ impl Engine {
             created_at: now_ms(),
             ended_at: None,
             task_id: req.task_id.clone(),
-            approval: req.approval.clone().unwrap_or_else(|| "safe".into()),
+            approval: req.approval.unwrap_or_default(),
             prompt: None,
             transcript: transcript.map(|p| p.to_string_lossy().into_owned()),
         };
@@ -457,8 +452,7 @@ impl Engine {
     pub(super) fn publish_session(&self, kind: SessionEventKind, info: &SessionInfo) {
         self.publish(Event::Session {
             kind,
-            session_id: info.id.clone(),
-            data: Arc::new(serde_json::to_value(info).unwrap_or(Value::Null)),
+            session: Arc::new(info.clone()),
         });
         if let Ok(entry) = self.session_entry(&info.id) {
             entry.status_watch.send_replace(info.status);
@@ -621,10 +615,9 @@ impl Engine {
         {
             tracing::error!(error = %e, "could not persist a message");
         }
-        self.publish(Event::Session {
-            kind: SessionEventKind::Message,
+        self.publish(Event::Message {
             session_id,
-            data: Arc::new(serde_json::to_value(&m).unwrap_or(Value::Null)),
+            message: Arc::new(m.clone()),
         });
         m
     }
@@ -721,39 +714,39 @@ impl Engine {
         self.session_entry(id).ok().and_then(|e| e.pty.clone())
     }
 
-    pub fn peek(&self, id: &str, scrollback: usize, ansi: bool) -> EngineResult<Value> {
+    pub fn peek(&self, id: &str, scrollback: usize, ansi: bool) -> EngineResult<Peek> {
         let entry = self.session_entry(id)?;
         let info = entry.snapshot_info();
-        let mut v = match &entry.pty {
+        let asked = |lines: Vec<String>| (scrollback > 0).then_some(lines);
+        Ok(match &entry.pty {
             Some(pty) => {
                 let snap = pty.snapshot(scrollback.min(SCROLLBACK_LINES), ansi);
-                json!({
-                    "screen": snap.screen,
-                    "cursor": {"row": snap.cursor.0, "col": snap.cursor.1},
-                    "cols": snap.cols,
-                    "rows": snap.rows,
-                    "alternateScreen": snap.alternate_screen,
-                    "screenAnsi": snap.screen_ansi,
-                    "scrollback": snap.scrollback,
-                })
+                Peek {
+                    screen: snap.screen,
+                    screen_ansi: snap.screen_ansi.filter(|_| ansi),
+                    cursor: Cursor {
+                        row: snap.cursor.0,
+                        col: snap.cursor.1,
+                    },
+                    cols: snap.cols,
+                    rows: snap.rows,
+                    alternate_screen: Some(snap.alternate_screen),
+                    scrollback: asked(snap.scrollback),
+                    status: info.status,
+                }
             }
             // Restored from a previous run: the terminal is gone, the transcript is on disk.
-            None => json!({
-                "screen": "",
-                "cursor": {"row": 0, "col": 0},
-                "cols": info.cols,
-                "rows": info.rows,
-                "scrollback": [],
-            }),
-        };
-        v["status"] = json!(info.status);
-        if !ansi {
-            v.as_object_mut().map(|o| o.remove("screenAnsi"));
-        }
-        if scrollback == 0 {
-            v.as_object_mut().map(|o| o.remove("scrollback"));
-        }
-        Ok(v)
+            None => Peek {
+                screen: String::new(),
+                screen_ansi: None,
+                cursor: Cursor { row: 0, col: 0 },
+                cols: info.cols,
+                rows: info.rows,
+                alternate_screen: None,
+                scrollback: asked(Vec::new()),
+                status: info.status,
+            },
+        })
     }
 
     pub async fn resize_session(
@@ -986,13 +979,13 @@ impl Engine {
         if entry.info.lock().status == SessionStatus::Blocked
             && let Some(p) = entry.agent.lock().prompt.clone()
         {
-            return Some(p);
+            return Some(p.prompt);
         }
         if entry.info.lock().status != SessionStatus::Busy {
             return None;
         }
         match entry.classify_now()? {
-            Verdict::Prompt(p) => Some(p),
+            Verdict::Prompt(p) => Some(p.prompt),
             _ => None,
         }
     }

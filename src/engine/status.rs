@@ -7,44 +7,12 @@
 //! `session:status` for what it returns), and what the API and the TUI read.
 //! Hook events, when agents report through them, come before the screen patterns here.
 
-use super::session_info::SessionInfo;
 use super::sessions::SessionEntry;
-use crate::providers::patterns::{Prompt, Verdict};
+use crate::providers::patterns::Verdict;
 use crate::session::Activity;
-use serde::{Deserialize, Serialize};
+use crate::wire::SessionInfo;
+pub use crate::wire::SessionStatus;
 use std::time::Duration;
-
-/// What a session is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SessionStatus {
-    Starting,
-    Ready,
-    Busy,
-    Blocked,
-    Paused,
-    Exited,
-}
-
-impl SessionStatus {
-    /// The lowercase name used in the API.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Starting => "starting",
-            Self::Ready => "ready",
-            Self::Busy => "busy",
-            Self::Blocked => "blocked",
-            Self::Paused => "paused",
-            Self::Exited => "exited",
-        }
-    }
-}
-
-impl std::fmt::Display for SessionStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// How long a program that has printed nothing may stay quiet before it counts as ready:
 /// quiet before the first output is a program still starting (a slow shell rc, a CLI
@@ -189,7 +157,7 @@ impl SessionEntry {
                 Some(Verdict::Prompt(p)) if status == SessionStatus::Blocked => Some(p),
                 _ => None,
             };
-            (status, agent.prompt.as_ref().map(Prompt::to_json))
+            (status, agent.prompt.as_ref().map(|p| p.prompt.clone()))
         };
         let mut info = self.info.lock();
         if info.ended || (info.status == status && info.prompt == prompt) {

@@ -20,7 +20,7 @@ pub struct CreateTask {
     pub provider_id: Option<String>,
     pub working_directory: Option<String>,
     pub required_capabilities: Vec<String>,
-    pub approval: Option<String>,
+    pub approval: Option<crate::task::Approval>,
     /// `None`: the default rule (see `Engine::resolve_isolation`).
     pub isolation: Option<Isolation>,
     /// The branch a worktree task starts from; the checked-out one when absent.
@@ -315,7 +315,7 @@ impl Engine {
                     events.push((move_event(from, to), vec![]));
                 }
                 if let Some(p) = patch.progress
-                    && !(t.status() == TaskStatus::Completed)
+                    && t.status() != TaskStatus::Completed
                 {
                     t.metadata.progress = p;
                     events.push((TaskEventKind::Progress, vec![]));
@@ -477,7 +477,7 @@ impl Engine {
                 working_directory: old.metadata.working_directory.clone(),
                 required_capabilities: old.metadata.required_capabilities.clone(),
                 retry_of: Some(old.id.clone()),
-                approval: old.metadata.approval.clone(),
+                approval: old.metadata.approval,
             },
             // A run again gets a fresh worktree from the same base; the old one stays.
             Placement {
@@ -489,11 +489,11 @@ impl Engine {
     }
 
     /// Counts by status, for the status routes and the TUI's bar.
-    pub fn task_counts(&self) -> std::collections::BTreeMap<&'static str, usize> {
-        let mut counts: std::collections::BTreeMap<&'static str, usize> =
-            TaskStatus::ALL.iter().map(|s| (s.as_str(), 0)).collect();
+    pub fn task_counts(&self) -> std::collections::BTreeMap<TaskStatus, usize> {
+        let mut counts: std::collections::BTreeMap<TaskStatus, usize> =
+            TaskStatus::ALL.iter().map(|s| (*s, 0)).collect();
         for slot in read(&self.inner.tasks).order.iter() {
-            *counts.entry(slot.get().status().as_str()).or_default() += 1;
+            *counts.entry(slot.get().status()).or_default() += 1;
         }
         counts
     }

@@ -3,9 +3,8 @@
 //! (`session-<id>.json`, with their messages) and their transcripts (`<id>.log`);
 //! `<state>/trash/sessions/<session-id>/` holds a removed session the same way.
 
-use super::session_info::{Message, SessionInfo};
 use crate::task::Task;
-use serde_json::json;
+use crate::wire::{Message, SessionInfo};
 use std::fs::DirBuilder;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -28,7 +27,7 @@ pub(crate) fn session_dir(state_dir: &Path, session_id: &str) -> PathBuf {
 /// Writes a deleted task and its sessions into `dir`.
 pub(crate) fn keep_task(dir: &Path, task: &Task, sessions: &[KeptSession]) -> std::io::Result<()> {
     private_dir(dir)?;
-    write_private(&dir.join("task.json"), &pretty(&json!(task)))?;
+    write_private(&dir.join("task.json"), &pretty(task))?;
     for s in sessions {
         keep_session(dir, s)?;
     }
@@ -39,7 +38,10 @@ pub(crate) fn keep_task(dir: &Path, task: &Task, sessions: &[KeptSession]) -> st
 /// original transcript stays until the store no longer refers to it (`drop_transcripts`).
 pub(crate) fn keep_session(dir: &Path, s: &KeptSession) -> std::io::Result<()> {
     private_dir(dir)?;
-    let record = json!({ "session": s.info, "messages": s.messages });
+    let record = KeptRecord {
+        session: &s.info,
+        messages: &s.messages,
+    };
     write_private(
         &dir.join(format!("session-{}.json", s.info.id)),
         &pretty(&record),
@@ -66,7 +68,14 @@ pub(crate) fn drop_transcripts(sessions: &[KeptSession]) {
     }
 }
 
-fn pretty(v: &serde_json::Value) -> Vec<u8> {
+/// A trashed session's file: its record and its messages.
+#[derive(serde::Serialize)]
+struct KeptRecord<'a> {
+    session: &'a SessionInfo,
+    messages: &'a [Message],
+}
+
+fn pretty(v: &impl serde::Serialize) -> Vec<u8> {
     serde_json::to_vec_pretty(v).unwrap_or_else(|_| b"{}".to_vec())
 }
 

@@ -5,7 +5,6 @@ use super::tasks::Placement;
 use super::{Engine, EngineError, EngineResult, TaskEventKind, now_ms};
 use crate::git::{self, Diff, GitError, Merged, Worktree};
 use crate::task::{Isolation, Task, TaskWorktree, WorktreeOutcome};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,16 +31,7 @@ async fn blocking<T: Send + 'static>(
         .map_err(EngineError::from)
 }
 
-/// A worktree `orchestra gc` removed.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Collected {
-    pub task_id: String,
-    pub path: String,
-    pub branch: String,
-    pub bytes: u64,
-    pub snapshot: Option<String>,
-}
+pub use crate::wire::Collected;
 
 /// Bytes of the regular files under `path` (symlinks not followed).
 pub fn disk_usage(path: &Path) -> u64 {

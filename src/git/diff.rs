@@ -3,22 +3,47 @@
 
 use super::run::git;
 use super::{GitError, Worktree, snapshot};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What happened to a file (a rename shows as a deletion and an addition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileStatus {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl FileStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileStatus::Added => "added",
+            FileStatus::Modified => "modified",
+            FileStatus::Deleted => "deleted",
+        }
+    }
+}
+
+impl fmt::Display for FileStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One changed file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileDiff {
     pub path: String,
-    /// `added`, `modified`, `deleted` (a rename shows as a deletion and an addition).
-    pub status: &'static str,
+    pub status: FileStatus,
     /// Line counts; `None` for a binary file.
     pub added: Option<u64>,
     pub removed: Option<u64>,
 }
 
 /// A task's changes against its base.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Diff {
     pub branch: String,
@@ -35,18 +60,20 @@ pub struct Diff {
 impl Diff {
     /// Paths the task added, and paths it changed or deleted: a result's file lists.
     pub fn result_files(&self) -> (Vec<String>, Vec<String>) {
-        let (created, modified): (Vec<&FileDiff>, Vec<&FileDiff>) =
-            self.files.iter().partition(|f| f.status == "added");
+        let (created, modified): (Vec<&FileDiff>, Vec<&FileDiff>) = self
+            .files
+            .iter()
+            .partition(|f| f.status == FileStatus::Added);
         let paths = |v: Vec<&FileDiff>| v.into_iter().map(|f| f.path.clone()).collect();
         (paths(modified), paths(created))
     }
 }
 
-fn status_word(code: &str) -> &'static str {
+fn status_of(code: &str) -> FileStatus {
     match code.chars().next() {
-        Some('A') => "added",
-        Some('D') => "deleted",
-        _ => "modified",
+        Some('A') => FileStatus::Added,
+        Some('D') => FileStatus::Deleted,
+        _ => FileStatus::Modified,
     }
 }
 
@@ -75,7 +102,7 @@ pub fn of(wt: &Worktree) -> Result<Diff, GitError> {
     while let (Some(code), Some(path)) = (fields.next(), fields.next()) {
         files.push(FileDiff {
             path: path.to_string(),
-            status: status_word(code),
+            status: status_of(code),
             added: None,
             removed: None,
         });
@@ -128,7 +155,7 @@ mod tests {
         let summary: Vec<(&str, &str, Option<u64>, Option<u64>)> = diff
             .files
             .iter()
-            .map(|f| (f.path.as_str(), f.status, f.added, f.removed))
+            .map(|f| (f.path.as_str(), f.status.as_str(), f.added, f.removed))
             .collect();
         assert_eq!(
             summary,

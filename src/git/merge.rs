@@ -5,12 +5,12 @@
 
 use super::run::git;
 use super::{GitError, Repo, Worktree, snapshot};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// What a merge did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Merged {
     pub base_branch: String,

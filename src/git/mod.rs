@@ -8,7 +8,7 @@ pub mod run;
 pub mod snapshot;
 pub mod worktree;
 
-pub use diff::{Diff, FileDiff};
+pub use diff::{Diff, FileDiff, FileStatus};
 pub use merge::Merged;
 pub use worktree::{Base, Worktree};
 

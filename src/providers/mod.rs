@@ -9,6 +9,7 @@ pub mod patterns;
 pub use config::{Config, ConfigError};
 pub use patterns::{Classifier, PromptOption, PromptRule, ScreenPatterns, Verdict};
 
+use crate::wire::Approval;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,32 @@ pub enum Delivery {
     None,
 }
 
+/// The key that submits a typed message (`submit`); an unknown name fails the table's parse,
+/// naming the keys there are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubmitKey {
+    /// Carriage return, as the Enter key sends it.
+    #[default]
+    Enter,
+    /// Line feed (Ctrl-J), for programs that take a newline.
+    #[serde(alias = "newline")]
+    CtrlJ,
+    /// Nothing: the text is typed and left for the user to submit.
+    None,
+}
+
+impl SubmitKey {
+    /// What is written to the terminal after the text.
+    pub fn bytes(self) -> &'static [u8] {
+        match self {
+            SubmitKey::Enter => b"\r",
+            SubmitKey::CtrlJ => b"\n",
+            SubmitKey::None => b"",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Provider {
@@ -38,8 +65,8 @@ pub struct Provider {
     pub args: Vec<String>,
     #[serde(default)]
     pub deliver: Delivery,
-    #[serde(default = "default_submit")]
-    pub submit: String,
+    #[serde(default)]
+    pub submit: SubmitKey,
     #[serde(default)]
     pub coding_agent: bool,
     /// Whether it waits for input when quiet; unset: coding agents and programs that take
@@ -52,7 +79,7 @@ pub struct Provider {
     pub pass_env: Vec<String>,
     /// Extra arguments per approval preset (`manual`, `safe`, `auto`): the CLI's own flags.
     #[serde(default)]
-    pub approval_args: BTreeMap<String, Vec<String>>,
+    pub approval_args: BTreeMap<Approval, Vec<String>>,
     /// Arguments that give the agent orchestra's instructions (how to report steps and
     /// progress) through its own system-prompt flag: `{instructions}` is the text,
     /// `{instructions_file}` a file holding it. Fitted to the installed version like presets.
@@ -61,7 +88,7 @@ pub struct Provider {
     /// Extra environment per approval preset: for CLIs whose permissions are set through
     /// their environment rather than flags (OpenCode's `OPENCODE_PERMISSION`).
     #[serde(default)]
-    pub approval_env: BTreeMap<String, BTreeMap<String, String>>,
+    pub approval_env: BTreeMap<Approval, BTreeMap<String, String>>,
     /// How to ask the CLI its version (`GET /providers`).
     #[serde(default = "default_version_args")]
     pub version_args: Vec<String>,
@@ -80,10 +107,6 @@ fn default_version_args() -> Vec<String> {
     vec!["--version".into()]
 }
 
-fn default_submit() -> String {
-    "enter".into()
-}
-
 /// A partial entry from a config file: present fields override the built-in entry.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -93,13 +116,13 @@ pub struct ProviderOverride {
     pub command: Option<String>,
     pub args: Option<Vec<String>>,
     pub deliver: Option<Delivery>,
-    pub submit: Option<String>,
+    pub submit: Option<SubmitKey>,
     pub coding_agent: Option<bool>,
     pub interactive: Option<bool>,
     pub env: Option<BTreeMap<String, String>>,
     pub pass_env: Option<Vec<String>>,
-    pub approval_args: Option<BTreeMap<String, Vec<String>>>,
-    pub approval_env: Option<BTreeMap<String, BTreeMap<String, String>>>,
+    pub approval_args: Option<BTreeMap<Approval, Vec<String>>>,
+    pub approval_env: Option<BTreeMap<Approval, BTreeMap<String, String>>>,
     pub instructions_args: Option<Vec<String>>,
     pub version_args: Option<Vec<String>>,
     pub screen: Option<ScreenPatterns>,
@@ -158,12 +181,12 @@ impl Provider {
     /// As `launch`, with the arguments of an approval preset (`manual|safe|auto`) first,
     /// fitted to what the installed version accepts (see `flags.rs`; its `--help` is run
     /// once per binary: call [`Provider::help`] off the async workers first).
-    pub fn launch_with_approval(&self, first_instruction: &str, approval: &str) -> Launch {
+    pub fn launch_with_approval(&self, first_instruction: &str, approval: Approval) -> Launch {
         let mut l = self.launch(first_instruction);
-        if let Some(preset) = self.approval_args.get(approval) {
+        if let Some(preset) = self.approval_args.get(&approval) {
             let fitted = flags::fit(preset, self.help().as_deref());
             for change in &fitted.changes {
-                tracing::info!(provider = %self.id, approval, "{change}");
+                tracing::info!(provider = %self.id, %approval, "{change}");
             }
             let mut args = fitted.args;
             args.append(&mut l.args);
@@ -417,7 +440,7 @@ impl Providers {
                         command,
                         args: vec![],
                         deliver: Delivery::Type,
-                        submit: default_submit(),
+                        submit: SubmitKey::default(),
                         coding_agent: false,
                         interactive: None,
                         env: BTreeMap::new(),
@@ -513,10 +536,10 @@ mod tests {
             assert!(errors.is_empty(), "{}: {errors:?}", p.id);
         }
         let claude = Providers::built_in().get("claude").cloned().unwrap();
-        let l = claude.launch_with_approval("fix it", "auto");
+        let l = claude.launch_with_approval("fix it", Approval::Auto);
         assert_eq!(l.args, ["--permission-mode", "auto", "fix it"]);
         assert_eq!(
-            claude.launch_with_approval("", "safe").args,
+            claude.launch_with_approval("", Approval::Safe).args,
             ["--permission-mode", "manual"]
         );
     }
@@ -578,6 +601,33 @@ mod tests {
         assert!(!p.get("run").unwrap().is_interactive());
         assert!(p.get("repl").unwrap().is_interactive());
         assert!(p.get("exec").unwrap().is_interactive());
+    }
+
+    #[test]
+    fn submit_keys_and_approval_presets_are_checked_when_the_config_is_read() {
+        let cfg: Config = toml::from_str(
+            "[[provider]]\nid = \"repl\"\ncommand = \"/usr/bin/python3\"\nsubmit = \"newline\"\napproval_args = { auto = [\"-B\", \"-y\"] }\n",
+        )
+        .unwrap();
+        let p = Providers::from_config(&cfg, None).unwrap();
+        let repl = p.get("repl").unwrap();
+        assert_eq!(repl.submit, SubmitKey::CtrlJ);
+        assert_eq!(repl.submit.bytes(), b"\n");
+        // Fitted to `python3 --help`: it has -B, not -y.
+        assert_eq!(repl.launch_with_approval("", Approval::Auto).args, ["-B"]);
+        assert_eq!(p.get("shell").unwrap().submit, SubmitKey::Enter);
+        let e = toml::from_str::<Config>("[[provider]]\nid = \"x\"\nsubmit = \"return\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown variant `return`"), "{e}");
+        assert!(e.contains("`enter`, `ctrl-j`"), "{e}");
+        let e = toml::from_str::<Config>(
+            "[[provider]]\nid = \"x\"\napproval_args = { yolo = [\"-y\"] }\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("unknown variant `yolo`"), "{e}");
+        assert!(e.contains("`manual`, `safe`, `auto`"), "{e}");
     }
 
     #[test]

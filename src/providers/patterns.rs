@@ -6,9 +6,9 @@
 //! a busy indicator, which wins over the input prompt. An unrecognised screen is `Unknown`:
 //! the caller goes by screen stability alone.
 
+pub use crate::wire::{Prompt, PromptKind, PromptOption};
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 /// Patterns of a provider's screen (regular expressions, multi-line mode: `^`/`$` are lines).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -34,9 +34,6 @@ pub struct ScreenPatterns {
     pub strip: Vec<String>,
 }
 
-/// What a prompt asks.
-pub const PROMPT_KINDS: [&str; 5] = ["permission", "trust", "login", "choice", "question"];
-
 /// How a rule's options read from the screen are picked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -56,8 +53,9 @@ pub enum Select {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PromptRule {
-    /// permission | trust | login | choice | question
-    pub kind: String,
+    /// permission | trust | login | choice | question (an unknown kind fails the table's
+    /// parse, naming the kinds there are).
+    pub kind: PromptKind,
     /// What it is, said in the message of an automatic answer ("trust this folder").
     pub name: String,
     /// Regular expression that recognises it on the screen.
@@ -76,40 +74,22 @@ pub struct PromptRule {
     pub select: Select,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PromptOption {
-    pub key: String,
-    pub label: String,
-    /// The keys that choose it (named keys, as `POST /messages {keys}` takes them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keys: Option<Vec<String>>,
-}
-
-/// A prompt seen on the screen.
+/// A prompt seen on the screen: what the session shows as its `prompt`, and what the engine
+/// keeps beside it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Prompt {
-    pub kind: String,
+pub struct SeenPrompt {
+    pub prompt: Prompt,
     /// The rule's name.
     pub name: String,
-    /// The question as the screen shows it.
-    pub text: String,
-    pub options: Vec<PromptOption>,
     /// The option an automatic answer may pick: set only for housekeeping prompts that are
     /// not about running tools, editing files or logging in.
     pub auto_answer: Option<String>,
 }
 
-impl Prompt {
-    /// The session JSON's `prompt`.
-    pub fn to_json(&self) -> Value {
-        json!({ "kind": self.kind, "text": self.text, "options": self.options })
-    }
-}
-
 /// What the screen says.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
-    Prompt(Prompt),
+    Prompt(SeenPrompt),
     Busy,
     Ready,
     /// Its input prompt, drawn before the CLI is done starting (see `started`).
@@ -183,15 +163,6 @@ impl Classifier {
             rules: Vec::new(),
         };
         for r in rules {
-            if !PROMPT_KINDS.contains(&r.kind.as_str()) {
-                errors.push(format!(
-                    "prompt {:?}: kind {:?} is not one of {}",
-                    r.name,
-                    r.kind,
-                    PROMPT_KINDS.join(", ")
-                ));
-                continue;
-            }
             match compile(&r.pattern) {
                 Ok(re) => c.rules.push(CompiledRule {
                     rule: r.clone(),
@@ -255,7 +226,7 @@ fn line_start(screen: &str, at: usize) -> usize {
     screen[..at].rfind('\n').map(|i| i + 1).unwrap_or(0)
 }
 
-fn read_prompt(rule: &PromptRule, screen: &str, at: usize) -> Prompt {
+fn read_prompt(rule: &PromptRule, screen: &str, at: usize) -> SeenPrompt {
     let start = line_start(screen, at);
     let lines: Vec<&str> = screen[start..].lines().collect();
     let text = lines
@@ -278,7 +249,7 @@ fn read_prompt(rule: &PromptRule, screen: &str, at: usize) -> Prompt {
         rule.options.clone()
     };
     let auto_answer = if rule.housekeeping
-        && matches!(rule.kind.as_str(), "trust" | "choice" | "question")
+        && rule.kind.may_be_answered_automatically()
         && !permission_guard().is_match(&text)
     {
         rule.answer
@@ -289,11 +260,13 @@ fn read_prompt(rule: &PromptRule, screen: &str, at: usize) -> Prompt {
     } else {
         None
     };
-    Prompt {
-        kind: rule.kind.clone(),
+    SeenPrompt {
+        prompt: Prompt {
+            kind: rule.kind,
+            text,
+            options,
+        },
         name: rule.name.clone(),
-        text,
-        options,
         auto_answer,
     }
 }
@@ -437,9 +410,14 @@ fn read_options(lines: &[&str], select: Select) -> Vec<PromptOption> {
 mod tests {
     use super::*;
 
-    fn rule(kind: &str, pattern: &str, housekeeping: bool, answer: Option<&str>) -> PromptRule {
+    fn rule(
+        kind: PromptKind,
+        pattern: &str,
+        housekeeping: bool,
+        answer: Option<&str>,
+    ) -> PromptRule {
         PromptRule {
-            kind: kind.into(),
+            kind,
             name: format!("{kind} prompt"),
             pattern: pattern.into(),
             housekeeping,
@@ -453,22 +431,28 @@ mod tests {
     fn numbered_options_with_a_cursor_use_arrows() {
         let (c, e) = Classifier::new(
             &ScreenPatterns::default(),
-            &[rule("trust", "trust this folder", true, Some("1"))],
+            &[rule(
+                PromptKind::Trust,
+                "trust this folder",
+                true,
+                Some("1"),
+            )],
         );
         assert!(e.is_empty());
         let screen = "Header\n Do you trust this folder?\n\n ❯ 1. Yes, I trust this folder\n   2. No, exit\n\n Enter to confirm";
         let Verdict::Prompt(p) = c.classify(screen) else {
             panic!("no prompt")
         };
-        assert_eq!(p.text, "Do you trust this folder?");
-        assert_eq!(p.options.len(), 2);
-        assert_eq!(p.options[0].label, "Yes, I trust this folder");
+        assert_eq!(p.prompt.kind, PromptKind::Trust);
+        assert_eq!(p.prompt.text, "Do you trust this folder?");
+        assert_eq!(p.prompt.options.len(), 2);
+        assert_eq!(p.prompt.options[0].label, "Yes, I trust this folder");
         assert_eq!(
-            p.options[0].keys.as_deref(),
+            p.prompt.options[0].keys.as_deref(),
             Some(&["enter".to_string()][..])
         );
         assert_eq!(
-            p.options[1].keys.as_deref(),
+            p.prompt.options[1].keys.as_deref(),
             Some(&["down".to_string(), "enter".to_string()][..])
         );
         assert_eq!(p.auto_answer.as_deref(), Some("1"));
@@ -478,7 +462,7 @@ mod tests {
     fn permission_is_never_auto_answered_even_if_misconfigured() {
         let (c, _) = Classifier::new(
             &ScreenPatterns::default(),
-            &[rule("permission", "Do you want", true, Some("1"))],
+            &[rule(PromptKind::Permission, "Do you want", true, Some("1"))],
         );
         let screen =
             " Bash command\n   rm -rf build\n Do you want to proceed?\n ❯ 1. Yes\n   2. No";
@@ -489,7 +473,7 @@ mod tests {
         // A "choice" rule that matches a tool permission is caught by the guard.
         let (c, _) = Classifier::new(
             &ScreenPatterns::default(),
-            &[rule("choice", "Do you want", true, Some("1"))],
+            &[rule(PromptKind::Choice, "Do you want", true, Some("1"))],
         );
         let Verdict::Prompt(p) = c.classify(screen) else {
             panic!()
@@ -522,8 +506,20 @@ mod tests {
                 ready: vec!["(".into()],
                 ..Default::default()
             },
-            &[rule("nope", "x", false, None)],
+            &[rule(PromptKind::Question, "(x", false, None)],
         );
         assert_eq!(e.len(), 2);
+    }
+
+    #[test]
+    fn an_unknown_prompt_kind_fails_the_table_naming_the_kinds() {
+        let e = toml::from_str::<PromptRule>("kind = \"nag\"\nname = \"n\"\npattern = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown variant `nag`"), "{e}");
+        assert!(
+            e.contains("`permission`, `trust`, `login`, `choice`, `question`"),
+            "{e}"
+        );
     }
 }

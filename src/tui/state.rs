@@ -4,8 +4,8 @@
 use super::backend::{Cockpit, Outcome, Snapshot};
 use super::form::{Form, LineEdit};
 use super::keymap::{Action, Context, KeyMap};
-use crate::engine::SessionStatus;
 use crate::task::{Task, TaskStatus};
+use crate::wire::{Prompt, PromptKind, SessionStatus};
 use ratatui::layout::Rect;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -176,52 +176,41 @@ impl PromptChoice {
     }
 }
 
-/// What a blocked agent asks, read from its session's `prompt` (`{kind, text, options}`).
+/// What a blocked agent asks, read from its session's `prompt`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShownPrompt {
     pub session_id: String,
-    /// `permission`, `trust`…; empty when unknown.
-    pub kind: String,
+    /// `permission`, `trust`…; `None` when the session says no prompt.
+    pub kind: Option<PromptKind>,
     /// The question; empty when unknown.
     pub text: String,
     pub options: Vec<PromptChoice>,
 }
 
 impl ShownPrompt {
-    pub fn new(session_id: &str, prompt: Option<&serde_json::Value>, keys: &KeyMap) -> ShownPrompt {
-        let field = |k: &str| {
-            prompt
-                .and_then(|p| p.get(k))
-                .and_then(|v| v.as_str())
-                .filter(|s| !s.trim().is_empty())
-        };
-        let text = field("question")
-            .or_else(|| field("text"))
-            .or_else(|| field("name"))
-            .unwrap_or_default()
-            .to_string();
+    pub fn new(session_id: &str, prompt: Option<&Prompt>, keys: &KeyMap) -> ShownPrompt {
         let options = prompt
-            .and_then(|p| p.get("options"))
-            .and_then(|o| o.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|o| {
-                        let key = o.get("key")?.as_str()?.to_string();
-                        let label = o
-                            .get("label")
-                            .and_then(|l| l.as_str())
-                            .unwrap_or(&key)
-                            .to_string();
-                        let answer = answer_char(&key, keys);
-                        Some(PromptChoice { key, label, answer })
+            .map(|p| {
+                p.options
+                    .iter()
+                    .map(|o| PromptChoice {
+                        key: o.key.clone(),
+                        label: if o.label.trim().is_empty() {
+                            o.key.clone()
+                        } else {
+                            o.label.clone()
+                        },
+                        answer: answer_char(&o.key, keys),
                     })
                     .collect()
             })
             .unwrap_or_default();
         ShownPrompt {
             session_id: session_id.to_string(),
-            kind: field("kind").unwrap_or_default().to_string(),
-            text,
+            kind: prompt.map(|p| p.kind),
+            text: prompt
+                .map(|p| p.text.trim().to_string())
+                .unwrap_or_default(),
             options,
         }
     }
@@ -314,7 +303,7 @@ pub struct App {
 
 /// What a session without a task is called: the first line of what it runs, else its
 /// provider's id.
-pub fn session_name(s: &crate::engine::SessionInfo) -> String {
+pub fn session_name(s: &crate::wire::SessionInfo) -> String {
     match s.task.lines().next().map(str::trim) {
         Some(first) if !first.is_empty() => first.to_string(),
         _ => format!("{} session", s.provider_id),
@@ -394,7 +383,7 @@ impl App {
         }
     }
 
-    pub fn selected_session_info(&self) -> Option<&crate::engine::SessionInfo> {
+    pub fn selected_session_info(&self) -> Option<&crate::wire::SessionInfo> {
         let sid = self.shown_session_id()?;
         self.snap.sessions.iter().find(|s| s.id == sid)
     }

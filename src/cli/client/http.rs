@@ -3,6 +3,8 @@
 
 use super::error::{CliError, CliResult};
 use crate::daemon::{ServerFile, ServerFileError, pid_alive};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -79,6 +81,25 @@ fn normalize_url(raw: &str) -> CliResult<String> {
 }
 
 pub use crate::wire::path_segment as segment;
+
+/// A 2xx answer: the wire type it reads as, and its text as the server sent it (what
+/// `--json` prints).
+pub struct Reply<T> {
+    pub value: T,
+    raw: String,
+}
+
+impl<T> Reply<T> {
+    /// The answer's text as the server sent it.
+    pub fn raw(&self) -> &str {
+        &self.raw
+    }
+
+    /// Prints the server's JSON as it sent it, pretty.
+    pub fn print_json(&self) {
+        super::output::json_text(&self.raw);
+    }
+}
 
 impl Client {
     /// Finds orchestra: `url` (from `--url` or `ORCHESTRA_URL`), else `server.json` in the state
@@ -159,34 +180,62 @@ impl Client {
         }
     }
 
-    pub fn get(&self, path: &str) -> CliResult<Value> {
-        self.request(Method::Get, path, None)
+    /// A GET whose answer is the wire type `T` (`expected` names it, for the error).
+    pub fn get<T: DeserializeOwned>(&self, path: &str, expected: &str) -> CliResult<Reply<T>> {
+        self.request(Method::Get, path, &(), expected)
     }
-    pub fn post(&self, path: &str, body: Option<&Value>) -> CliResult<Value> {
-        self.request(Method::Post, path, body)
+    /// A POST with `body` (none for `&()`).
+    pub fn post<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+        expected: &str,
+    ) -> CliResult<Reply<T>> {
+        self.request(Method::Post, path, body, expected)
     }
-    pub fn patch(&self, path: &str, body: &Value) -> CliResult<Value> {
-        self.request(Method::Patch, path, Some(body))
+    pub fn patch<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+        expected: &str,
+    ) -> CliResult<Reply<T>> {
+        self.request(Method::Patch, path, body, expected)
     }
-    pub fn delete(&self, path: &str) -> CliResult<Value> {
-        self.request(Method::Delete, path, None)
+    pub fn delete<T: DeserializeOwned>(&self, path: &str, expected: &str) -> CliResult<Reply<T>> {
+        self.request(Method::Delete, path, &(), expected)
     }
 
-    /// One request; a 2xx answer's JSON, else the server's error sentence with its exit code.
-    pub fn request(&self, method: Method, path: &str, body: Option<&Value>) -> CliResult<Value> {
-        let mut resp = self.call(method, path, body)?;
+    /// One request; a 2xx answer read as `T`, else the server's error sentence with its exit
+    /// code. An answer that is not a `T` is a server failure naming what was expected.
+    pub fn request<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: &B,
+        expected: &str,
+    ) -> CliResult<Reply<T>> {
+        let payload = serde_json::to_string(body)
+            .map_err(|e| CliError::usage(format!("cannot encode the request: {e}")))?;
+        let payload = (payload != "null").then_some(payload);
+        let mut resp = self.call(method, path, payload)?;
         let status = resp.status().as_u16();
         let text = self.read_text(method, path, &mut resp)?;
         if !(200..300).contains(&status) {
             return Err(self.refusal(method, path, status, &text));
         }
-        serde_json::from_str(&text).map_err(|_| {
+        let value = crate::wire::decode(text.as_bytes(), expected).map_err(|e| {
+            let what = if serde_json::from_str::<Value>(&text).is_ok() {
+                format!("something that is not {}: {}", e.expected, e.reason)
+            } else {
+                "something that is not JSON".to_string()
+            };
             CliError::server(format!(
-                "{} {path}: {} answered {status} with something that is not JSON; is that URL an orchestra?",
+                "{} {path}: {} answered {status} with {what}; is that URL an orchestra?",
                 method.as_str(),
                 self.base
             ))
-        })
+        })?;
+        Ok(Reply { value, raw: text })
     }
 
     /// A GET whose 2xx body is copied to `out` as it arrives (raw bytes, no size cap). A reader
@@ -234,11 +283,10 @@ impl Client {
         &self,
         method: Method,
         path: &str,
-        body: Option<&Value>,
+        payload: Option<String>,
     ) -> CliResult<ureq::http::Response<ureq::Body>> {
         let uri = format!("{}{path}", self.base);
         let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
-        let payload = body.map(Value::to_string);
         let result = match method {
             Method::Get | Method::Delete => {
                 let mut rb = match method {

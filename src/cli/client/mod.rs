@@ -12,10 +12,10 @@ pub mod task;
 pub mod worktree;
 
 use super::{Cli, Command, GlobalArgs};
+use crate::wire::Approval;
 use clap::{ArgGroup, Args, Subcommand};
 use error::{CliError, CliResult, EXIT_CODES_HELP};
 use http::Client;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -75,6 +75,9 @@ pub enum TaskCmd {
         /// The branch a worktree task starts from and merges into [default: the checked-out one].
         #[arg(long, value_name = "BRANCH")]
         base: Option<String>,
+        /// How much its agent may do without asking: manual, safe or auto [default: safe].
+        #[arg(long, value_name = "PRESET", value_parser = parse_approval)]
+        approval: Option<Approval>,
     },
     /// List tasks, newest first.
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -220,6 +223,9 @@ pub enum SessionCmd {
         /// Terminal height in rows.
         #[arg(long, value_name = "R", value_parser = clap::value_parser!(u16).range(1..))]
         rows: Option<u16>,
+        /// How much the agent may do without asking: manual, safe or auto [default: safe].
+        #[arg(long, value_name = "PRESET", value_parser = parse_approval)]
+        approval: Option<Approval>,
     },
     /// Type a message into a session and submit it the way its agent expects.
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -370,6 +376,11 @@ pub struct StopArgs {
     pub client: ClientArgs,
 }
 
+/// `--approval`: one of the presets, else the sentence the API would give.
+fn parse_approval(s: &str) -> Result<Approval, String> {
+    s.parse()
+}
+
 /// What a client command runs with.
 pub struct Ctx {
     pub client: Client,
@@ -436,14 +447,13 @@ pub fn trash_place(ctx: &Ctx, rel: &str) -> String {
     }
 }
 
-/// Turns an id or a unique prefix of one into the id, from the list at `list_path` (whose
-/// answer holds the items under `key`). A full-length id is used as given.
+/// Turns an id or a unique prefix of one into the id, from the ids `list` reads (the
+/// `what`s there are). A full-length id is used as given.
 pub fn resolve_id(
     ctx: &Ctx,
-    list_path: &str,
-    key: &str,
     what: &str,
     id: &str,
+    list: impl FnOnce(&Ctx) -> CliResult<Vec<String>>,
 ) -> CliResult<String> {
     if id.is_empty() {
         return Err(CliError::usage(format!("the {what} id is empty")));
@@ -451,21 +461,15 @@ pub fn resolve_id(
     if id.len() >= 36 {
         return Ok(id.to_string());
     }
-    let list = ctx.client.get(list_path)?;
-    let ids: Vec<&str> = list
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|t| t.get("id").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default();
-    if ids.contains(&id) {
+    let ids = list(ctx)?;
+    if ids.iter().any(|i| i == id) {
         return Ok(id.to_string());
     }
-    let matches: Vec<&str> = ids.into_iter().filter(|i| i.starts_with(id)).collect();
+    let matches: Vec<&str> = ids
+        .iter()
+        .map(String::as_str)
+        .filter(|i| i.starts_with(id))
+        .collect();
     match matches.as_slice() {
         [] => Ok(id.to_string()), // the server says what is wrong with it
         [one] => Ok(one.to_string()),

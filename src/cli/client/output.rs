@@ -1,6 +1,6 @@
 //! Printing: the server's JSON as-is for `--json`, aligned tables and summaries for people.
 
-use serde_json::Value;
+use crate::task::Progress;
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -14,11 +14,20 @@ pub fn out(text: &str) {
     let _ = stdout.flush();
 }
 
-/// The server's JSON, pretty.
-pub fn json(v: &Value) {
+/// JSON, pretty.
+pub fn json(v: &impl serde::Serialize) {
     match serde_json::to_string_pretty(v) {
         Ok(s) => out(&s),
-        Err(_) => out(&v.to_string()),
+        Err(e) => out(&format!("{{\"error\": \"cannot print the answer: {e}\"}}")),
+    }
+}
+
+/// The server's JSON text, pretty (any JSON: `--json` prints what the server sent, fields
+/// this client does not know included).
+pub fn json_text(text: &str) {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => json(&v),
+        Err(_) => out(text),
     }
 }
 
@@ -54,16 +63,13 @@ pub fn short_id(id: &str) -> String {
     id.chars().take(8).collect()
 }
 
-pub fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
-    v.pointer(pointer).and_then(Value::as_str)
-}
-
-/// A number as a person writes it: `40`, `12.5`.
-pub fn number(v: &Value) -> String {
-    match v.as_f64() {
-        Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
-        Some(f) => format!("{f:.1}"),
-        None => "-".to_string(),
+/// Progress as a person writes it: `40`, `12.5`.
+pub fn percent(p: Progress) -> String {
+    let f = p.value();
+    if f.fract() == 0.0 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f:.1}")
     }
 }
 
@@ -79,16 +85,11 @@ pub fn duration_ms(ms: u64) -> String {
 }
 
 /// `5m 2s ago` for an epoch-milliseconds time.
-pub fn ago(at_ms: &Value) -> Option<String> {
-    let at = at_ms.as_i64()?;
+pub fn ago(at: i64) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .ok()?
-        .as_millis() as i64;
-    Some(format!(
-        "{} ago",
-        duration_ms(now.saturating_sub(at).max(0) as u64)
-    ))
+        .map_or(0, |d| d.as_millis() as i64);
+    format!("{} ago", duration_ms(now.saturating_sub(at).max(0) as u64))
 }
 
 /// Columns padded to their widest cell; the last column is not padded.
@@ -149,7 +150,8 @@ mod tests {
     fn control_characters_never_reach_the_terminal() {
         assert_eq!(clean("a\x1b[31mb\nc"), "a\u{FFFD}[31mb c");
         assert_eq!(truncate("abcdef", 4), "abc…");
-        assert_eq!(number(&serde_json::json!(40.0)), "40");
+        assert_eq!(percent(Progress::new(40.0).unwrap()), "40");
+        assert_eq!(percent(Progress::new(12.5).unwrap()), "12.5");
         assert_eq!(duration_ms(62_000), "1m 2s");
     }
 }

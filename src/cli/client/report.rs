@@ -2,13 +2,17 @@
 //! remembered locally: every call reads what it needs from the server.
 
 use super::error::{CliError, CliResult};
-use super::http::segment;
-use super::output::{self, clean, number, out, short_id, str_at};
-use super::task::task_path;
+use super::http::{Reply, segment};
+use super::output::{self, clean, out, percent, short_id};
+use super::task::{A_TASK, task_path};
 use super::{Ctx, ReportArgs, ReportCmd};
 use crate::cli::GlobalArgs;
-use serde_json::{Value, json};
+use crate::task::{StepStatus, Task, TaskResult};
+use crate::wire::request::{NewStep, OutputLines, StepChange, TaskChange};
+use crate::wire::{StepAdded, StepBody, TaskBody};
 use std::io::Read;
+
+const A_STEP: &str = "a step (`{step}`)";
 
 pub fn run(args: &ReportArgs, global: &GlobalArgs) -> CliResult<()> {
     let task = args.task.as_deref().map(str::trim).filter(|t| !t.is_empty()).ok_or_else(|| {
@@ -34,32 +38,28 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> CliResult<()> {
         ReportCmd::StepDone { failed, output } => {
             step_done(&ctx, &base, *failed, output.as_deref())
         }
-        ReportCmd::Progress { percent } => {
-            if !percent.is_finite() {
+        ReportCmd::Progress { percent: value } => {
+            if !value.is_finite() {
                 return Err(CliError::usage("progress must be a number from 0 to 100"));
             }
-            let value = if percent.fract() == 0.0 {
-                json!(*percent as i64)
-            } else {
-                json!(percent)
+            let change = TaskChange {
+                progress: Some(*value),
+                ..Default::default()
             };
-            let answer = ctx.client.patch(&base, &json!({ "progress": value }))?;
+            let answer = ctx.client.patch(&base, &change, A_TASK)?;
             finish(&ctx, &answer, |t| {
-                format!(
-                    "progress {}%",
-                    t.pointer("/metadata/progress")
-                        .map(number)
-                        .unwrap_or_else(|| "-".into())
-                )
+                format!("progress {}%", percent(t.metadata.progress))
             })
         }
         ReportCmd::Output { text } => {
             let text = stdin_text.unwrap_or_else(|| text.join(" "));
-            let answer = ctx
-                .client
-                .post(&format!("{base}/output"), Some(&json!({ "output": text })))?;
+            let answer: Reply<TaskBody> = ctx.client.post(
+                &format!("{base}/output"),
+                &OutputLines { output: text },
+                A_TASK,
+            )?;
             if ctx.json {
-                output::json(&answer);
+                answer.print_json();
             }
             Ok(())
         }
@@ -71,59 +71,59 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> CliResult<()> {
             created,
             error,
         } => {
-            let mut body = json!({
-                "success": success,
-                "summary": summary,
-                "filesModified": modified,
-                "filesCreated": created,
-            });
-            if let Some(e) = error {
-                body["error"] = json!(e);
-            }
-            let answer = ctx.client.post(&format!("{base}/result"), Some(&body))?;
+            let body = TaskResult {
+                success: *success,
+                summary: summary.clone(),
+                files_modified: modified.clone(),
+                files_created: created.clone(),
+                error: error.clone(),
+            };
+            let answer = ctx.client.post(&format!("{base}/result"), &body, A_TASK)?;
             finish(&ctx, &answer, |t| {
-                format!(
-                    "task {} {}",
-                    short_id(str_at(t, "/id").unwrap_or("?")),
-                    clean(str_at(t, "/metadata/status").unwrap_or("?"))
-                )
+                format!("task {} {}", short_id(&t.id), t.status())
             })
         }
     }
 }
 
 /// Prints the answer: as is with --json, else one line made from its task.
-fn finish(ctx: &Ctx, answer: &Value, line: impl FnOnce(&Value) -> String) -> CliResult<()> {
+fn finish(
+    ctx: &Ctx,
+    answer: &Reply<TaskBody>,
+    line: impl FnOnce(&Task) -> String,
+) -> CliResult<()> {
     if ctx.json {
-        output::json(answer);
+        answer.print_json();
     } else {
-        let t = answer
-            .get("task")
-            .ok_or_else(|| CliError::server("the server's answer holds no task"))?;
-        out(&line(t));
+        out(&line(&answer.value.task));
     }
     Ok(())
 }
 
 /// Adds a step and marks it running.
 fn step(ctx: &Ctx, base: &str, description: &str) -> CliResult<()> {
-    let added = ctx.client.post(
+    let added: Reply<StepAdded> = ctx.client.post(
         &format!("{base}/steps"),
-        Some(&json!({ "description": description })),
+        &NewStep {
+            description: description.to_string(),
+        },
+        "a new step (`{step, stepId}`)",
     )?;
-    let step_id = added
-        .get("stepId")
-        .and_then(Value::as_str)
-        .or_else(|| str_at(&added, "/step/id"))
-        .ok_or_else(|| CliError::server("the server's answer holds no step id"))?
-        .to_string();
-    let mut answer = ctx.client.patch(
+    let step_id = added.value.step_id;
+    let running: Reply<StepBody> = ctx.client.patch(
         &format!("{base}/steps/{}", segment(&step_id)),
-        &json!({ "status": "running" }),
+        &StepChange {
+            status: StepStatus::Running,
+            output: None,
+        },
+        A_STEP,
     )?;
-    answer["stepId"] = json!(step_id);
     if ctx.json {
-        output::json(&answer);
+        // The step as it is now, with its id as `step add` gives it.
+        output::json(&StepAdded {
+            step: running.value.step,
+            step_id,
+        });
     } else {
         out(&format!(
             "step {} running: {}",
@@ -136,37 +136,41 @@ fn step(ctx: &Ctx, base: &str, description: &str) -> CliResult<()> {
 
 /// Marks the newest running step completed (or failed).
 fn step_done(ctx: &Ctx, base: &str, failed: bool, output: Option<&str>) -> CliResult<()> {
-    let answer = ctx.client.get(base)?;
-    let steps = answer
-        .pointer("/task/metadata/steps")
-        .and_then(Value::as_array)
-        .ok_or_else(|| CliError::server("the server's answer holds no steps"))?;
-    let running = steps
+    let answer: Reply<TaskBody> = ctx.client.get(base, A_TASK)?;
+    let running = answer
+        .value
+        .task
+        .metadata
+        .steps
         .iter()
         .rev()
-        .find(|s| str_at(s, "/status") == Some("running"))
+        .find(|s| s.status == StepStatus::Running)
         .ok_or_else(|| {
             CliError::refused(
                 "this task has no running step; begin one with `orchestra report step DESCRIPTION`",
             )
         })?;
-    let step_id = str_at(running, "/id")
-        .ok_or_else(|| CliError::server("a step in the server's answer has no id"))?;
-    let status = if failed { "failed" } else { "completed" };
-    let mut body = json!({ "status": status });
-    if let Some(o) = output {
-        body["output"] = json!(o);
-    }
-    let answer = ctx
-        .client
-        .patch(&format!("{base}/steps/{}", segment(step_id)), &body)?;
+    let (status, word) = if failed {
+        (StepStatus::Failed, "failed")
+    } else {
+        (StepStatus::Completed, "completed")
+    };
+    let body = StepChange {
+        status,
+        output: output.map(str::to_string),
+    };
+    let answer: Reply<StepBody> = ctx.client.patch(
+        &format!("{base}/steps/{}", segment(&running.id)),
+        &body,
+        A_STEP,
+    )?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
     } else {
         out(&format!(
-            "step {} {status}: {}",
-            short_id(step_id),
-            clean(str_at(running, "/description").unwrap_or(""))
+            "step {} {word}: {}",
+            short_id(&running.id),
+            clean(&running.description)
         ));
     }
     Ok(())

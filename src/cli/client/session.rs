@@ -1,12 +1,24 @@
 //! `orchestra session …`
 
 use super::error::{CliError, CliResult};
-use super::http::segment;
-use super::output::{self, Table, ago, clean, clean_lines, out, short_id, str_at, truncate};
+use super::http::{Reply, segment};
+use super::output::{Table, ago, clean, clean_lines, out, short_id, truncate};
 use super::{Ctx, SessionCmd, absolute_dir, resolve_id, trash_place};
-use serde_json::{Value, json};
+use crate::wire::request::{NewSession, SendMessage};
+use crate::wire::{MessageBody, Peek, SessionBody, SessionCreated, SessionInfo, SessionList};
 
 pub const SESSIONS: &str = "/api/coding-agents/sessions";
+
+const A_SESSION: &str = "a session (`{session}`)";
+
+/// Prints a session route's answer: as the server sent it with --json, else `line` of it.
+fn print(ctx: &Ctx, answer: &Reply<SessionBody>, line: impl FnOnce(&SessionInfo) -> String) {
+    if ctx.json {
+        answer.print_json();
+    } else {
+        out(&line(&answer.value.session));
+    }
+}
 
 pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
     match cmd {
@@ -17,48 +29,38 @@ pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
             dir,
             cols,
             rows,
+            approval,
         } => {
-            let mut body = json!({});
-            if let Some(t) = task {
-                body["task"] = json!(t);
-            }
-            if let Some(p) = provider {
-                body["providerId"] = json!(p);
-            }
-            if let Some(d) = dir {
-                body["workingDirectory"] = json!(absolute_dir(d)?);
-            }
-            if let Some(c) = cols {
-                body["cols"] = json!(c);
-            }
-            if let Some(r) = rows {
-                body["rows"] = json!(r);
-            }
-            let answer = ctx.client.post(SESSIONS, Some(&body))?;
+            let body = NewSession {
+                task: task.clone(),
+                provider_id: provider.clone(),
+                working_directory: dir.as_deref().map(absolute_dir).transpose()?,
+                cols: *cols,
+                rows: *rows,
+                approval: *approval,
+            };
+            let answer: Reply<SessionCreated> =
+                ctx.client
+                    .post(SESSIONS, &body, "a new session (`{session, sessionId}`)")?;
             if ctx.json {
-                output::json(&answer);
+                answer.print_json();
             } else {
-                let s = session_of(&answer)?;
+                let s = &answer.value.session;
                 out(&format!(
                     "started session {}  {}  pid {}  in {}",
-                    str_at(s, "/id").unwrap_or("?"),
-                    clean(str_at(s, "/providerId").unwrap_or("?")),
-                    s.get("pid")
-                        .and_then(Value::as_u64)
-                        .map(|p| p.to_string())
-                        .unwrap_or_else(|| "-".into()),
-                    clean(str_at(s, "/workingDirectory").unwrap_or("?")),
+                    s.id,
+                    clean(&s.provider_id),
+                    s.pid,
+                    clean(&s.working_directory),
                 ));
             }
             Ok(())
         }
         SessionCmd::Send { id, text } => {
-            let body = json!({ "text": text.join(" ") });
-            message(ctx, id, &body, "sent")
+            message(ctx, id, &SendMessage::Text(text.join(" ")), "sent")
         }
         SessionCmd::Keys { id, keys } => {
-            let body = json!({ "keys": keys });
-            message(ctx, id, &body, "pressed")
+            message(ctx, id, &SendMessage::Keys(keys.clone()), "pressed")
         }
         SessionCmd::Peek {
             id,
@@ -71,71 +73,61 @@ pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
         },
         SessionCmd::Transcript { id, bytes } => transcript(ctx, id, *bytes),
         SessionCmd::Delete { id } => {
-            let answer = ctx
-                .client
-                .delete(&format!("{}?remove=true", session_path(ctx, id)?))?;
-            if ctx.json {
-                output::json(&answer);
-            } else {
-                let s = session_of(&answer)?;
-                let full = str_at(s, "/id").unwrap_or("?");
-                out(&format!(
+            let answer: Reply<SessionBody> = ctx.client.delete(
+                &format!("{}?remove=true", session_path(ctx, id)?),
+                A_SESSION,
+            )?;
+            print(ctx, &answer, |s| {
+                format!(
                     "removed session {}; its transcript is kept in {}",
-                    short_id(full),
-                    trash_place(ctx, &format!("trash/sessions/{}", clean(full)))
-                ));
-            }
+                    short_id(&s.id),
+                    trash_place(ctx, &format!("trash/sessions/{}", clean(&s.id)))
+                )
+            });
             Ok(())
         }
         SessionCmd::Kill { id } => {
-            let answer = ctx.client.delete(&session_path(ctx, id)?)?;
-            if ctx.json {
-                output::json(&answer);
-            } else {
-                let s = session_of(&answer)?;
-                out(&format!(
+            let answer: Reply<SessionBody> =
+                ctx.client.delete(&session_path(ctx, id)?, A_SESSION)?;
+            print(ctx, &answer, |s| {
+                format!(
                     "ended session {}{}",
-                    short_id(str_at(s, "/id").unwrap_or("?")),
+                    short_id(&s.id),
                     ending(s).map(|e| format!(" ({e})")).unwrap_or_default()
-                ));
-            }
+                )
+            });
             Ok(())
         }
     }
 }
 
 fn session_path(ctx: &Ctx, id: &str) -> CliResult<String> {
-    let id = resolve_id(ctx, SESSIONS, "sessions", "session", id)?;
+    let id = resolve_id(ctx, "session", id, |ctx| {
+        let list: Reply<SessionList> = ctx
+            .client
+            .get(SESSIONS, "the session list (`{sessions}`)")?;
+        Ok(list.value.sessions.into_iter().map(|s| s.id).collect())
+    })?;
     Ok(format!("{SESSIONS}/{}", segment(&id)))
 }
 
-fn session_of(answer: &Value) -> CliResult<&Value> {
-    answer
-        .get("session")
-        .filter(|s| s.is_object())
-        .ok_or_else(|| CliError::server("the server's answer holds no session"))
-}
-
 /// `exit 0`, `signal SIGKILL`.
-fn ending(s: &Value) -> Option<String> {
-    if let Some(sig) = str_at(s, "/signal") {
+fn ending(s: &SessionInfo) -> Option<String> {
+    if let Some(sig) = &s.signal {
         return Some(format!("signal {}", clean(sig)));
     }
-    s.get("exitCode")
-        .and_then(Value::as_i64)
-        .map(|c| format!("exit {c}"))
+    s.exit_code.map(|c| format!("exit {c}"))
 }
 
 fn list(ctx: &Ctx) -> CliResult<()> {
-    let answer = ctx.client.get(SESSIONS)?;
+    let answer: Reply<SessionList> = ctx
+        .client
+        .get(SESSIONS, "the session list (`{sessions}`)")?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
-    let sessions = answer
-        .get("sessions")
-        .and_then(Value::as_array)
-        .ok_or_else(|| CliError::server("the server's answer holds no session list"))?;
+    let sessions = &answer.value.sessions;
     if sessions.is_empty() {
         out("no sessions; start one with `orchestra session spawn`");
         return Ok(());
@@ -150,59 +142,42 @@ fn list(ctx: &Ctx) -> CliResult<()> {
         "INSTRUCTION",
     ]);
     for s in sessions {
-        let ended = s.get("ended").and_then(Value::as_bool).unwrap_or(false);
-        let mut status = clean(str_at(s, "/status").unwrap_or("?"));
-        if ended && let Some(e) = ending(s) {
+        let mut status = s.status.to_string();
+        if s.ended
+            && let Some(e) = ending(s)
+        {
             status = format!("{status} ({e})");
         }
         table.row(vec![
-            short_id(str_at(s, "/id").unwrap_or("?")),
+            short_id(&s.id),
             status,
-            clean(str_at(s, "/providerId").unwrap_or("-")),
-            s.get("pid")
-                .and_then(Value::as_u64)
-                .map(|p| p.to_string())
-                .unwrap_or_else(|| "-".into()),
-            str_at(s, "/taskId")
+            clean(&s.provider_id),
+            s.pid.to_string(),
+            s.task_id
+                .as_deref()
                 .map(short_id)
                 .unwrap_or_else(|| "-".into()),
-            s.get("createdAt")
-                .and_then(ago)
-                .unwrap_or_else(|| "-".into()),
-            truncate(&clean(str_at(s, "/task").unwrap_or("")), 50),
+            ago(s.created_at),
+            truncate(&clean(&s.task), 50),
         ]);
     }
     out(&table.render());
     Ok(())
 }
 
-fn message(ctx: &Ctx, id: &str, body: &Value, verb: &str) -> CliResult<()> {
+fn message(ctx: &Ctx, id: &str, body: &SendMessage, verb: &str) -> CliResult<()> {
     let path = format!("{}/messages", session_path(ctx, id)?);
-    let answer = ctx.client.post(&path, Some(body))?;
+    let answer: Reply<MessageBody> = ctx.client.post(&path, body, "a message (`{message}`)")?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
     } else {
         out(&format!("{verb} to session {}", short_id(id)));
     }
     Ok(())
 }
 
-/// The value as text: a string as is, an array of strings one per line.
-fn text_of(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(a) => Some(
-            a.iter()
-                .map(|l| l.as_str().unwrap_or_default())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        _ => None,
-    }
-}
-
 /// GET …/peek with these query parameters.
-fn get_peek(ctx: &Ctx, id: &str, scrollback: Option<u32>, ansi: bool) -> CliResult<Value> {
+fn get_peek(ctx: &Ctx, id: &str, scrollback: Option<u32>, ansi: bool) -> CliResult<Reply<Peek>> {
     let mut path = format!("{}/peek", session_path(ctx, id)?);
     let mut query = Vec::new();
     if let Some(n) = scrollback {
@@ -214,37 +189,30 @@ fn get_peek(ctx: &Ctx, id: &str, scrollback: Option<u32>, ansi: bool) -> CliResu
     if !query.is_empty() {
         path = format!("{path}?{}", query.join("&"));
     }
-    ctx.client.get(&path)
-}
-
-fn screen_of(answer: &Value) -> CliResult<String> {
-    answer
-        .get("screen")
-        .and_then(text_of)
-        .ok_or_else(|| CliError::server("the server's answer holds no screen"))
+    ctx.client.get(
+        &path,
+        "what a terminal shows (`{screen, cursor, cols, rows, status}`)",
+    )
 }
 
 /// `peek --scrollback N` (or neither flag): the whole screen, with N scrollback lines above it.
 fn peek(ctx: &Ctx, id: &str, scrollback: Option<u32>, ansi: bool) -> CliResult<()> {
     let answer = get_peek(ctx, id, scrollback, ansi)?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
+    let peek = &answer.value;
     let mut text = String::new();
-    if let Some(sb) = answer
-        .get("scrollback")
-        .and_then(text_of)
-        .filter(|s| !s.is_empty())
-    {
+    if let Some(sb) = peek.scrollback.as_ref().filter(|s| !s.is_empty()) {
         // Scrollback is plain text; keep it terminal-safe.
-        text.push_str(&clean_lines(&sb));
+        text.push_str(&clean_lines(&sb.join("\n")));
         text.push('\n');
     }
-    let screen = match answer.get("screenAnsi").and_then(text_of) {
+    let screen = match &peek.screen_ansi {
         // Asked for the escape sequences: pass them through as the terminal drew them.
-        Some(drawn) if ansi => drawn,
-        _ => clean_lines(&screen_of(&answer)?),
+        Some(drawn) if ansi => drawn.clone(),
+        _ => clean_lines(&peek.screen),
     };
     text.push_str(screen.trim_end());
     out(&text);
@@ -261,12 +229,12 @@ fn peek_lines(ctx: &Ctx, id: &str, n: u32, ansi: bool) -> CliResult<()> {
     }
     let answer = get_peek(ctx, id, Some(n), ansi)?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
-    let scrollback = answer.get("scrollback").and_then(text_of);
-    let screen = screen_of(&answer)?;
-    let lines = last_lines(scrollback.as_deref(), &screen, n as usize);
+    let peek = &answer.value;
+    let scrollback = peek.scrollback.as_ref().map(|s| s.join("\n"));
+    let lines = last_lines(scrollback.as_deref(), &peek.screen, n as usize);
     out(&clean_lines(&lines.join("\n")));
     Ok(())
 }

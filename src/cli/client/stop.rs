@@ -2,11 +2,12 @@
 //! until it has exited, so that when this returns its agents are gone and its state is saved.
 
 use super::error::{CliError, CliResult, Exit};
-use super::output::{self, out};
+use super::http::Reply;
+use super::output::out;
 use super::{ClientArgs, Ctx};
 use crate::cli::GlobalArgs;
 use crate::daemon::{self, ServerFile};
-use serde_json::Value;
+use crate::wire::{DaemonStopped, Status};
 use std::time::Duration;
 
 /// Time allowed for flushing and exiting beyond the agents' grace period.
@@ -17,26 +18,24 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
         running_here(global)?;
     }
     let ctx = Ctx::connect(args, global)?;
-    let answer = ctx.client.post("/api/daemon/stop", None)?;
-    let ended = answer.get("ended").and_then(Value::as_u64).unwrap_or(0);
-    let grace = answer
-        .get("graceMs")
-        .and_then(Value::as_u64)
-        .map_or(Duration::from_secs(3), Duration::from_millis);
+    let answer: Reply<DaemonStopped> = ctx.client.post(
+        "/api/daemon/stop",
+        &(),
+        "the answer to a stop (`{ok, ended, pid, graceMs}`)",
+    )?;
+    let stopped = answer.value;
+    let ended = stopped.ended;
+    let grace = Duration::from_millis(stopped.grace_ms);
     let budget = grace + EXIT_MARGIN;
     // The pid is only ours to watch when this machine's server.json names the one that
     // answered: a --url may be another machine's orchestra. Otherwise it is gone once its URL
     // no longer answers.
-    let answered = answer.get("pid").and_then(Value::as_u64);
-    let pid = ctx
-        .client
-        .server_pid()
-        .filter(|p| answered == Some(u64::from(*p)));
+    let pid = ctx.client.server_pid().filter(|p| *p == stopped.pid);
     let gone = match pid {
         Some(pid) => daemon::wait_exit(pid, budget),
         None => daemon::poll_until(budget, || {
             ctx.client
-                .get("/api/status")
+                .get::<Status>("/api/status", "orchestra's status")
                 .is_err_and(|e| e.exit == Exit::Unreachable)
         }),
     };
@@ -56,7 +55,7 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
         )));
     }
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
     } else {
         let agents = if ended == 1 { "agent" } else { "agents" };
         out(&format!("stopped {who}; ended {ended} {agents}"));

@@ -1,14 +1,17 @@
 //! `orchestra task …`
 
 use super::error::{CliError, CliResult};
-use super::http::segment;
-use super::output::{
-    self, Table, ago, clean, clean_lines, number, out, short_id, str_at, truncate,
-};
+use super::http::{Reply, segment};
+use super::output::{Table, ago, clean, clean_lines, out, percent, short_id, truncate};
 use super::{Ctx, TaskCmd, absolute_dir, resolve_id, trash_place};
-use serde_json::{Value, json};
+use crate::task::{Isolation, StepStatus, Task, TaskStatus};
+use crate::wire::request::{NewTask, TaskChange};
+use crate::wire::{TaskBody, TaskList};
 
 pub const TASKS: &str = "/api/coding-agents/tasks";
+
+/// What the answers of the task routes are called in errors.
+pub const A_TASK: &str = "a task (`{task}`)";
 
 pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
     match cmd {
@@ -20,15 +23,22 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             start,
             isolation,
             base,
-        } => add(
-            ctx,
-            name,
-            description.as_deref(),
-            provider.as_deref(),
-            dir.as_deref(),
-            *start,
-            (isolation.as_deref(), base.as_deref()),
-        ),
+            approval,
+        } => {
+            let body = NewTask {
+                name: name.clone(),
+                description: description.clone().unwrap_or_else(|| name.clone()),
+                provider_id: provider.clone(),
+                working_directory: dir.as_deref().map(absolute_dir).transpose()?,
+                isolation: isolation
+                    .as_deref()
+                    .map(|i| i.parse::<Isolation>().map_err(CliError::usage))
+                    .transpose()?,
+                base_ref: base.clone(),
+                approval: *approval,
+            };
+            add(ctx, &body, *start)
+        }
         TaskCmd::List { status, limit } => list(ctx, status.as_deref(), *limit),
         TaskCmd::Show { id, output_lines } => show(ctx, id, *output_lines),
         TaskCmd::Start { id } => lifecycle(ctx, id, "start"),
@@ -51,75 +61,58 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
 
 /// The task's path, its id resolved from a prefix if need be.
 pub fn task_path(ctx: &Ctx, id: &str) -> CliResult<String> {
-    let id = resolve_id(ctx, TASKS, "tasks", "task", id)?;
+    let id = resolve_id(ctx, "task", id, |ctx| {
+        let list: Reply<TaskList> = ctx.client.get(TASKS, "the task list (`{tasks}`)")?;
+        Ok(list.value.tasks.iter().map(|t| t.id.clone()).collect())
+    })?;
     Ok(format!("{TASKS}/{}", segment(&id)))
 }
 
-fn task_of(answer: &Value) -> CliResult<&Value> {
-    answer
-        .get("task")
-        .filter(|t| t.is_object())
-        .ok_or_else(|| CliError::server("the server's answer holds no task"))
+/// Prints a task route's answer: as the server sent it with --json, else `line` of its task.
+fn print(ctx: &Ctx, answer: &Reply<TaskBody>, line: impl FnOnce(&Task) -> String) {
+    if ctx.json {
+        answer.print_json();
+    } else {
+        out(&line(&answer.value.task));
+    }
 }
 
-fn add(
-    ctx: &Ctx,
-    name: &str,
-    description: Option<&str>,
-    provider: Option<&str>,
-    dir: Option<&std::path::Path>,
-    start: bool,
-    (isolation, base): (Option<&str>, Option<&str>),
-) -> CliResult<()> {
-    let mut body = json!({
-        "name": name,
-        "description": description.unwrap_or(name),
-    });
-    if let Some(p) = provider {
-        body["providerId"] = json!(p);
-    }
-    if let Some(d) = dir {
-        body["workingDirectory"] = json!(absolute_dir(d)?);
-    }
-    if let Some(i) = isolation {
-        body["isolation"] = json!(i);
-    }
-    if let Some(b) = base {
-        body["baseRef"] = json!(b);
-    }
-    let created = ctx.client.post(TASKS, Some(&body))?;
+fn add(ctx: &Ctx, body: &NewTask, start: bool) -> CliResult<()> {
+    let created: Reply<TaskBody> = ctx.client.post(TASKS, body, A_TASK)?;
     let (answer, verb) = if start {
-        let id = str_at(task_of(&created)?, "/id")
-            .unwrap_or_default()
-            .to_string();
+        let id = created.value.task.id.clone();
         start_created(ctx, &id)?
     } else {
         (created, "added")
     };
-    if ctx.json {
-        output::json(&answer);
-    } else {
-        out(&one_line(task_of(&answer)?, verb));
-    }
+    print(ctx, &answer, |t| one_line(t, verb));
     Ok(())
 }
 
 /// Starts the task just created. Autopilot (or anyone else) may have started it first: the
 /// server then refuses with 409 and the task is running; that is what was asked for, so it is
 /// reported as started, not as a failure.
-fn start_created(ctx: &Ctx, id: &str) -> CliResult<(Value, &'static str)> {
+fn start_created(ctx: &Ctx, id: &str) -> CliResult<(Reply<TaskBody>, &'static str)> {
     let path = format!("{TASKS}/{}", segment(id));
-    let refused = match ctx.client.post(&format!("{path}/start"), None) {
+    let refused = match ctx.client.post(&format!("{path}/start"), &(), A_TASK) {
         Ok(answer) => return Ok((answer, "started")),
         Err(e) => e,
     };
     if refused.http_status == Some(409) {
-        let now = ctx.client.get(&path)?;
-        let status = str_at(task_of(&now)?, "/metadata/status").unwrap_or_default();
+        let now: Reply<TaskBody> = ctx.client.get(&path, A_TASK)?;
+        let status = now.value.task.status();
         // Completed or failed too: it was started and has already finished. A start still in
         // progress elsewhere leaves it pending for a moment; the server says so.
         let elsewhere = refused.message.contains("started elsewhere");
-        if elsewhere || matches!(status, "running" | "paused" | "completed" | "failed") {
+        if elsewhere
+            || matches!(
+                status,
+                TaskStatus::Running
+                    | TaskStatus::Paused
+                    | TaskStatus::Completed
+                    | TaskStatus::Failed
+            )
+        {
             return Ok((now, "started elsewhere first (by autopilot, most likely):"));
         }
     }
@@ -133,17 +126,14 @@ fn start_created(ctx: &Ctx, id: &str) -> CliResult<(Value, &'static str)> {
 }
 
 /// `added 1234abcd  pending  0%  shell  name`
-fn one_line(t: &Value, verb: &str) -> String {
-    let id = str_at(t, "/id").unwrap_or("?");
+fn one_line(t: &Task, verb: &str) -> String {
     format!(
         "{verb} task {}  {}  {}%  {}  {}",
-        short_id(id),
-        str_at(t, "/metadata/status").unwrap_or("?"),
-        t.pointer("/metadata/progress")
-            .map(number)
-            .unwrap_or_else(|| "-".into()),
-        clean(str_at(t, "/metadata/providerId").unwrap_or("-")),
-        clean(str_at(t, "/name").unwrap_or("")),
+        short_id(&t.id),
+        t.status(),
+        percent(t.metadata.progress),
+        clean(&t.metadata.provider_id),
+        clean(&t.name),
     )
 }
 
@@ -160,15 +150,12 @@ fn list(ctx: &Ctx, status: Option<&str>, limit: Option<u32>) -> CliResult<()> {
     } else {
         format!("{TASKS}?{}", query.join("&"))
     };
-    let answer = ctx.client.get(&path)?;
+    let answer: Reply<TaskList> = ctx.client.get(&path, "the task list (`{tasks}`)")?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
-    let tasks = answer
-        .get("tasks")
-        .and_then(Value::as_array)
-        .ok_or_else(|| CliError::server("the server's answer holds no task list"))?;
+    let tasks = &answer.value.tasks;
     if tasks.is_empty() {
         out(match status {
             Some(_) => "no tasks with that status",
@@ -179,16 +166,11 @@ fn list(ctx: &Ctx, status: Option<&str>, limit: Option<u32>) -> CliResult<()> {
     let mut table = Table::new(&["ID", "STATUS", "PROGRESS", "PROVIDER", "NAME"]);
     for t in tasks {
         table.row(vec![
-            short_id(str_at(t, "/id").unwrap_or("?")),
-            clean(str_at(t, "/metadata/status").unwrap_or("?")),
-            format!(
-                "{}%",
-                t.pointer("/metadata/progress")
-                    .map(number)
-                    .unwrap_or_else(|| "-".into())
-            ),
-            clean(str_at(t, "/metadata/providerId").unwrap_or("-")),
-            truncate(&clean(str_at(t, "/name").unwrap_or("")), 60),
+            short_id(&t.id),
+            t.status().to_string(),
+            format!("{}%", percent(t.metadata.progress)),
+            clean(&t.metadata.provider_id),
+            truncate(&clean(&t.name), 60),
         ]);
     }
     out(&table.render());
@@ -196,111 +178,82 @@ fn list(ctx: &Ctx, status: Option<&str>, limit: Option<u32>) -> CliResult<()> {
 }
 
 fn show(ctx: &Ctx, id: &str, output_lines: usize) -> CliResult<()> {
-    let answer = ctx.client.get(&task_path(ctx, id)?)?;
-    if ctx.json {
-        output::json(&answer);
-        return Ok(());
-    }
-    out(&render_task(task_of(&answer)?, output_lines));
+    let answer: Reply<TaskBody> = ctx.client.get(&task_path(ctx, id)?, A_TASK)?;
+    print(ctx, &answer, |t| render_task(t, output_lines));
     Ok(())
 }
 
 /// A task for people: fields, steps, result and the newest output lines.
-pub fn render_task(t: &Value, output_lines: usize) -> String {
-    let m = t.get("metadata").cloned().unwrap_or(Value::Null);
+pub fn render_task(t: &Task, output_lines: usize) -> String {
+    let m = &t.metadata;
     let mut text = String::new();
     let mut field = |label: &str, value: String| {
         text.push_str(&format!("{label:<12} {value}\n"));
     };
-    field("task", str_at(t, "/id").unwrap_or("?").to_string());
-    field("name", clean(str_at(t, "/name").unwrap_or("")));
-    field(
-        "description",
-        truncate(&clean(str_at(t, "/description").unwrap_or("")), 200),
-    );
-    field(
-        "status",
-        format!(
-            "{}  {}%",
-            clean(str_at(&m, "/status").unwrap_or("?")),
-            m.get("progress").map(number).unwrap_or_else(|| "-".into())
-        ),
-    );
-    if let Some(e) = str_at(&m, "/error") {
+    field("task", t.id.clone());
+    field("name", clean(&t.name));
+    field("description", truncate(&clean(&t.description), 200));
+    field("status", format!("{}  {}%", m.status, percent(m.progress)));
+    if let Some(e) = &m.error {
         field("error", clean(e));
     }
-    field("provider", clean(str_at(&m, "/providerId").unwrap_or("-")));
-    field(
-        "directory",
-        clean(str_at(&m, "/workingDirectory").unwrap_or("-")),
-    );
-    if let Some(s) = str_at(&m, "/sessionId") {
+    field("provider", clean(&m.provider_id));
+    field("directory", clean(&m.working_directory));
+    if let Some(s) = &m.session_id {
         field("session", clean(s));
     }
-    if let Some(r) = str_at(&m, "/retryOf") {
+    if let Some(r) = &m.retry_of {
         field("retry of", clean(r));
     }
-    for (label, key) in [
-        ("created", "createdAt"),
-        ("started", "startedAt"),
-        ("finished", "completedAt"),
+    for (label, at) in [
+        ("created", Some(m.created_at)),
+        ("started", m.started_at),
+        ("finished", m.completed_at),
     ] {
-        if let Some(a) = m.get(key).and_then(ago) {
-            field(label, a);
+        if let Some(at) = at {
+            field(label, ago(at));
         }
     }
-    let steps = m
-        .get("steps")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if !steps.is_empty() {
+    if !m.steps.is_empty() {
         text.push_str("steps\n");
-        for s in &steps {
-            let status = str_at(s, "/status").unwrap_or("?");
-            let mark = match status {
-                "completed" => "done",
-                "failed" => "FAIL",
-                "running" => "  ->",
-                "skipped" => "skip",
+        for s in &m.steps {
+            let mark = match s.status {
+                StepStatus::Completed => "done",
+                StepStatus::Failed => "FAIL",
+                StepStatus::Running => "  ->",
+                StepStatus::Skipped => "skip",
                 _ => "   .",
             };
             text.push_str(&format!(
                 "  {mark}  {}  ({})\n",
-                clean(str_at(s, "/description").unwrap_or("")),
-                clean(status)
+                clean(&s.description),
+                step_status(s.status)
             ));
-            if let Some(o) = str_at(s, "/output").filter(|o| !o.is_empty()) {
+            if let Some(o) = s.output.as_deref().filter(|o| !o.is_empty()) {
                 text.push_str(&format!("        {}\n", truncate(&clean(o), 200)));
             }
         }
     }
-    if let Some(r) = m.get("result").filter(|r| r.is_object()) {
-        let ok = r.get("success").and_then(Value::as_bool).unwrap_or(false);
+    if let Some(r) = &m.result {
         text.push_str(&format!(
             "result       {}: {}\n",
-            if ok { "success" } else { "failure" },
-            clean(str_at(r, "/summary").unwrap_or(""))
+            if r.success { "success" } else { "failure" },
+            clean(&r.summary)
         ));
-        for (label, key) in [("modified", "filesModified"), ("created", "filesCreated")] {
-            let files: Vec<String> = r
-                .get(key)
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).map(clean).collect())
-                .unwrap_or_default();
+        for (label, files) in [
+            ("modified", &r.files_modified),
+            ("created", &r.files_created),
+        ] {
             if !files.is_empty() {
+                let files: Vec<String> = files.iter().map(|f| clean(f)).collect();
                 text.push_str(&format!("  {label:<10} {}\n", files.join(", ")));
             }
         }
-        if let Some(e) = str_at(r, "/error") {
+        if let Some(e) = &r.error {
             text.push_str(&format!("  {:<10} {}\n", "error", clean(e)));
         }
     }
-    let lines = m
-        .get("output")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let lines = &m.output;
     if output_lines > 0 && !lines.is_empty() {
         let skip = lines.len().saturating_sub(output_lines);
         if skip > 0 {
@@ -313,23 +266,31 @@ pub fn render_task(t: &Value, output_lines: usize) -> String {
         }
         for l in lines.iter().skip(skip) {
             text.push_str("  | ");
-            text.push_str(&clean_lines(l.as_str().unwrap_or("")));
+            text.push_str(&clean_lines(l));
             text.push('\n');
         }
     }
     text
 }
 
+/// A step's status as the API names it.
+fn step_status(s: StepStatus) -> &'static str {
+    match s {
+        StepStatus::Pending => "pending",
+        StepStatus::Running => "running",
+        StepStatus::Paused => "paused",
+        StepStatus::Completed => "completed",
+        StepStatus::Failed => "failed",
+        StepStatus::Cancelled => "cancelled",
+        StepStatus::Skipped => "skipped",
+    }
+}
+
 fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
     // A rerun is a retry (the same route, from any finished state).
     let route = if op == "rerun" { "retry" } else { op };
     let path = format!("{}/{route}", task_path(ctx, id)?);
-    let answer = ctx.client.post(&path, None)?;
-    if ctx.json {
-        output::json(&answer);
-        return Ok(());
-    }
-    let t = task_of(&answer)?;
+    let answer: Reply<TaskBody> = ctx.client.post(&path, &(), A_TASK)?;
     let verb = match op {
         "start" => "started",
         "pause" => "paused",
@@ -338,45 +299,35 @@ fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
         "rerun" => "rerun as",
         _ => "retried as",
     };
-    out(&one_line(t, verb));
+    print(ctx, &answer, |t| one_line(t, verb));
     Ok(())
 }
 
 /// `task edit ID --name N --description D`: only a pending task can be changed.
 fn edit(ctx: &Ctx, id: &str, name: Option<&str>, description: Option<&str>) -> CliResult<()> {
-    let mut body = json!({});
-    if let Some(n) = name {
-        if n.trim().is_empty() {
-            return Err(CliError::usage("--name must not be empty"));
-        }
-        body["name"] = json!(n);
+    if name.is_some_and(|n| n.trim().is_empty()) {
+        return Err(CliError::usage("--name must not be empty"));
     }
-    if let Some(d) = description {
-        body["description"] = json!(d);
-    }
-    let answer = ctx.client.patch(&task_path(ctx, id)?, &body)?;
-    if ctx.json {
-        output::json(&answer);
-    } else {
-        out(&one_line(task_of(&answer)?, "edited"));
-    }
+    let body = TaskChange {
+        name: name.map(str::to_string),
+        description: description.map(str::to_string),
+        ..Default::default()
+    };
+    let answer: Reply<TaskBody> = ctx.client.patch(&task_path(ctx, id)?, &body, A_TASK)?;
+    print(ctx, &answer, |t| one_line(t, "edited"));
     Ok(())
 }
 
 /// `task delete ID`: a finished task goes, a copy is kept in the state directory's trash.
 fn delete(ctx: &Ctx, id: &str) -> CliResult<()> {
-    let answer = ctx.client.delete(&task_path(ctx, id)?)?;
-    if ctx.json {
-        output::json(&answer);
-        return Ok(());
-    }
-    let t = task_of(&answer)?;
-    let full = str_at(t, "/id").unwrap_or("?");
-    out(&format!(
-        "deleted task {}  {}; a copy (task, sessions, transcripts) is kept in {}",
-        short_id(full),
-        clean(str_at(t, "/name").unwrap_or("")),
-        trash_place(ctx, &format!("trash/{}", clean(full)))
-    ));
+    let answer: Reply<TaskBody> = ctx.client.delete(&task_path(ctx, id)?, A_TASK)?;
+    print(ctx, &answer, |t| {
+        format!(
+            "deleted task {}  {}; a copy (task, sessions, transcripts) is kept in {}",
+            short_id(&t.id),
+            clean(&t.name),
+            trash_place(ctx, &format!("trash/{}", clean(&t.id)))
+        )
+    });
     Ok(())
 }

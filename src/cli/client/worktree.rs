@@ -2,10 +2,12 @@
 //! finishing or collecting its worktree.
 
 use super::Ctx;
-use super::error::{CliError, CliResult};
-use super::output::{self, clean, out, short_id, str_at};
+use super::error::CliResult;
+use super::http::Reply;
+use super::output::{clean, out, short_id};
 use super::task::task_path;
-use serde_json::{Value, json};
+use crate::wire::request::Gc;
+use crate::wire::{CollectedList, Diff, DiffBody, Discarded, MergedTask};
 use std::io::IsTerminal;
 
 /// Colour a diff only for a person at a terminal (and not when NO_COLOR is set).
@@ -46,95 +48,91 @@ pub fn render_patch(patch: &str, colour: bool) -> String {
     text
 }
 
-fn count(v: &Value, key: &str) -> String {
-    v.get(key)
-        .and_then(Value::as_u64)
-        .map(|n| n.to_string())
-        .unwrap_or_else(|| "-".into())
+/// A line count; `-` for a binary file.
+fn count(n: Option<u64>) -> String {
+    n.map_or_else(|| "-".into(), |n| n.to_string())
 }
 
 /// The file list with counts, then the patch.
-pub fn render_diff(d: &Value, colour: bool) -> String {
+pub fn render_diff(d: &Diff, colour: bool) -> String {
     let mut text = format!(
         "{} against {} ({})\n",
-        clean(str_at(d, "/branch").unwrap_or("?")),
-        clean(str_at(d, "/baseBranch").unwrap_or("?")),
-        short_id(str_at(d, "/baseCommit").unwrap_or("?")),
+        clean(&d.branch),
+        clean(&d.base_branch),
+        short_id(&d.base_commit),
     );
-    if d.get("baseMoved") == Some(&Value::Bool(true)) {
+    if d.base_moved {
         text.push_str("note: the base branch has moved since the task started\n");
     }
-    let files = d
-        .get("files")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if files.is_empty() {
+    if d.files.is_empty() {
         text.push_str("no changes\n");
         return text;
     }
-    for f in &files {
+    for f in &d.files {
         text.push_str(&format!(
             "  {:<9} +{:<5} -{:<5} {}\n",
-            str_at(f, "/status").unwrap_or("?"),
-            count(f, "added"),
-            count(f, "removed"),
-            clean(str_at(f, "/path").unwrap_or("?")),
+            f.status.as_str(),
+            count(f.added),
+            count(f.removed),
+            clean(&f.path),
         ));
     }
     text.push('\n');
-    text.push_str(&render_patch(str_at(d, "/patch").unwrap_or(""), colour));
+    text.push_str(&render_patch(&d.patch, colour));
     text
 }
 
 pub fn diff(ctx: &Ctx, id: &str) -> CliResult<()> {
-    let answer = ctx.client.get(&format!("{}/diff", task_path(ctx, id)?))?;
+    let answer: Reply<DiffBody> = ctx.client.get(
+        &format!("{}/diff", task_path(ctx, id)?),
+        "a diff (`{diff}`)",
+    )?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
-    let d = answer
-        .get("diff")
-        .ok_or_else(|| CliError::server("the server's answer holds no diff"))?;
-    out(&render_diff(d, colour_wanted()));
+    out(&render_diff(&answer.value.diff, colour_wanted()));
     Ok(())
 }
 
 pub fn merge(ctx: &Ctx, id: &str) -> CliResult<()> {
-    let answer = ctx
-        .client
-        .post(&format!("{}/merge", task_path(ctx, id)?), None)?;
+    let answer: Reply<MergedTask> = ctx.client.post(
+        &format!("{}/merge", task_path(ctx, id)?),
+        &(),
+        "a merged task (`{task, merge}`)",
+    )?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
-    let m = answer.get("merge").cloned().unwrap_or(Value::Null);
-    let how = if m.get("fastForward") == Some(&Value::Bool(true)) {
+    let m = &answer.value.merge;
+    let how = if m.fast_forward {
         "fast-forward"
     } else {
         "merge commit"
     };
-    let files = m.get("files").and_then(Value::as_array).map_or(0, Vec::len);
     out(&format!(
-        "merged into {} ({how}, {files} files): {}",
-        clean(str_at(&m, "/baseBranch").unwrap_or("?")),
-        short_id(str_at(&m, "/commit").unwrap_or("?")),
+        "merged into {} ({how}, {} files): {}",
+        clean(&m.base_branch),
+        m.files.len(),
+        short_id(&m.commit),
     ));
     Ok(())
 }
 
 pub fn discard(ctx: &Ctx, id: &str) -> CliResult<()> {
-    let answer = ctx
-        .client
-        .post(&format!("{}/discard", task_path(ctx, id)?), None)?;
+    let answer: Reply<Discarded> = ctx.client.post(
+        &format!("{}/discard", task_path(ctx, id)?),
+        &(),
+        "a discarded task (`{task, snapshotRef}`)",
+    )?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
+    let kept = clean(&answer.value.snapshot_ref);
     out(&format!(
-        "discarded; its work is kept in {} (see it with `git show {}`)",
-        clean(str_at(&answer, "/snapshotRef").unwrap_or("?")),
-        clean(str_at(&answer, "/snapshotRef").unwrap_or("?")),
+        "discarded; its work is kept in {kept} (see it with `git show {kept}`)"
     ));
     Ok(())
 }
@@ -176,32 +174,31 @@ fn human_bytes(n: u64) -> String {
 }
 
 pub fn gc(ctx: &Ctx, older_than_secs: u64) -> CliResult<()> {
-    let answer = ctx.client.post(
+    let answer: Reply<CollectedList> = ctx.client.post(
         "/api/coding-agents/worktrees/gc",
-        Some(&json!({ "olderThanSeconds": older_than_secs })),
+        &Gc {
+            older_than_seconds: older_than_secs as f64,
+        },
+        "what gc removed (`{collected, bytes}`)",
     )?;
     if ctx.json {
-        output::json(&answer);
+        answer.print_json();
         return Ok(());
     }
-    let collected = answer
-        .get("collected")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for c in &collected {
+    let list = &answer.value;
+    for c in &list.collected {
         out(&format!(
             "removed {}  task {}  {}  (branch {} and a snapshot kept)",
-            human_bytes(c.get("bytes").and_then(Value::as_u64).unwrap_or(0)),
-            short_id(str_at(c, "/taskId").unwrap_or("?")),
-            clean(str_at(c, "/path").unwrap_or("?")),
-            clean(str_at(c, "/branch").unwrap_or("?")),
+            human_bytes(c.bytes),
+            short_id(&c.task_id),
+            clean(&c.path),
+            clean(&c.branch),
         ));
     }
     out(&format!(
         "freed {} from {} worktrees",
-        human_bytes(answer.get("bytes").and_then(Value::as_u64).unwrap_or(0)),
-        collected.len()
+        human_bytes(list.bytes),
+        list.collected.len()
     ));
     Ok(())
 }

@@ -1,7 +1,8 @@
-//! Requests to the orchestra the TUI is attached to: JSON in, JSON out, the server's
+//! Requests to the orchestra the TUI is attached to: wire types in and out, the server's
 //! `{"error": …}` sentence as the error. Blocking (ureq); callers run it off the UI thread.
 
-use serde_json::Value;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::time::Duration;
 
 /// Largest answer read (a task keeps a bounded number of output lines).
@@ -71,52 +72,47 @@ impl Api {
         self.token.as_deref()
     }
 
-    pub fn get(&self, path: &str) -> Result<Value, ApiError> {
-        self.request(Method::Get, path, None)
+    /// A GET whose answer is the wire type `T` (`expected` names it, for the error).
+    pub fn read<T: DeserializeOwned>(&self, path: &str, expected: &str) -> Result<T, ApiError> {
+        let bytes = self.request_bytes(Method::Get, path, None)?;
+        self.decode(path, &bytes, expected)
     }
 
-    pub fn post(&self, path: &str, body: Option<Value>) -> Result<Value, ApiError> {
-        self.request(Method::Post, path, body)
-    }
-
-    /// One request; a 2xx answer's JSON (`null` for an empty one), else the error.
-    pub fn request(
+    /// A request with `body` (none for `()`) whose answer is the wire type `T`.
+    pub fn send<B: Serialize, T: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
-        body: Option<Value>,
-    ) -> Result<Value, ApiError> {
-        let text = self.request_text(method, path, body)?;
-        if text.trim().is_empty() {
-            return Ok(Value::Null);
-        }
-        serde_json::from_str(&text).map_err(|_| {
-            ApiError::Unreachable(format!(
-                "{}{path} answered with something that is not JSON; is that an orchestra?",
-                self.base
-            ))
+        body: &B,
+        expected: &str,
+    ) -> Result<T, ApiError> {
+        let payload = serde_json::to_string(body)
+            .map_err(|e| ApiError::Unreachable(format!("cannot encode the request: {e}")))?;
+        let payload = (payload != "null").then_some(payload);
+        let bytes = self.request_bytes(method, path, payload)?;
+        self.decode(path, &bytes, expected)
+    }
+
+    fn decode<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        expected: &str,
+    ) -> Result<T, ApiError> {
+        crate::wire::decode(bytes, expected).map_err(|e| {
+            ApiError::Unreachable(format!("{}{path}: {e}; is that an orchestra?", self.base))
         })
     }
 
-    /// One request; a 2xx answer's body as text.
-    pub fn request_text(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> Result<String, ApiError> {
-        let bytes = self.request_bytes(method, path, body)?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    }
-
-    /// One request; a 2xx answer's body as it is (a transcript is terminal output).
+    /// One request with a JSON payload; a 2xx answer's body as it is (a transcript is
+    /// terminal output).
     pub fn request_bytes(
         &self,
         method: Method,
         path: &str,
-        body: Option<Value>,
+        payload: Option<String>,
     ) -> Result<Vec<u8>, ApiError> {
-        let mut resp = self.call(&self.agent, method, path, body)?;
+        let mut resp = self.call(&self.agent, method, path, payload)?;
         let status = resp.status().as_u16();
         let bytes = resp
             .body_mut()
@@ -155,7 +151,7 @@ impl Api {
         agent: &ureq::Agent,
         method: Method,
         path: &str,
-        body: Option<Value>,
+        payload: Option<String>,
     ) -> Result<ureq::http::Response<ureq::Body>, ApiError> {
         let uri = format!("{}{path}", self.base);
         let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
@@ -178,10 +174,10 @@ impl Api {
                 if let Some(a) = &auth {
                     rb = rb.header("Authorization", a);
                 }
-                match body {
-                    Some(b) => rb
+                match payload {
+                    Some(p) => rb
                         .header("Content-Type", "application/json")
-                        .send(b.to_string().as_str()),
+                        .send(p.as_str()),
                     None => rb.send_empty(),
                 }
             }

@@ -4,11 +4,12 @@
 //! goes away the snapshot says so (`offline`) and the link tries again with a backoff.
 
 use super::http::Api;
-use crate::engine::{Event, SessionEventKind, SessionInfo, TaskEventKind};
-use crate::task::Task;
 use crate::tui::backend::{ProviderChoice, Snapshot};
+use crate::wire::{
+    Event, EventFrame, ProviderList, RunState, SessionEventKind, SessionList, Status,
+    TaskEventKind, TaskList,
+};
 use parking_lot::{Condvar, Mutex, RwLock};
-use serde_json::Value;
 use std::io::BufRead;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -92,9 +93,9 @@ impl Shared {
     /// Tells the app to look at the snapshot again (any event makes it re-read).
     fn nudge(&self) {
         let state = if self.snap.lock().autopilot {
-            "running"
+            RunState::Running
         } else {
-            "paused"
+            RunState::Paused
         };
         let _ = self.events.send(Event::Orchestrator { state });
     }
@@ -114,22 +115,21 @@ impl Shared {
 
 /// Reads tasks, sessions and autopilot whole.
 pub fn fetch_snapshot(api: &Api) -> Result<Snapshot, String> {
-    let list = |path: &str, key: &str| -> Result<Value, String> {
-        let mut v = api.get(path).map_err(|e| e.to_string())?;
-        Ok(v.get_mut(key).map(Value::take).unwrap_or(Value::Null))
-    };
-    let mut tasks: Vec<Task> = serde_json::from_value(list("/api/coding-agents/tasks", "tasks")?)
-        .map_err(|e| format!("cannot read the task list: {e}"))?;
+    let e = |e: super::http::ApiError| e.to_string();
+    let list: TaskList = api
+        .read("/api/coding-agents/tasks", "the task list")
+        .map_err(e)?;
+    let mut tasks = list.tasks;
     // The API lists newest first; the app wants oldest first.
     tasks.reverse();
-    let sessions: Vec<SessionInfo> =
-        serde_json::from_value(list("/api/coding-agents/sessions", "sessions")?)
-            .map_err(|e| format!("cannot read the session list: {e}"))?;
-    let status = api.get("/api/status").map_err(|e| e.to_string())?;
+    let sessions: SessionList = api
+        .read("/api/coding-agents/sessions", "the session list")
+        .map_err(e)?;
+    let status: Status = api.read("/api/status", "orchestra's status").map_err(e)?;
     Ok(Snapshot {
-        tasks: tasks.into_iter().map(Arc::new).collect(),
-        sessions,
-        autopilot: status.get("autopilot").and_then(Value::as_bool) == Some(true),
+        tasks,
+        sessions: sessions.sessions,
+        autopilot: status.autopilot,
         url: Some(api.base.clone()),
         offline: None,
     })
@@ -137,35 +137,22 @@ pub fn fetch_snapshot(api: &Api) -> Result<Snapshot, String> {
 
 /// The providers the new-task form offers, and the default one.
 pub fn fetch_providers(api: &Api) -> Result<(Vec<ProviderChoice>, Option<String>), String> {
-    let v = api
-        .get("/api/coding-agents/providers")
+    let list: ProviderList = api
+        .read("/api/coding-agents/providers", "the provider list")
         .map_err(|e| e.to_string())?;
-    let mut default = None;
-    let mut out = Vec::new();
-    for p in v
-        .get("providers")
-        .and_then(Value::as_array)
+    let default = list.default_id().map(str::to_string);
+    let choices = list
+        .providers
         .into_iter()
-        .flatten()
-    {
-        let s = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
-        let Some(id) = s("id") else { continue };
-        let installed = p.get("installed").and_then(Value::as_bool) == Some(true);
-        if p.get("default").and_then(Value::as_bool) == Some(true) {
-            default = Some(id.clone());
-        }
-        out.push(ProviderChoice {
-            name: s("name").unwrap_or_else(|| id.clone()),
-            installed,
-            install: if installed { None } else { s("install") },
-            needs_description: p
-                .get("needsDescription")
-                .and_then(Value::as_bool)
-                .unwrap_or(true),
-            id,
-        });
-    }
-    Ok((out, default))
+        .map(|p| ProviderChoice {
+            install: (!p.installed).then_some(p.install),
+            installed: p.installed,
+            needs_description: p.needs_description,
+            name: p.name,
+            id: p.id,
+        })
+        .collect();
+    Ok((choices, default))
 }
 
 /// Applies one event to the local copy, as the daemon applied it to its own.
@@ -184,22 +171,16 @@ fn apply(snap: &mut Snapshot, ev: &Event) -> bool {
             }
             true
         }
-        Event::Session {
-            kind: SessionEventKind::Message,
-            ..
-        } => true,
+        Event::Message { .. } => true,
         Event::Session {
             kind: SessionEventKind::Removed,
-            session_id,
-            ..
+            session,
         } => {
-            snap.sessions.retain(|s| &s.id != session_id);
+            snap.sessions.retain(|s| s.id != session.id);
             true
         }
-        Event::Session { data, .. } => {
-            let Ok(info) = serde_json::from_value::<SessionInfo>(data.as_ref().clone()) else {
-                return false;
-            };
+        Event::Session { session, .. } => {
+            let info = session.as_ref().clone();
             match snap.sessions.iter_mut().find(|s| s.id == info.id) {
                 Some(s) => *s = info,
                 None => snap.sessions.push(info),
@@ -207,7 +188,7 @@ fn apply(snap: &mut Snapshot, ev: &Event) -> bool {
             true
         }
         Event::Orchestrator { state } => {
-            snap.autopilot = *state == "running";
+            snap.autopilot = *state == RunState::Running;
             true
         }
         Event::Screen { .. } => true,
@@ -289,9 +270,16 @@ fn follow(shared: &Shared, api: &Api, body: ureq::Body) -> String {
             // `event:` names, comments and keep-alives: the type is in the data too.
             continue;
         }
-        let json: Option<Value> = serde_json::from_str(&data).ok();
+        // A lagged notice, or an event this copy cannot read: both mean read it all again.
+        let ev = match serde_json::from_str::<EventFrame>(&data) {
+            Ok(EventFrame::Change(ev)) => Some(ev),
+            Ok(EventFrame::Lagged(_)) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "an event from orchestra did not read; reading everything again");
+                None
+            }
+        };
         data.clear();
-        let ev = json.as_ref().and_then(Event::from_json);
         let followed = match &ev {
             Some(ev) => {
                 let ok = apply(&mut shared.snap.lock(), ev);
@@ -319,7 +307,7 @@ fn follow(shared: &Shared, api: &Api, body: ureq::Body) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::NewTask;
+    use crate::task::{NewTask, Task};
 
     fn task(id: &str, name: &str) -> Arc<Task> {
         Arc::new(Task::new(
@@ -364,18 +352,47 @@ mod tests {
             &ev(TaskEventKind::Deleted, &task("a", "uno"))
         ));
         assert_eq!(snap.tasks.len(), 1);
-        assert!(apply(&mut snap, &Event::Orchestrator { state: "running" }));
+        assert!(apply(
+            &mut snap,
+            &Event::Orchestrator {
+                state: RunState::Running
+            }
+        ));
         assert!(snap.autopilot);
     }
 
+    /// A stand-in HTTP server on loopback answering every request with `body`.
+    fn answering(body: &'static str) -> String {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("address");
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                let mut buf = [0u8; 4096];
+                let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+                let _ = conn.read(&mut buf);
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        format!("http://{addr}")
+    }
+
     #[test]
-    fn a_session_event_the_copy_cannot_read_asks_for_a_full_read() {
-        let mut snap = Snapshot::default();
-        let ev = Event::Session {
-            kind: SessionEventKind::Status,
-            session_id: "s".into(),
-            data: Arc::new(serde_json::json!({"id": "s"})),
+    fn an_answer_that_is_no_wire_type_is_an_error_naming_what_was_expected() {
+        let api = Api::new(&answering(r#"{"tasks": [{"id": 1}]}"#), None);
+        let Err(e) = fetch_snapshot(&api) else {
+            panic!("a task list of numbers read as one")
         };
-        assert!(!apply(&mut snap, &ev));
+        assert!(e.contains("the answer is not the task list"), "{e}");
+        assert!(e.contains("invalid type: integer `1`"), "{e}");
+        let api = Api::new(&answering(r#"{"providers": {}}"#), None);
+        let Err(e) = fetch_providers(&api) else {
+            panic!("an object read as a provider list")
+        };
+        assert!(e.contains("the answer is not the provider list"), "{e}");
     }
 }

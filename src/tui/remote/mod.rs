@@ -7,14 +7,14 @@ pub mod http;
 pub mod link;
 pub mod stream;
 
-use crate::engine::Event;
-use crate::task::TaskStatus;
+use crate::task::{Task, TaskStatus};
 use crate::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
 use crate::tui::transcript_view::TRANSCRIPT_BYTES;
+use crate::wire::request::{Answer, NewTask, Resize, SendMessage, TaskChange};
+use crate::wire::{DaemonStopped, Event, MessageBody, SessionBody, Status, TaskBody};
 use http::{Api, ApiError, Method, segment};
 use link::{Locate, Shared};
 use parking_lot::Mutex;
-use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -40,11 +40,8 @@ pub struct RemoteCockpit {
 
 /// How many agents run, asked of the daemon now (not from the last snapshot).
 pub fn live_agents(api: &Api) -> Result<usize, ApiError> {
-    let status = api.get("/api/status")?;
-    Ok(status
-        .pointer("/sessions/active")
-        .and_then(Value::as_u64)
-        .unwrap_or(0) as usize)
+    let status: Status = api.read("/api/status", "orchestra's status")?;
+    Ok(status.sessions.active)
 }
 
 impl RemoteCockpit {
@@ -129,22 +126,31 @@ fn named(snap: &Snapshot, session_id: &str) -> String {
     }
 }
 
-/// The task in an answer (`{"task": {…}}`).
-fn task_of(v: &Value) -> &Value {
-    v.get("task").unwrap_or(v)
+/// How a notice names a task.
+fn task_name(t: &Task) -> String {
+    format!("{:?}", t.name)
 }
 
-fn task_name(v: &Value) -> String {
-    let name = task_of(v).get("name").and_then(Value::as_str);
-    format!("{:?}", name.unwrap_or("task"))
+/// A task route's answer (`{task}`).
+fn task_call(
+    api: &Api,
+    method: Method,
+    path: &str,
+    body: &impl serde::Serialize,
+) -> Result<Arc<Task>, ApiError> {
+    let answer: TaskBody = api.send(method, path, body, "a task")?;
+    Ok(answer.task)
 }
 
-fn task_id(v: &Value) -> Result<String, String> {
-    task_of(v)
-        .get("id")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| "the answer names no task".to_string())
+/// A session route's answer (`{session}`); what the notice needs is in the snapshot.
+fn session_call(
+    api: &Api,
+    method: Method,
+    path: &str,
+    body: &impl serde::Serialize,
+) -> Result<(), ApiError> {
+    api.send::<_, SessionBody>(method, path, body, "a session")
+        .map(|_| ())
 }
 
 impl Cockpit for RemoteCockpit {
@@ -247,30 +253,27 @@ fn run_command(
             working_directory,
             start,
         } => {
-            let mut body = json!({"name": name, "description": description});
-            if let Some(p) = provider_id {
-                body["providerId"] = json!(p);
-            }
-            if let Some(d) = working_directory {
-                body["workingDirectory"] = json!(d);
-            }
-            let created = api
-                .post("/api/coding-agents/tasks", Some(body))
-                .map_err(e)?;
-            let id = task_id(&created)?;
+            let body = NewTask {
+                name,
+                description,
+                provider_id,
+                working_directory,
+                ..Default::default()
+            };
+            let created =
+                task_call(api, Method::Post, "/api/coding-agents/tasks", &body).map_err(e)?;
+            let id = created.id.clone();
             let mut note = None;
-            if start && let Err(err) = api.post(&task(&id, "start"), None) {
+            if start && let Err(err) = task_call(api, Method::Post, &task(&id, "start"), &()) {
                 // Started meanwhile by someone else (autopilot): what was asked for happened.
                 let started = api
-                    .get(&format!("/api/coding-agents/tasks/{}", segment(&id)))
-                    .ok()
-                    .and_then(|t| {
-                        task_of(&t)
-                            .pointer("/metadata/status")
-                            .and_then(Value::as_str)
-                            .and_then(|s| s.parse::<TaskStatus>().ok())
-                    })
-                    .is_some_and(|s| matches!(s, TaskStatus::Running | TaskStatus::Paused));
+                    .read::<TaskBody>(
+                        &format!("/api/coding-agents/tasks/{}", segment(&id)),
+                        "a task",
+                    )
+                    .is_ok_and(|t| {
+                        matches!(t.task.status(), TaskStatus::Running | TaskStatus::Paused)
+                    });
                 if !started {
                     note = Some(format!(
                         "created {}, but it did not start: {err}",
@@ -281,25 +284,25 @@ fn run_command(
             Ok(Outcome::Created { task_id: id, note })
         }
         Command::Start(id) => {
-            let t = api.post(&task(&id, "start"), None).map_err(e)?;
+            let t = task_call(api, Method::Post, &task(&id, "start"), &()).map_err(e)?;
             Ok(Outcome::Done(format!("started {}", task_name(&t))))
         }
         Command::Pause(id) => {
-            let t = api.post(&task(&id, "pause"), None).map_err(e)?;
+            let t = task_call(api, Method::Post, &task(&id, "pause"), &()).map_err(e)?;
             Ok(Outcome::Done(format!("paused {}", task_name(&t))))
         }
         Command::Resume(id) => {
-            let t = api.post(&task(&id, "resume"), None).map_err(e)?;
+            let t = task_call(api, Method::Post, &task(&id, "resume"), &()).map_err(e)?;
             Ok(Outcome::Done(format!("resumed {}", task_name(&t))))
         }
         Command::Cancel(id) => {
-            let t = api.post(&task(&id, "cancel"), None).map_err(e)?;
+            let t = task_call(api, Method::Post, &task(&id, "cancel"), &()).map_err(e)?;
             Ok(Outcome::Done(format!("cancelled {}", task_name(&t))))
         }
         Command::Retry(id) => {
-            let t = api.post(&task(&id, "retry"), None).map_err(e)?;
+            let t = task_call(api, Method::Post, &task(&id, "retry"), &()).map_err(e)?;
             Ok(Outcome::Created {
-                task_id: task_id(&t)?,
+                task_id: t.id.clone(),
                 note: Some(format!("retry of {} created", task_name(&t))),
             })
         }
@@ -309,16 +312,19 @@ fn run_command(
             } else {
                 "/api/agent/pause"
             };
-            api.post(path, None).map_err(e)?;
+            api.send::<_, crate::wire::Switched>(Method::Post, path, &(), "the autopilot's state")
+                .map_err(e)?;
             Ok(Outcome::Done(format!(
                 "autopilot {}",
                 if on { "on" } else { "off" }
             )))
         }
         Command::Message { session_id, text } => {
-            api.post(
+            api.send::<_, MessageBody>(
+                Method::Post,
                 &format!("{}/messages", session(&session_id)),
-                Some(json!({"text": text})),
+                &SendMessage::Text(text),
+                "a message",
             )
             .map_err(e)?;
             Ok(Outcome::Done(format!(
@@ -327,9 +333,13 @@ fn run_command(
             )))
         }
         Command::Answer { session_id, option } => {
-            api.post(
+            session_call(
+                api,
+                Method::Post,
                 &format!("{}/answer", session(&session_id)),
-                Some(json!({"option": option})),
+                &Answer {
+                    option: option.clone(),
+                },
             )
             .map_err(e)?;
             Ok(Outcome::Done(format!(
@@ -338,8 +348,7 @@ fn run_command(
             )))
         }
         Command::EndSession(id) => {
-            api.request(Method::Delete, &session(&id), None)
-                .map_err(e)?;
+            session_call(api, Method::Delete, &session(&id), &()).map_err(e)?;
             Ok(Outcome::Done(format!("ended {}", named(snap, &id))))
         }
         Command::Transcript(id) => {
@@ -356,10 +365,11 @@ fn run_command(
             })
         }
         Command::RemoveSession(id) => {
-            api.request(
+            session_call(
+                api,
                 Method::Delete,
                 &format!("{}?remove=true", session(&id)),
-                None,
+                &(),
             )
             .map_err(e)?;
             Ok(Outcome::Done(format!(
@@ -374,10 +384,11 @@ fn run_command(
                 .find(|t| t.id == id)
                 .map(|t| format!("{:?}", t.name))
                 .unwrap_or_else(|| "the task".into());
-            api.request(
+            task_call(
+                api,
                 Method::Delete,
                 &format!("/api/coding-agents/tasks/{}", segment(&id)),
-                None,
+                &(),
             )
             .map_err(e)?;
             Ok(Outcome::Done(format!(
@@ -390,13 +401,18 @@ fn run_command(
             name,
             description,
         } => {
-            let t = api
-                .request(
-                    Method::Patch,
-                    &format!("/api/coding-agents/tasks/{}", segment(&task_id)),
-                    Some(json!({"name": name, "description": description})),
-                )
-                .map_err(e)?;
+            let change = TaskChange {
+                name: Some(name),
+                description: Some(description),
+                ..Default::default()
+            };
+            let t = task_call(
+                api,
+                Method::Patch,
+                &format!("/api/coding-agents/tasks/{}", segment(&task_id)),
+                &change,
+            )
+            .map_err(e)?;
             Ok(Outcome::Done(format!("saved {}", task_name(&t))))
         }
         Command::Resize {
@@ -404,9 +420,11 @@ fn run_command(
             cols,
             rows,
         } => {
-            api.post(
+            session_call(
+                api,
+                Method::Post,
                 &format!("{}/resize", session(&session_id)),
-                Some(json!({"cols": cols, "rows": rows})),
+                &Resize { cols, rows },
             )
             .map_err(e)?;
             Ok(Outcome::Done(String::new()))
@@ -420,11 +438,18 @@ fn run_command(
                 .and_then(|d| crate::daemon::ServerFile::read(d).ok().flatten())
                 .filter(|f| f.url.trim_end_matches('/') == api.base)
                 .and_then(|f| f.pid);
-            let r = api.post("/api/daemon/stop", None).map_err(e)?;
+            let r: DaemonStopped = api
+                .send(
+                    Method::Post,
+                    "/api/daemon/stop",
+                    &(),
+                    "the answer to a stop",
+                )
+                .map_err(e)?;
             if let Some(pid) = pid {
                 crate::daemon::wait_exit(pid, STOP_BUDGET);
             }
-            let ended = r.get("ended").and_then(Value::as_u64).unwrap_or(0);
+            let ended = r.ended;
             Ok(Outcome::Stopped(format!(
                 "orchestra stopped; {ended} agent{} ended",
                 if ended == 1 { "" } else { "s" }

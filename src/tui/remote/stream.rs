@@ -3,7 +3,7 @@
 //! One stream per shown session; dropping it closes the socket.
 
 use super::http::{Api, segment};
-use crate::engine::Event;
+use crate::wire::Event;
 use crate::wire::{StreamEvent, StreamRequest};
 use futures_util::{SinkExt, StreamExt};
 use parking_lot::Mutex;

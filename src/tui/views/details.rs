@@ -29,10 +29,9 @@ pub(super) fn prompt_lines(p: &ShownPrompt) -> Vec<Line<'static>> {
         Span::styled(
             format!(
                 " {}",
-                if p.kind.is_empty() {
-                    "waiting for an answer"
-                } else {
-                    p.kind.as_str()
+                match p.kind {
+                    Some(kind) => kind.as_str(),
+                    None => "waiting for an answer",
                 }
             ),
             warn,

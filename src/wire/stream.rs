@@ -1,7 +1,6 @@
-//! Types that cross the API: the API encodes them, clients (the CLI, the TUI, scripts)
-//! decode them. Today: the messages of a session's terminal stream (docs/stream.md).
+//! The messages of a session's terminal stream (`GET …/sessions/:id/stream`, docs/stream.md).
 
-use crate::engine::SessionStatus;
+use super::SessionStatus;
 use serde::{Deserialize, Serialize};
 
 /// Mouse reporting a program asked for (xterm's `?9`, `?1000`, `?1002`, `?1003`).
@@ -91,31 +90,6 @@ pub enum StreamRequest {
     /// input or a resize.
     Resize { cols: u16, rows: u16 },
 }
-
-/// Percent-encodes one path segment of an API URL (ids are opaque strings).
-pub fn path_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// The sentence of an error answer (`{"error": "…"}`), when the body is orchestra's.
-pub fn error_sentence(body: &[u8]) -> Option<String> {
-    serde_json::from_slice::<serde_json::Value>(body)
-        .ok()?
-        .get("error")?
-        .as_str()
-        .map(str::to_string)
-}
-
-/// What a 401 adds when the client sent no token.
-pub const TOKEN_HINT: &str = " (pass --token or set ORCHESTRA_TOKEN)";
 
 #[cfg(test)]
 mod tests {

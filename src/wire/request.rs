@@ -1,0 +1,201 @@
+//! Request bodies, as clients build them. The API reads bodies field by field (so that a
+//! wrong field gets a sentence naming it, API.md's 400s); these types are what the CLI and
+//! the TUI send, and their JSON is what the API reads.
+
+use crate::task::{Approval, Isolation, StepStatus, TaskStatus};
+use serde::{Deserialize, Serialize};
+
+/// `POST /tasks`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewTask {
+    pub name: String,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_directory: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_ref: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+}
+
+/// `PATCH /tasks/:id`: only the fields given change.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskChange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<TaskStatus>,
+    /// 0–100; the server refuses any other number (400), so a client passes what it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// `POST /tasks/:id/output`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputLines {
+    pub output: String,
+}
+
+/// `POST /tasks/:id/steps`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewStep {
+    pub description: String,
+}
+
+/// `PATCH /tasks/:id/steps/:stepId`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepChange {
+    pub status: StepStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// `POST /sessions`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSession {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_directory: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cols: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+}
+
+/// `POST /sessions/:id/messages`: text typed and submitted, or named keys pressed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SendMessage {
+    Text(String),
+    Keys(Vec<String>),
+}
+
+/// `POST /sessions/:id/answer`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The key of one of the prompt's options.
+    pub option: String,
+}
+
+/// `POST /sessions/:id/resize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resize {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+/// `POST /worktrees/gc`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Gc {
+    pub older_than_seconds: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::testing::round_trip;
+    use serde_json::json;
+
+    #[test]
+    fn task_requests_encode_as_the_api_reads_them() {
+        round_trip(
+            &NewTask {
+                name: "n".into(),
+                description: "d".into(),
+                ..Default::default()
+            },
+            json!({"name": "n", "description": "d"}),
+        );
+        round_trip(
+            &NewTask {
+                name: "n".into(),
+                description: "d".into(),
+                provider_id: Some("shell".into()),
+                working_directory: Some("/w".into()),
+                isolation: Some(Isolation::Worktree),
+                base_ref: Some("main".into()),
+                approval: Some(Approval::Manual),
+            },
+            json!({"name": "n", "description": "d", "providerId": "shell",
+                "workingDirectory": "/w", "isolation": "worktree", "baseRef": "main",
+                "approval": "manual"}),
+        );
+        round_trip(
+            &TaskChange {
+                progress: Some(42.5),
+                name: Some("m".into()),
+                ..Default::default()
+            },
+            json!({"progress": 42.5, "name": "m"}),
+        );
+        round_trip(
+            &StepChange {
+                status: StepStatus::Completed,
+                output: Some("ok".into()),
+            },
+            json!({"status": "completed", "output": "ok"}),
+        );
+        round_trip(
+            &OutputLines {
+                output: "a\nb".into(),
+            },
+            json!({"output": "a\nb"}),
+        );
+        round_trip(
+            &NewStep {
+                description: "s".into(),
+            },
+            json!({"description": "s"}),
+        );
+    }
+
+    #[test]
+    fn session_requests_encode_as_the_api_reads_them() {
+        round_trip(&NewSession::default(), json!({}));
+        round_trip(
+            &NewSession {
+                task: Some("ls".into()),
+                provider_id: Some("shell".into()),
+                cols: Some(80),
+                rows: Some(24),
+                ..Default::default()
+            },
+            json!({"task": "ls", "providerId": "shell", "cols": 80, "rows": 24}),
+        );
+        round_trip(&SendMessage::Text("hi".into()), json!({"text": "hi"}));
+        round_trip(
+            &SendMessage::Keys(vec!["ctrl-c".into()]),
+            json!({"keys": ["ctrl-c"]}),
+        );
+        round_trip(&Answer { option: "1".into() }, json!({"option": "1"}));
+        round_trip(
+            &Resize {
+                cols: 100,
+                rows: 30,
+            },
+            json!({"cols": 100, "rows": 30}),
+        );
+        round_trip(
+            &Gc {
+                older_than_seconds: 60.0,
+            },
+            json!({"olderThanSeconds": 60.0}),
+        );
+    }
+}

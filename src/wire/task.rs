@@ -1,0 +1,147 @@
+//! Tasks (`/api/coding-agents/tasks`). The task itself is the task model (`crate::task`):
+//! its serde form is the wire form. Here: the answers that carry it.
+
+use crate::task::{Step, Task};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// `{task}`: the answer of most task routes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskBody {
+    pub task: Arc<Task>,
+}
+
+/// `GET /tasks`: `{tasks}`, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskList {
+    pub tasks: Vec<Arc<Task>>,
+}
+
+/// `POST …/steps`: `{step, stepId}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepAdded {
+    pub step: Step,
+    pub step_id: String,
+}
+
+/// `PATCH …/steps/:stepId`: `{step}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepBody {
+    pub step: Step,
+}
+
+/// `POST …/discard`: the task, and the ref its work is kept under.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Discarded {
+    pub task: Arc<Task>,
+    pub snapshot_ref: String,
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::task::{NewTask, Progress, StepStatus, TaskResult, TaskStatus};
+    use crate::wire::Approval;
+    use crate::wire::testing::round_trip;
+    use serde_json::json;
+
+    pub fn task() -> Task {
+        Task::new(
+            "t1".into(),
+            NewTask {
+                name: "build".into(),
+                description: "make it".into(),
+                provider_id: "shell".into(),
+                working_directory: "/w".into(),
+                required_capabilities: vec![],
+                retry_of: None,
+                approval: None,
+            },
+            5,
+        )
+    }
+
+    #[test]
+    fn a_new_task_encodes_as_documented() {
+        round_trip(
+            &TaskBody {
+                task: Arc::new(task()),
+            },
+            json!({"task": {"id": "t1", "name": "build", "description": "make it",
+                "metadata": {"status": "pending", "progress": 0, "output": [], "steps": [],
+                    "createdAt": 5, "providerId": "shell", "workingDirectory": "/w",
+                    "isolation": "none"}}}),
+        );
+    }
+
+    #[test]
+    fn a_finished_task_carries_its_steps_result_and_times() {
+        let mut t = task();
+        t.metadata.status = TaskStatus::Failed;
+        t.metadata.progress = Progress::new(12.5).unwrap();
+        t.metadata.output = vec!["a".into()];
+        t.metadata.steps = vec![Step {
+            id: "p1".into(),
+            description: "compile".into(),
+            status: StepStatus::Failed,
+            output: Some("boom".into()),
+        }];
+        t.metadata.result = Some(TaskResult {
+            success: false,
+            summary: "did not build".into(),
+            files_modified: vec!["a.rs".into()],
+            files_created: vec![],
+            error: Some("exit 2".into()),
+        });
+        t.metadata.error = Some("exit 2".into());
+        t.metadata.started_at = Some(6);
+        t.metadata.completed_at = Some(8);
+        t.metadata.session_id = Some("s1".into());
+        t.metadata.approval = Some(Approval::Auto);
+        round_trip(
+            &TaskList {
+                tasks: vec![Arc::new(t)],
+            },
+            json!({"tasks": [{"id": "t1", "name": "build", "description": "make it",
+                "metadata": {"status": "failed", "progress": 12.5, "output": ["a"],
+                    "steps": [{"id": "p1", "description": "compile", "status": "failed",
+                        "output": "boom"}],
+                    "result": {"success": false, "summary": "did not build",
+                        "filesModified": ["a.rs"], "filesCreated": [], "error": "exit 2"},
+                    "error": "exit 2", "createdAt": 5, "startedAt": 6, "completedAt": 8,
+                    "providerId": "shell", "workingDirectory": "/w", "sessionId": "s1",
+                    "approval": "auto", "isolation": "none"}}]}),
+        );
+    }
+
+    #[test]
+    fn steps_and_discards_encode_as_documented() {
+        let step = Step {
+            id: "p1".into(),
+            description: "compile".into(),
+            status: StepStatus::Running,
+            output: None,
+        };
+        round_trip(
+            &StepAdded {
+                step: step.clone(),
+                step_id: "p1".into(),
+            },
+            json!({"step": {"id": "p1", "description": "compile", "status": "running"},
+                "stepId": "p1"}),
+        );
+        round_trip(
+            &StepBody { step },
+            json!({"step": {"id": "p1", "description": "compile", "status": "running"}}),
+        );
+        let d = Discarded {
+            task: Arc::new(task()),
+            snapshot_ref: "refs/orchestra/snapshots/t1".into(),
+        };
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(v["snapshotRef"], "refs/orchestra/snapshots/t1");
+        assert_eq!(serde_json::from_value::<Discarded>(v).unwrap(), d);
+    }
+}
