@@ -24,7 +24,7 @@ pub use sessions::{Input, SpawnSession};
 pub use setup::{RepoConfig, RepoSetup};
 pub use status::SessionStatus;
 pub use tasks::{CreateTask, TaskPatch};
-pub use worktrees::{Collected, disk_usage};
+pub use worktrees::{Collected, WorktreeSize, disk_usage};
 
 use crate::providers::Providers;
 use crate::state_dir::StateDir;

@@ -43,6 +43,18 @@ pub struct Collected {
     pub snapshot: Option<String>,
 }
 
+/// A live task worktree and the disk it uses.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeSize {
+    pub task_id: String,
+    pub status: crate::task::TaskStatus,
+    pub path: String,
+    pub branch: String,
+    pub base_branch: String,
+    pub bytes: u64,
+}
+
 /// Bytes of the regular files under `path` (symlinks not followed).
 pub fn disk_usage(path: &Path) -> u64 {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
@@ -60,6 +72,33 @@ impl Engine {
     /// The directory task worktrees live in.
     pub fn worktrees_dir(&self) -> PathBuf {
         self.state_dir().join(crate::state_dir::WORKTREES_DIR)
+    }
+
+    /// Every live task worktree with the bytes it holds (measured now, off the async
+    /// workers: a walk of the worktrees' files).
+    pub async fn worktree_usage(&self) -> Vec<WorktreeSize> {
+        let live: Vec<_> = self
+            .list_tasks(None, None)
+            .into_iter()
+            .filter_map(|t| {
+                let wt = t.metadata.worktree.clone().filter(|w| w.is_live())?;
+                Some((t.id.clone(), t.status(), wt.at))
+            })
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            live.into_iter()
+                .map(|(task_id, status, at)| WorktreeSize {
+                    bytes: disk_usage(at.path()),
+                    task_id,
+                    status,
+                    path: at.path,
+                    branch: at.branch,
+                    base_branch: at.base_branch,
+                })
+                .collect()
+        })
+        .await
+        .unwrap_or_default()
     }
 
     /// Decides a new task's isolation. Asked for, `worktree` must be possible here (a

@@ -10,6 +10,7 @@ pub mod stream;
 use crate::engine::Event;
 use crate::task::TaskStatus;
 use crate::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
+use crate::tui::diff_view::{TaskDiff, WorktreeUsage};
 use crate::tui::transcript_view::TRANSCRIPT_BYTES;
 use http::{Api, ApiError, Method, segment};
 use link::{Locate, Shared};
@@ -410,6 +411,69 @@ fn run_command(
             )
             .map_err(e)?;
             Ok(Outcome::Done(String::new()))
+        }
+        Command::Diff(id) => {
+            let v = api.get(&task(&id, "diff")).map_err(e)?;
+            let diff = v
+                .get("diff")
+                .cloned()
+                .and_then(|d| serde_json::from_value::<TaskDiff>(d).ok())
+                .ok_or_else(|| "orchestra's answer holds no diff".to_string())?;
+            Ok(Outcome::Diff {
+                task_id: id,
+                diff: Box::new(diff),
+            })
+        }
+        Command::Merge(id) => {
+            let v = api.post(&task(&id, "merge"), None).map_err(e)?;
+            let m = v.get("merge").unwrap_or(&Value::Null);
+            Ok(Outcome::Done(crate::tui::diff_view::merged_note(
+                task_of(&v)
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("task"),
+                m.get("baseBranch")
+                    .and_then(Value::as_str)
+                    .unwrap_or("its base"),
+                m.get("fastForward")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                m.get("files").and_then(Value::as_array).map_or(0, Vec::len),
+            )))
+        }
+        Command::Discard(id) => {
+            let v = api.post(&task(&id, "discard"), None).map_err(e)?;
+            let snapshot = v
+                .get("snapshotRef")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| crate::git::snapshot::snapshot_ref(&id));
+            Ok(Outcome::Done(crate::tui::diff_view::discarded_note(
+                task_of(&v)
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("task"),
+                &snapshot,
+            )))
+        }
+        Command::WorktreeUsage => {
+            let v = api.get("/api/coding-agents/worktrees").map_err(e)?;
+            let per_task = v
+                .get("worktrees")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|w| {
+                            let id = w.get("taskId")?.as_str()?.to_string();
+                            Some((id, w.get("bytes")?.as_u64()?))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Ok(Outcome::Usage(WorktreeUsage {
+                bytes: v.get("bytes").and_then(Value::as_u64).unwrap_or(0),
+                per_task,
+            }))
         }
         Command::CountLive => live_agents(api).map(Outcome::Live).map_err(e),
         Command::StopOrchestra => {

@@ -9,6 +9,7 @@ use crate::tui::state::*;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
 
+mod diff;
 mod input;
 mod manage;
 mod mouse;
@@ -183,6 +184,9 @@ impl App {
         self.dirty = true;
         match (m.origin, m.result) {
             (Origin::Quiet, _) => {}
+            (Origin::Diff, r) => self.on_diff_result(r),
+            (Origin::Finish, r) => self.on_finished(r),
+            (Origin::Usage, r) => self.on_usage(r),
             (Origin::Form, Ok(Outcome::Created { task_id, note })) => {
                 if matches!(self.modal, Modal::Form(_)) {
                     self.modal = Modal::None;
@@ -212,6 +216,8 @@ impl App {
                 let text = self.created_notice(note.as_deref().unwrap_or("task created"));
                 self.notify(text, Level::Info);
             }
+            // Asked for with their own origins (above).
+            (_, Ok(Outcome::Diff { .. } | Outcome::Usage(_))) => {}
             (_, Ok(Outcome::Transcript { session_id, bytes })) => {
                 self.on_transcript(session_id, bytes)
             }
@@ -262,6 +268,7 @@ impl App {
                 }
                 self.stale = true;
                 self.dirty = true;
+                self.on_task_event_for_usage(kind);
             }
             Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
                 self.stale = true;

@@ -11,6 +11,14 @@ impl App {
         if !matches!(self.modal, Modal::None) {
             return;
         }
+        if self.review.diff.is_some() {
+            match m.kind {
+                MouseEventKind::ScrollUp => self.wheel_diff(true),
+                MouseEventKind::ScrollDown => self.wheel_diff(false),
+                _ => {}
+            }
+            return;
+        }
         let pos = Position::new(m.column, m.row);
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) => {

@@ -21,8 +21,26 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
             "Stop orchestra and end {live} running agent{}?\nTo leave them running, detach instead.",
             if *live == 1 { "" } else { "s" }
         ),
+        Confirm::Merge {
+            name,
+            branch,
+            base_branch,
+            ..
+        } => format!(
+            "Merge {name:?} into {base_branch}?\nWhat the agent left uncommitted is committed on {branch}, which is merged into {base_branch}; then its worktree and branch are removed."
+        ),
+        Confirm::Discard {
+            task_id,
+            name,
+            branch,
+        } => format!(
+            "Discard {name:?}?\nIts worktree and branch {branch} are removed; all its work, uncommitted too, is kept in {}.",
+            crate::git::snapshot::snapshot_ref(task_id)
+        ),
     };
-    let r = centered(area, 50, 6);
+    // As tall as the text needs (wrapped in the box), the y/n line below it.
+    let text_rows = word_wrap(&text, usize::from(area.width.min(50).saturating_sub(2))).len();
+    let r = centered(area, 50, (text_rows as u16 + 3).max(6));
     clear_overlay(frame, r);
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
@@ -33,7 +51,10 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         )));
     let inner = block.inner(r);
     frame.render_widget(block, r);
-    let mut lines: Vec<Line> = text.lines().map(|l| Line::from(l.to_string())).collect();
+    let mut lines: Vec<Line> = word_wrap(&text, usize::from(inner.width))
+        .into_iter()
+        .map(Line::from)
+        .collect();
     lines.push(Line::from(vec![
         Span::styled(
             "y",
@@ -48,5 +69,5 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         ),
         Span::raw(" no"),
     ]));
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+    frame.render_widget(Paragraph::new(lines), inner);
 }

@@ -1,0 +1,252 @@
+//! Reviewing and finishing worktree tasks: `d` opens the selected task's diff (read through
+//! the cockpit, off the UI loop: the view says it is reading meanwhile), its keys scroll and
+//! jump between files; `M`/`X` ask y/n before a merge or discard, and a refusal is shown whole
+//! in the task's diff view. The worktrees' disk use is asked for when tasks start, finish or
+//! go, one request at a time.
+
+use crate::engine::TaskEventKind;
+use crate::task::Task;
+use crate::tui::backend::{Command, Outcome};
+use crate::tui::diff_view::{Body, DiffView, no_diff_reason};
+use crate::tui::keymap::{Action, Context};
+use crate::tui::state::*;
+use crossterm::event::KeyEvent;
+use std::sync::Arc;
+
+impl App {
+    /// `d`: the diff view of the selected task.
+    pub(crate) fn open_diff(&mut self) {
+        if let Some(t) = self.selected_task_or_notice() {
+            self.show_diff(&t, None);
+        }
+    }
+
+    /// Opens the diff view of `task`, reading its diff when it has a worktree.
+    fn show_diff(&mut self, task: &Task, refusal: Option<String>) {
+        let mut view = DiffView::new(&task.id, &task.name);
+        view.refusal = refusal;
+        match no_diff_reason(task) {
+            Some(why) => view.body = Body::Nothing(why),
+            None => self.run(Command::Diff(task.id.clone()), Origin::Diff),
+        }
+        self.notice = None;
+        self.typing = false;
+        self.review.diff = Some(view);
+    }
+
+    /// A key while the diff view is open (and no overlay is over it).
+    pub(crate) fn on_diff_key(&mut self, key: &KeyEvent) {
+        let Some(action) = self.keymap.lookup(Context::Diff, key) else {
+            return;
+        };
+        let Some(v) = self.review.diff.as_mut() else {
+            return;
+        };
+        match action {
+            Action::DiffUp => v.scroll_by(-1),
+            Action::DiffDown => v.scroll_by(1),
+            Action::DiffPageUp => v.page_by(false),
+            Action::DiffPageDown => v.page_by(true),
+            Action::DiffTop => v.to_top(),
+            Action::DiffBottom => v.to_end(),
+            Action::NextFile => v.jump_file(true),
+            Action::PrevFile => v.jump_file(false),
+            Action::ReloadDiff => {
+                v.refusal = None;
+                let id = v.task_id.clone();
+                self.run(Command::Diff(id), Origin::Diff);
+            }
+            Action::CloseDiff => self.review.diff = None,
+            Action::Merge | Action::Discard => {
+                let id = v.task_id.clone();
+                match self.snap.tasks.iter().find(|t| t.id == id).cloned() {
+                    Some(t) => self.ask_finish(action == Action::Merge, &t),
+                    None => self.notify("the task is gone", Level::Error),
+                }
+            }
+            Action::Help => self.open(Modal::Help),
+            _ => {}
+        }
+    }
+
+    /// The wheel over the diff view scrolls it.
+    pub(crate) fn wheel_diff(&mut self, up: bool) {
+        if let Some(v) = self.review.diff.as_mut() {
+            v.scroll_by(if up { -3 } else { 3 });
+            self.dirty = true;
+        }
+    }
+
+    /// `M`/`X` in the panes: about the selected task.
+    pub(crate) fn ask_finish_selected(&mut self, merge: bool) {
+        if let Some(t) = self.selected_task_or_notice() {
+            self.ask_finish(merge, &t);
+        }
+    }
+
+    /// Asks y/n before a merge (`merge`) or a discard, naming the task and what happens; a
+    /// task that cannot be finished now is told why instead.
+    fn ask_finish(&mut self, merge: bool, task: &Arc<Task>) {
+        let verb = if merge { "merge" } else { "discard" };
+        if let Some(why) = no_diff_reason(task) {
+            self.notify(format!("nothing to {verb}: {why}"), Level::Error);
+            return;
+        }
+        let Some(wt) = task.metadata.worktree.as_ref() else {
+            return;
+        };
+        if !task.status().is_final() {
+            let key = self
+                .keymap
+                .key_for(Context::Panes, Action::Cancel)
+                .unwrap_or_default();
+            self.notify(
+                format!(
+                    "{:?} is {}: {verb} it once it has finished (or cancel it first, {key})",
+                    task.name,
+                    task.status()
+                ),
+                Level::Error,
+            );
+            return;
+        }
+        let (task_id, name, branch) = (task.id.clone(), task.name.clone(), wt.at.branch.clone());
+        let confirm = if merge {
+            Confirm::Merge {
+                task_id,
+                name,
+                branch,
+                base_branch: wt.at.base_branch.clone(),
+            }
+        } else {
+            Confirm::Discard {
+                task_id,
+                name,
+                branch,
+            }
+        };
+        self.open(Modal::Confirm(confirm));
+    }
+
+    /// `y` to a merge or discard question.
+    pub(crate) fn finish(&mut self, c: Confirm) {
+        let (cmd, task_id, text) = match c {
+            Confirm::Merge {
+                task_id,
+                name,
+                base_branch,
+                ..
+            } => (
+                Command::Merge(task_id.clone()),
+                task_id,
+                format!("merging {name:?} into {base_branch}…"),
+            ),
+            Confirm::Discard { task_id, name, .. } => (
+                Command::Discard(task_id.clone()),
+                task_id,
+                format!("discarding {name:?}…"),
+            ),
+            _ => return,
+        };
+        self.notify(text, Level::Info);
+        self.review.finishing = Some(task_id);
+        self.run(cmd, Origin::Finish);
+    }
+
+    /// A diff read: shown when its view is still open.
+    pub(crate) fn on_diff_result(&mut self, result: Result<Outcome, String>) {
+        match result {
+            Ok(Outcome::Diff { task_id, diff }) => {
+                if let Some(v) = self.review.diff.as_mut().filter(|v| v.task_id == task_id) {
+                    v.loaded(*diff);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => match self.review.diff.as_mut() {
+                // A reload that failed keeps what was shown and says why.
+                Some(v) if matches!(v.body, Body::Loaded { .. }) => {
+                    self.notify(format!("cannot read the diff again: {e}"), Level::Error)
+                }
+                Some(v) => v.body = Body::Nothing(e),
+                None => {}
+            },
+        }
+    }
+
+    /// A merge or discard done (the view of the task closes: its worktree is gone) or refused
+    /// (the task's diff view shows orchestra's sentence, opened if it was not).
+    pub(crate) fn on_finished(&mut self, result: Result<Outcome, String>) {
+        let task_id = self.review.finishing.take();
+        match result {
+            Ok(outcome) => {
+                if let Some(id) = &task_id
+                    && self.review.diff.as_ref().is_some_and(|v| &v.task_id == id)
+                {
+                    self.review.diff = None;
+                }
+                if let Outcome::Done(text) = outcome {
+                    self.notify(text, Level::Info);
+                }
+                self.ask_usage();
+            }
+            Err(e) => {
+                let task =
+                    task_id.and_then(|id| self.snap.tasks.iter().find(|t| t.id == id).cloned());
+                match (task, self.review.diff.as_mut()) {
+                    (Some(t), Some(v)) if v.task_id == t.id => v.refusal = Some(e),
+                    (Some(t), _) => self.show_diff(&t, Some(e)),
+                    (None, _) => self.notify(e, Level::Error),
+                }
+            }
+        }
+    }
+
+    /// Asks for the worktrees' disk use (one request at a time; asked again once it is back
+    /// when something changed meanwhile). Not while no task has a worktree.
+    pub(crate) fn ask_usage(&mut self) {
+        let any = self.review.usage.is_some()
+            || self
+                .snap
+                .tasks
+                .iter()
+                .any(|t| t.metadata.worktree.as_ref().is_some_and(|w| w.is_live()));
+        if !any || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if self.review.usage_pending {
+            self.review.usage_again = true;
+            return;
+        }
+        self.review.usage_pending = true;
+        self.run(Command::WorktreeUsage, Origin::Usage);
+    }
+
+    pub(crate) fn on_usage(&mut self, result: Result<Outcome, String>) {
+        self.review.usage_pending = false;
+        match result {
+            Ok(Outcome::Usage(u)) => self.review.usage = Some(u),
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, "worktree usage not read"),
+        }
+        if std::mem::take(&mut self.review.usage_again) {
+            self.ask_usage();
+        }
+    }
+
+    /// A task event that may change what the worktrees hold or whether they exist.
+    pub(crate) fn on_task_event_for_usage(&mut self, kind: TaskEventKind) {
+        if matches!(
+            kind,
+            TaskEventKind::Started
+                | TaskEventKind::Updated
+                | TaskEventKind::Completed
+                | TaskEventKind::Failed
+                | TaskEventKind::Cancelled
+                | TaskEventKind::Deleted
+        ) {
+            // The snapshot may not have the task's worktree yet: read it first.
+            self.refresh_if_stale();
+            self.ask_usage();
+        }
+    }
+}
