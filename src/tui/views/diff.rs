@@ -163,20 +163,25 @@ impl App {
             let added: u64 = diff.files.iter().filter_map(|f| f.added).sum();
             let removed: u64 = diff.files.iter().filter_map(|f| f.removed).sum();
             let n = diff.files.len();
-            head.push(Line::from(vec![
-                Span::raw(
-                    fit(&format!("{} → {}", diff.branch, diff.base_branch), w)
-                        .trim_end()
-                        .to_string(),
-                ),
-                Span::styled(
-                    format!(" · {n} file{} ", if n == 1 { "" } else { "s" }),
-                    dim,
-                ),
+            // The totals first: the branch's name is what gets cut.
+            let mut spans = vec![
+                Span::raw(format!("{n} file{} ", if n == 1 { "" } else { "s" })),
                 Span::styled(format!("+{added}"), Style::default().fg(Color::Green)),
                 Span::raw(" "),
                 Span::styled(format!("−{removed}"), Style::default().fg(Color::Red)),
-            ]));
+                Span::styled(" · ", dim),
+            ];
+            let used: usize = spans.iter().map(Span::width).sum();
+            spans.push(Span::styled(
+                fit(
+                    &format!("{} → {}", diff.branch, diff.base_branch),
+                    w.saturating_sub(used),
+                )
+                .trim_end()
+                .to_string(),
+                dim,
+            ));
+            head.push(Line::from(spans));
             if diff.base_moved {
                 for l in word_wrap(
                     &format!(
