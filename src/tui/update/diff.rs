@@ -14,6 +14,16 @@ use crossterm::event::KeyEvent;
 use std::sync::Arc;
 
 impl App {
+    /// The open diff view.
+    pub fn diff_view(&self) -> Option<&DiffView> {
+        self.review.diff.as_ref()
+    }
+
+    /// The worktrees' disk use, as last read.
+    pub fn worktree_usage(&self) -> Option<&crate::tui::diff_view::WorktreeUsage> {
+        self.review.usage.as_ref()
+    }
+
     /// `d`: the diff view of the selected task.
     pub(crate) fn open_diff(&mut self) {
         if let Some(t) = self.selected_task_or_notice() {

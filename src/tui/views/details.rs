@@ -290,21 +290,22 @@ impl App {
             return Vec::new();
         };
         let at = &wt.at;
-        let human = crate::cli::client::worktree::human_bytes;
-        let first = match wt.outcome {
+        let mut lines = Vec::new();
+        match wt.outcome {
             None => {
                 let bytes = self
                     .review
                     .usage
                     .as_ref()
                     .and_then(|u| u.per_task.get(&t.id))
-                    .map(|b| format!(" · {}", human(*b)))
+                    .map(|b| crate::cli::client::worktree::human_bytes(*b))
                     .unwrap_or_default();
-                vec![
+                lines.push(Line::from(vec![
                     label("worktree"),
-                    Span::raw(format!(" {}", at.path)),
-                    Span::styled(bytes, dim),
-                ]
+                    Span::styled(format!(" {bytes}"), dim),
+                ]));
+                // The path alone on its line: it is long, and wraps.
+                lines.push(Line::from(at.path.clone()));
             }
             Some(outcome) => {
                 let what = match outcome {
@@ -315,15 +316,20 @@ impl App {
                     ),
                     WorktreeOutcome::Collected => "removed by gc".to_string(),
                 };
-                vec![label("worktree"), Span::styled(format!(" {what}"), dim)]
+                lines.push(Line::from(vec![
+                    label("worktree"),
+                    Span::styled(format!(" {what}"), dim),
+                ]));
             }
-        };
-        vec![
-            Line::from(first),
-            Line::from(vec![
-                label("branch"),
-                Span::raw(format!("{} from {}", at.branch, at.base_branch)),
-            ]),
-        ]
+        }
+        lines.push(Line::from(vec![
+            label("branch"),
+            Span::raw(at.branch.clone()),
+        ]));
+        lines.push(Line::from(vec![
+            label("base"),
+            Span::raw(at.base_branch.clone()),
+        ]));
+        lines
     }
 }
