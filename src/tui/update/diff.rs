@@ -214,13 +214,19 @@ impl App {
     /// Asks for the worktrees' disk use (one request at a time; asked again once it is back
     /// when something changed meanwhile). Not while no task has a worktree.
     pub(crate) fn ask_usage(&mut self) {
-        let any = self.review.usage.is_some()
-            || self
-                .snap
-                .tasks
-                .iter()
-                .any(|t| t.metadata.worktree.as_ref().is_some_and(|w| w.is_live()));
-        if !any || tokio::runtime::Handle::try_current().is_err() {
+        let any = self
+            .snap
+            .tasks
+            .iter()
+            .any(|t| t.metadata.worktree.as_ref().is_some_and(|w| w.is_live()));
+        if any || self.review.usage.is_some() {
+            self.request_usage();
+        }
+    }
+
+    fn request_usage(&mut self) {
+        // Without a runtime the request could not run, and would never come back.
+        if tokio::runtime::Handle::try_current().is_err() {
             return;
         }
         if self.review.usage_pending {
@@ -239,24 +245,23 @@ impl App {
             Err(e) => tracing::debug!(error = %e, "worktree usage not read"),
         }
         if std::mem::take(&mut self.review.usage_again) {
-            self.ask_usage();
+            self.request_usage();
         }
     }
 
-    /// A task event that may change what the worktrees hold or whether they exist.
-    pub(crate) fn on_task_event_for_usage(&mut self, kind: TaskEventKind) {
-        if matches!(
+    /// A task event that may change what a worktree holds or whether it exists: its
+    /// creation (`Updated`), the agent's end, a merge or discard (`Updated`), a deletion.
+    pub(crate) fn on_task_event_for_usage(&mut self, kind: TaskEventKind, task: &Task) {
+        let may_change = matches!(
             kind,
-            TaskEventKind::Started
-                | TaskEventKind::Updated
+            TaskEventKind::Updated
                 | TaskEventKind::Completed
                 | TaskEventKind::Failed
                 | TaskEventKind::Cancelled
                 | TaskEventKind::Deleted
-        ) {
-            // The snapshot may not have the task's worktree yet: read it first.
-            self.refresh_if_stale();
-            self.ask_usage();
+        );
+        if may_change && task.metadata.worktree.is_some() {
+            self.request_usage();
         }
     }
 }

@@ -83,8 +83,9 @@ fn file_row(f: &DiffFile, current: bool, w: usize) -> Line<'static> {
 
 fn diff_lines(lines: &[DiffLine], top: usize, rows: usize, w: usize) -> Vec<Line<'static>> {
     lines
+        .get(top..)
+        .unwrap_or_default()
         .iter()
-        .skip(top)
         .take(rows)
         .map(|l| {
             let text = if l.text.width() > w {
