@@ -4,7 +4,6 @@
 mod support;
 
 use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
-use orchestra::engine::Event;
 use orchestra::task::WorktreeOutcome;
 use orchestra::tui::app::{Confirm, Modal};
 use orchestra::tui::diff_view::Body;
@@ -16,7 +15,6 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 use support::*;
 
 const TASKS: &str = "/api/coding-agents/tasks";
@@ -63,27 +61,7 @@ fn finished_task(s: &Server, name: &str, command: &str, repo: &Path, isolation: 
     id
 }
 
-/// Applies command results and events until `ok` holds, or fails after 20 s.
-async fn wait_for(
-    app: &mut App,
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
-    what: &str,
-    mut ok: impl FnMut(&mut App) -> bool,
-) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        app.pump();
-        while let Ok(ev) = events.try_recv() {
-            app.on_engine(Ok(ev));
-        }
-        app.refresh_if_stale();
-        if ok(app) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+use support::app_wait_for as wait_for;
 
 /// The frame's text at `w`×`h`, a line per row.
 fn screen(app: &mut App, w: u16, h: u16) -> String {

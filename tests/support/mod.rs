@@ -515,3 +515,25 @@ pub fn git_repo() -> tempfile::TempDir {
     git(p, &["commit", "-qm", "init"]);
     d
 }
+
+/// Applies an app's command results and engine events until `ok` holds, or fails after 20 s.
+pub async fn app_wait_for(
+    app: &mut orchestra::tui::App,
+    events: &mut tokio::sync::broadcast::Receiver<orchestra::engine::Event>,
+    what: &str,
+    mut ok: impl FnMut(&mut orchestra::tui::App) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        app.pump();
+        while let Ok(ev) = events.try_recv() {
+            app.on_engine(Ok(ev));
+        }
+        app.refresh_if_stale();
+        if ok(app) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
