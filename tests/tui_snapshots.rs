@@ -1208,10 +1208,10 @@ fn open_diff(a: &mut App, f: &Arc<Fake>) {
 
 fn hand_diff(a: &mut App) {
     a.on_result(AppMsg {
-        origin: Origin::Diff,
+        origin: Origin::Action,
         result: Ok(Outcome::Diff {
             task_id: "t-wt".into(),
-            diff: Box::new(sample_diff()),
+            diff: Ok(Box::new(sample_diff())),
         }),
     });
 }
@@ -1292,8 +1292,11 @@ fn merge_discard_and_nothing_to_show() {
         Some(&Command::Merge("t-wt".into()))
     );
     a.on_result(AppMsg {
-        origin: Origin::Finish,
-        result: Err("your uncommitted changes in src/lexer.rs are in the way of the merge into main; commit or stash them first; nothing was changed".into()),
+        origin: Origin::Action,
+        result: Ok(Outcome::Finished {
+            task_id: "t-wt".into(),
+            result: Err("your uncommitted changes in src/lexer.rs are in the way of the merge into main; commit or stash them first; nothing was changed".into()),
+        }),
     });
     let t = render(&mut a, 80, 24);
     insta::assert_snapshot!("diff_view_refused_80x24", t.backend());
@@ -1307,5 +1310,57 @@ fn merge_discard_and_nothing_to_show() {
         f.commands.lock().last(),
         Some(&Command::Diff("t-done".into())),
         "nothing to ask orchestra"
+    );
+}
+
+/// Answers come back for the task they were asked for: a diff of another task does not land in
+/// the open view, and a refusal of a merge asked from the list opens that task's view.
+#[test]
+fn answers_reach_the_view_of_their_own_task() {
+    use crossterm::event::KeyCode::*;
+    let f = with_worktree_task();
+    let mut a = app(&f);
+    render(&mut a, 80, 24);
+    a.select_task("t-wt");
+    keys(&mut a, &[Char('d')]);
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Diff {
+            task_id: "t-other".into(),
+            diff: Err("not this one".into()),
+        }),
+    });
+    let v = a.diff_view().expect("open");
+    assert_eq!(v.body, orchestra::tui::diff_view::Body::Loading);
+    keys(&mut a, &[Esc]);
+    assert!(a.diff_view().is_none());
+    // Refused while no view is open: the task's view opens with the sentence.
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Finished {
+            task_id: "t-wt".into(),
+            result: Err("the merge conflicts in src/lexer.rs; nothing was changed".into()),
+        }),
+    });
+    let v = a.diff_view().expect("opened for the refusal");
+    assert_eq!(v.task_id, "t-wt");
+    assert_eq!(
+        v.refusal.as_deref(),
+        Some("the merge conflicts in src/lexer.rs; nothing was changed")
+    );
+    // Done: the view of that task closes and the line says what happened.
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Finished {
+            task_id: "t-wt".into(),
+            result: Ok("merged \"fix the lexer\" into main".into()),
+        }),
+    });
+    assert!(a.diff_view().is_none());
+    let t = render(&mut a, 80, 24);
+    assert!(
+        format!("{:?}", t.backend()).contains("merged \"fix the lexer\" into main"),
+        "{:?}",
+        t.backend()
     );
 }

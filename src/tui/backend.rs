@@ -116,10 +116,17 @@ pub enum Outcome {
     Done(String),
     /// A session's transcript (at most [`TRANSCRIPT_BYTES`], its end).
     Transcript { session_id: String, bytes: Vec<u8> },
-    /// The answer to [`Command::Diff`].
+    /// The answer to [`Command::Diff`]: the diff, or why there is none (for that task's
+    /// view, whichever is open when it arrives).
     Diff {
         task_id: String,
-        diff: Box<TaskDiff>,
+        diff: Result<Box<TaskDiff>, String>,
+    },
+    /// The answer to [`Command::Merge`] and [`Command::Discard`]: a line saying what was
+    /// done, or orchestra's refusal (naming the files in the way).
+    Finished {
+        task_id: String,
+        result: Result<String, String>,
     },
     /// The answer to [`Command::WorktreeUsage`].
     Usage(WorktreeUsage),
@@ -389,27 +396,37 @@ impl Cockpit for EngineCockpit {
                     Ok(Outcome::Done(String::new()))
                 }
                 Command::Diff(id) => {
-                    let diff = engine.task_diff(&id).await.map_err(msg)?;
+                    let diff = engine.task_diff(&id).await;
                     Ok(Outcome::Diff {
                         task_id: id,
-                        diff: Box::new(diff.into()),
+                        diff: diff.map(|d| Box::new(d.into())).map_err(msg),
                     })
                 }
                 Command::Merge(id) => {
-                    let (t, merged) = engine.merge_task(&id).await.map_err(msg)?;
-                    Ok(Outcome::Done(super::diff_view::merged_note(
-                        &t.name,
-                        &merged.base_branch,
-                        merged.fast_forward,
-                        merged.files.len(),
-                    )))
+                    let result = engine.merge_task(&id).await.map(|(t, merged)| {
+                        super::diff_view::merged_note(
+                            &t.name,
+                            &merged.base_branch,
+                            merged.fast_forward,
+                            merged.files.len(),
+                        )
+                    });
+                    Ok(Outcome::Finished {
+                        task_id: id,
+                        result: result.map_err(msg),
+                    })
                 }
                 Command::Discard(id) => {
-                    let t = engine.discard_task(&id).await.map_err(msg)?;
-                    Ok(Outcome::Done(super::diff_view::discarded_note(
-                        &t.name,
-                        &crate::git::snapshot::snapshot_ref(&t.id),
-                    )))
+                    let result = engine.discard_task(&id).await.map(|t| {
+                        super::diff_view::discarded_note(
+                            &t.name,
+                            &crate::git::snapshot::snapshot_ref(&t.id),
+                        )
+                    });
+                    Ok(Outcome::Finished {
+                        task_id: id,
+                        result: result.map_err(msg),
+                    })
                 }
                 Command::WorktreeUsage => {
                     let usage = engine.worktree_usage().await;

@@ -343,13 +343,10 @@ pub fn no_diff_reason(task: &Task) -> Option<String> {
     }
 }
 
-/// The review state of the app: the diff view, the merge or discard in flight, and the
-/// worktrees' disk use.
+/// The review state of the app: the diff view and the worktrees' disk use.
 #[derive(Debug, Default)]
 pub struct Review {
     pub diff: Option<DiffView>,
-    /// The task a merge or discard was sent for (its refusal goes to its diff view).
-    pub finishing: Option<String>,
     pub usage: Option<WorktreeUsage>,
     /// A usage request is out; `again`: something changed meanwhile, ask once more.
     pub usage_pending: bool,

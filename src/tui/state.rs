@@ -135,10 +135,6 @@ pub enum Origin {
     Quiet,
     /// Reading a transcript: a failure ends the wait for it.
     Transcript,
-    /// Reading a task's diff: a failure is said in the diff view.
-    Diff,
-    /// A merge or discard: a refusal is shown whole in the task's diff view.
-    Finish,
     /// Measuring the worktrees' disk: a failure is not worth a notice.
     Usage,
 }

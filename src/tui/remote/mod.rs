@@ -413,48 +413,56 @@ fn run_command(
             Ok(Outcome::Done(String::new()))
         }
         Command::Diff(id) => {
-            let v = api.get(&task(&id, "diff")).map_err(e)?;
-            let diff = v
-                .get("diff")
-                .cloned()
-                .and_then(|d| serde_json::from_value::<TaskDiff>(d).ok())
-                .ok_or_else(|| "orchestra's answer holds no diff".to_string())?;
-            Ok(Outcome::Diff {
-                task_id: id,
-                diff: Box::new(diff),
-            })
+            let diff = api.get(&task(&id, "diff")).map_err(e).and_then(|v| {
+                v.get("diff")
+                    .cloned()
+                    .and_then(|d| serde_json::from_value::<TaskDiff>(d).ok())
+                    .map(Box::new)
+                    .ok_or_else(|| "orchestra's answer holds no diff".to_string())
+            });
+            Ok(Outcome::Diff { task_id: id, diff })
         }
         Command::Merge(id) => {
-            let v = api.post(&task(&id, "merge"), None).map_err(e)?;
-            let m = v.get("merge").unwrap_or(&Value::Null);
-            Ok(Outcome::Done(crate::tui::diff_view::merged_note(
-                task_of(&v)
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("task"),
-                m.get("baseBranch")
-                    .and_then(Value::as_str)
-                    .unwrap_or("its base"),
-                m.get("fastForward")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                m.get("files").and_then(Value::as_array).map_or(0, Vec::len),
-            )))
+            let result = api.post(&task(&id, "merge"), None).map_err(e).map(|v| {
+                let m = v.get("merge").unwrap_or(&Value::Null);
+                crate::tui::diff_view::merged_note(
+                    task_of(&v)
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("task"),
+                    m.get("baseBranch")
+                        .and_then(Value::as_str)
+                        .unwrap_or("its base"),
+                    m.get("fastForward")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                    m.get("files").and_then(Value::as_array).map_or(0, Vec::len),
+                )
+            });
+            Ok(Outcome::Finished {
+                task_id: id,
+                result,
+            })
         }
         Command::Discard(id) => {
-            let v = api.post(&task(&id, "discard"), None).map_err(e)?;
-            let snapshot = v
-                .get("snapshotRef")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| crate::git::snapshot::snapshot_ref(&id));
-            Ok(Outcome::Done(crate::tui::diff_view::discarded_note(
-                task_of(&v)
-                    .get("name")
+            let result = api.post(&task(&id, "discard"), None).map_err(e).map(|v| {
+                let snapshot = v
+                    .get("snapshotRef")
                     .and_then(Value::as_str)
-                    .unwrap_or("task"),
-                &snapshot,
-            )))
+                    .map(str::to_string)
+                    .unwrap_or_else(|| crate::git::snapshot::snapshot_ref(&id));
+                crate::tui::diff_view::discarded_note(
+                    task_of(&v)
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("task"),
+                    &snapshot,
+                )
+            });
+            Ok(Outcome::Finished {
+                task_id: id,
+                result,
+            })
         }
         Command::WorktreeUsage => {
             let v = api.get("/api/coding-agents/worktrees").map_err(e)?;

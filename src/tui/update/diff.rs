@@ -7,7 +7,7 @@
 use crate::engine::TaskEventKind;
 use crate::task::Task;
 use crate::tui::backend::{Command, Outcome};
-use crate::tui::diff_view::{Body, DiffView, no_diff_reason};
+use crate::tui::diff_view::{Body, DiffView, TaskDiff, no_diff_reason};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::state::*;
 use crossterm::event::KeyEvent;
@@ -37,7 +37,7 @@ impl App {
         view.refusal = refusal;
         match no_diff_reason(task) {
             Some(why) => view.body = Body::Nothing(why),
-            None => self.run(Command::Diff(task.id.clone()), Origin::Diff),
+            None => self.run(Command::Diff(task.id.clone()), Origin::Action),
         }
         self.notice = None;
         self.typing = false;
@@ -64,7 +64,7 @@ impl App {
             Action::ReloadDiff => {
                 v.refusal = None;
                 let id = v.task_id.clone();
-                self.run(Command::Diff(id), Origin::Diff);
+                self.run(Command::Diff(id), Origin::Action);
             }
             Action::CloseDiff => self.review.diff = None,
             Action::Merge | Action::Discard => {
@@ -140,70 +140,60 @@ impl App {
 
     /// `y` to a merge or discard question.
     pub(crate) fn finish(&mut self, c: Confirm) {
-        let (cmd, task_id, text) = match c {
+        let (cmd, text) = match c {
             Confirm::Merge {
                 task_id,
                 name,
                 base_branch,
                 ..
             } => (
-                Command::Merge(task_id.clone()),
-                task_id,
+                Command::Merge(task_id),
                 format!("merging {name:?} into {base_branch}…"),
             ),
-            Confirm::Discard { task_id, name, .. } => (
-                Command::Discard(task_id.clone()),
-                task_id,
-                format!("discarding {name:?}…"),
-            ),
+            Confirm::Discard { task_id, name, .. } => {
+                (Command::Discard(task_id), format!("discarding {name:?}…"))
+            }
             _ => return,
         };
         self.notify(text, Level::Info);
-        self.review.finishing = Some(task_id);
-        self.run(cmd, Origin::Finish);
+        self.run(cmd, Origin::Action);
     }
 
-    /// A diff read: shown when its view is still open.
-    pub(crate) fn on_diff_result(&mut self, result: Result<Outcome, String>) {
-        match result {
-            Ok(Outcome::Diff { task_id, diff }) => {
-                if let Some(v) = self.review.diff.as_mut().filter(|v| v.task_id == task_id) {
-                    v.loaded(*diff);
-                }
+    /// A diff read: shown when that task's view is still open; why there is none, said
+    /// there (a failed reload keeps what was shown).
+    pub(crate) fn on_diff(&mut self, task_id: String, diff: Result<Box<TaskDiff>, String>) {
+        let Some(v) = self.review.diff.as_mut().filter(|v| v.task_id == task_id) else {
+            return;
+        };
+        match diff {
+            Ok(d) => v.loaded(*d),
+            Err(e) if matches!(v.body, Body::Loaded { .. }) => {
+                self.notify(format!("cannot read the diff again: {e}"), Level::Error)
             }
-            Ok(_) => {}
-            Err(e) => match self.review.diff.as_mut() {
-                // A reload that failed keeps what was shown and says why.
-                Some(v) if matches!(v.body, Body::Loaded { .. }) => {
-                    self.notify(format!("cannot read the diff again: {e}"), Level::Error)
-                }
-                Some(v) => v.body = Body::Nothing(e),
-                None => {}
-            },
+            Err(e) => v.body = Body::Nothing(e),
         }
     }
 
-    /// A merge or discard done (the view of the task closes: its worktree is gone) or refused
+    /// A merge or discard done (that task's view closes: its worktree is gone) or refused
     /// (the task's diff view shows orchestra's sentence, opened if it was not).
-    pub(crate) fn on_finished(&mut self, result: Result<Outcome, String>) {
-        let task_id = self.review.finishing.take();
+    pub(crate) fn on_finished(&mut self, task_id: String, result: Result<String, String>) {
         match result {
-            Ok(outcome) => {
-                if let Some(id) = &task_id
-                    && self.review.diff.as_ref().is_some_and(|v| &v.task_id == id)
+            Ok(text) => {
+                if self
+                    .review
+                    .diff
+                    .as_ref()
+                    .is_some_and(|v| v.task_id == task_id)
                 {
                     self.review.diff = None;
                 }
-                if let Outcome::Done(text) = outcome {
-                    self.notify(text, Level::Info);
-                }
+                self.notify(text, Level::Info);
                 self.ask_usage();
             }
             Err(e) => {
-                let task =
-                    task_id.and_then(|id| self.snap.tasks.iter().find(|t| t.id == id).cloned());
+                let task = self.snap.tasks.iter().find(|t| t.id == task_id).cloned();
                 match (task, self.review.diff.as_mut()) {
-                    (Some(t), Some(v)) if v.task_id == t.id => v.refusal = Some(e),
+                    (_, Some(v)) if v.task_id == task_id => v.refusal = Some(e),
                     (Some(t), _) => self.show_diff(&t, Some(e)),
                     (None, _) => self.notify(e, Level::Error),
                 }

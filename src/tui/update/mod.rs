@@ -184,8 +184,6 @@ impl App {
         self.dirty = true;
         match (m.origin, m.result) {
             (Origin::Quiet, _) => {}
-            (Origin::Diff, r) => self.on_diff_result(r),
-            (Origin::Finish, r) => self.on_finished(r),
             (Origin::Usage, r) => self.on_usage(r),
             (Origin::Form, Ok(Outcome::Created { task_id, note })) => {
                 if matches!(self.modal, Modal::Form(_)) {
@@ -216,8 +214,10 @@ impl App {
                 let text = self.created_notice(note.as_deref().unwrap_or("task created"));
                 self.notify(text, Level::Info);
             }
-            // Asked for with their own origins (above).
-            (_, Ok(Outcome::Diff { .. } | Outcome::Usage(_))) => {}
+            (_, Ok(Outcome::Diff { task_id, diff })) => self.on_diff(task_id, diff),
+            (_, Ok(Outcome::Finished { task_id, result })) => self.on_finished(task_id, result),
+            // Asked for with its own origin (above).
+            (_, Ok(Outcome::Usage(_))) => {}
             (_, Ok(Outcome::Transcript { session_id, bytes })) => {
                 self.on_transcript(session_id, bytes)
             }
