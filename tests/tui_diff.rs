@@ -15,6 +15,7 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 use support::*;
 
 const TASKS: &str = "/api/coding-agents/tasks";
@@ -376,4 +377,62 @@ async fn over_an_in_process_engine_too() {
     .await;
     assert_eq!(git(repo, &["show", "main:a.txt"]), "agent");
     engine.shutdown_because("test over").await;
+}
+
+/// The view of a task that still runs: `M` says to wait; when the agent finishes, the view
+/// reads the diff again by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_tasks_view_follows_it_to_the_end() {
+    let s = Server::start();
+    let r = git_repo();
+    let repo = r.path();
+    let created = s.post(
+        TASKS,
+        json!({
+            "name": "Slow",
+            "description": "echo early > early.txt && while [ ! -e go ]; do sleep 0.05; done && echo late > late.txt",
+            "providerId": "exec",
+            "workingDirectory": repo,
+            "isolation": "worktree",
+        }),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.json()["task"]["id"].as_str().unwrap().to_string();
+    let started = s.post_empty(&format!("{TASKS}/{id}/start"));
+    assert_eq!(started.status, 200, "{}", started.body);
+    let path = started.json()["task"]["metadata"]["worktree"]["path"]
+        .as_str()
+        .map(PathBuf::from)
+        .expect("a worktree");
+    assert!(
+        wait_until(Duration::from_secs(20), || path.join("early.txt").exists()),
+        "the agent never wrote"
+    );
+    let cockpit = attach(&s);
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
+    screen(&mut app, 100, 30);
+    app.select_task(&id);
+    press(&mut app, "d");
+    let paths = |a: &App| -> Vec<String> {
+        a.diff_view()
+            .map(|v| v.files().iter().map(|f| f.path.clone()).collect())
+            .unwrap_or_default()
+    };
+    wait_for(&mut app, &mut events, "the diff so far", |a| {
+        paths(a) == ["early.txt"]
+    })
+    .await;
+    press(&mut app, "M");
+    assert!(
+        matches!(app.modal, Modal::None),
+        "no question while it runs"
+    );
+    let shown = screen(&mut app, 100, 30);
+    assert!(shown.contains("once it has finished"), "{shown}");
+    std::fs::write(path.join("go"), "").unwrap();
+    wait_for(&mut app, &mut events, "the diff at the end", |a| {
+        paths(a) == ["early.txt", "go", "late.txt"]
+    })
+    .await;
 }

@@ -124,14 +124,20 @@ fn clean(line: &str) -> String {
     out
 }
 
-/// The patch's lines, classified, and the index of each `diff --git` line.
-pub fn classify(patch: &str) -> (Vec<DiffLine>, Vec<usize>) {
+/// The most lines of a diff the view holds: it is classified on the UI thread when it
+/// arrives, and a diff longer than this is for `orchestra task diff` and a pager.
+pub const MAX_LINES: usize = 50_000;
+
+/// The patch's first `max` lines, classified; the index of each `diff --git` line among
+/// them; how many lines were left out.
+pub fn classify(patch: &str, max: usize) -> (Vec<DiffLine>, Vec<usize>, usize) {
     let mut lines = Vec::new();
     let mut starts = Vec::new();
     // Between a file's header and its first hunk every line is meta (`--- a/x` is not a
     // removed line).
     let mut in_hunk = false;
-    for raw in patch.lines() {
+    let mut all = patch.lines();
+    for raw in all.by_ref().take(max) {
         let kind = if raw.starts_with("diff --git ") {
             in_hunk = false;
             starts.push(lines.len());
@@ -155,7 +161,7 @@ pub fn classify(patch: &str) -> (Vec<DiffLine>, Vec<usize>) {
             text: clean(raw),
         });
     }
-    (lines, starts)
+    (lines, starts, all.count())
 }
 
 /// What the diff view holds.
@@ -204,7 +210,16 @@ impl DiffView {
 
     /// The diff arrived; a reload keeps the place when the same file is still there.
     pub fn loaded(&mut self, diff: TaskDiff) {
-        let (lines, starts) = classify(&diff.patch);
+        let (mut lines, starts, left_out) = classify(&diff.patch, MAX_LINES);
+        if left_out > 0 {
+            lines.push(DiffLine {
+                kind: LineKind::Hunk,
+                text: format!(
+                    "… {left_out} more lines: `orchestra task diff {}` prints them all",
+                    self.task_id
+                ),
+            });
+        }
         let keep = self.current_path().map(str::to_string);
         self.body = Body::Loaded {
             diff,
@@ -387,7 +402,8 @@ mod tests {
 
     #[test]
     fn lines_are_classified_in_their_hunks() {
-        let (lines, starts) = classify(PATCH);
+        let (lines, starts, left_out) = classify(PATCH, MAX_LINES);
+        assert_eq!(left_out, 0);
         let kinds: Vec<LineKind> = lines.iter().map(|l| l.kind).collect();
         use LineKind::*;
         assert_eq!(
@@ -400,6 +416,24 @@ mod tests {
         assert_eq!(starts, vec![0, 10]);
         // A tab is spaces, an escape is shown, never sent.
         assert_eq!(lines[15].text, "+    b?[2J");
+    }
+
+    #[test]
+    fn a_long_diff_is_cut_saying_how_to_read_it_all() {
+        let (lines, starts, left_out) = classify(PATCH, 12);
+        assert_eq!((lines.len(), starts, left_out), (12, vec![0, 10], 4));
+        let mut v = DiffView::new("t1", "task");
+        let patch =
+            "diff --git a/x b/x\n@@ -0,0 +1 @@\n".to_string() + &"+line\n".repeat(MAX_LINES);
+        v.loaded(TaskDiff {
+            patch,
+            ..Default::default()
+        });
+        assert_eq!(v.lines().len(), MAX_LINES + 1);
+        assert_eq!(
+            v.lines()[MAX_LINES].text,
+            "… 2 more lines: `orchestra task diff t1` prints them all"
+        );
     }
 
     #[test]

@@ -240,8 +240,9 @@ impl App {
     }
 
     /// A task event that may change what a worktree holds or whether it exists: its
-    /// creation (`Updated`), the agent's end, a merge or discard (`Updated`), a deletion.
-    pub(crate) fn on_task_event_for_usage(&mut self, kind: TaskEventKind, task: &Task) {
+    /// creation (`Updated`), the agent's end, a merge or discard (`Updated`), a deletion. The
+    /// disk use is asked for again, and the task's open diff view is read again.
+    pub(crate) fn on_task_event_for_review(&mut self, kind: TaskEventKind, task: &Task) {
         let may_change = matches!(
             kind,
             TaskEventKind::Updated
@@ -250,8 +251,17 @@ impl App {
                 | TaskEventKind::Cancelled
                 | TaskEventKind::Deleted
         );
-        if may_change && task.metadata.worktree.is_some() {
+        if !may_change {
+            return;
+        }
+        if task.metadata.worktree.is_some() {
             self.request_usage();
+        }
+        if let Some(v) = self.review.diff.as_mut().filter(|v| v.task_id == task.id) {
+            match no_diff_reason(task) {
+                Some(why) => v.body = Body::Nothing(why),
+                None => self.run(Command::Diff(task.id.clone()), Origin::Action),
+            }
         }
     }
 }

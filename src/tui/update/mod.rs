@@ -268,7 +268,7 @@ impl App {
                 }
                 self.stale = true;
                 self.dirty = true;
-                self.on_task_event_for_usage(kind, &task);
+                self.on_task_event_for_review(kind, &task);
             }
             Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
                 self.stale = true;
