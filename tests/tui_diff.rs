@@ -201,6 +201,25 @@ async fn the_diff_view_opens_scrolls_jumps_and_closes() {
         modifiers: KeyModifiers::NONE,
     }));
     assert_eq!(view(&app).0, 3);
+    // A click on a file in the list jumps to it; → scrolls long lines sideways.
+    let (list, _) = app
+        .diff_view()
+        .unwrap()
+        .list
+        .expect("a file list at 100 columns");
+    app.on_terminal_event(E::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(crossterm::event::MouseButton::Left),
+        column: list.x + 2,
+        row: list.y + 2,
+        modifiers: KeyModifiers::NONE,
+    }));
+    assert_eq!(view(&app).1, 2, "new.txt");
+    app.on_terminal_event(key(KeyCode::Right));
+    assert_eq!(app.diff_view().unwrap().left, 8);
+    let shown = screen(&mut app, w, h);
+    assert!(shown.contains("│it a/new.txt b/new.txt"), "{shown}");
+    app.on_terminal_event(key(KeyCode::Left));
+    assert_eq!(app.diff_view().unwrap().left, 0);
     // Keys of the panes do nothing under it (n is the next file, not a new task).
     assert!(matches!(app.modal, Modal::None));
     app.on_terminal_event(key(KeyCode::Esc));

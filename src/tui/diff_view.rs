@@ -191,6 +191,11 @@ pub struct DiffView {
     pub file: usize,
     /// Rows of diff shown in the last frame (0 before the first).
     pub page: usize,
+    /// Columns scrolled to the right (long lines).
+    pub left: usize,
+    /// Where the file list was drawn in the last frame, and its first file shown (for a
+    /// click on a file).
+    pub list: Option<(ratatui::layout::Rect, usize)>,
     /// A merge or discard orchestra refused, in its words (the files it names).
     pub refusal: Option<String>,
 }
@@ -204,6 +209,8 @@ impl DiffView {
             top: 0,
             file: 0,
             page: 0,
+            left: 0,
+            list: None,
             refusal: None,
         }
     }
@@ -321,6 +328,36 @@ impl DiffView {
         };
         self.file = target;
         self.top = self.starts()[target].min(self.max_top());
+    }
+
+    /// Scrolls long lines by `delta` columns (negative: back to the left).
+    pub fn scroll_sideways(&mut self, delta: isize) {
+        let widest = self
+            .lines()
+            .iter()
+            .map(|l| unicode_width::UnicodeWidthStr::width(l.text.as_str()))
+            .max()
+            .unwrap_or(0);
+        self.left = (self.left as isize)
+            .saturating_add(delta)
+            .clamp(0, widest as isize) as usize;
+    }
+
+    /// Jumps to the file at `row` of the file list as last drawn (a click there).
+    pub fn click(&mut self, col: u16, row: u16) -> bool {
+        let Some((area, first)) = self.list else {
+            return false;
+        };
+        if !area.contains(ratatui::layout::Position::new(col, row)) {
+            return false;
+        }
+        let i = first + usize::from(row - area.y);
+        let Some(&start) = self.starts().get(i) else {
+            return false;
+        };
+        self.file = i;
+        self.top = start.min(self.max_top());
+        true
     }
 
     /// Keeps the top line in range after the page changed size (from drawing).
@@ -461,6 +498,24 @@ mod tests {
         v.to_top();
         v.scroll_by(-3);
         assert_eq!((v.top, v.file), (0, 0));
+    }
+
+    #[test]
+    fn long_lines_scroll_sideways_and_a_click_picks_a_file() {
+        let mut v = view(4);
+        v.scroll_sideways(8);
+        assert_eq!(v.left, 8);
+        v.scroll_sideways(-20);
+        assert_eq!(v.left, 0);
+        // The widest line is `\ No newline at end of file`: 27 columns.
+        v.scroll_sideways(100);
+        assert_eq!(v.left, 27);
+        // The list drawn at rows 5.. from its first file: a click on its second row.
+        v.list = Some((ratatui::layout::Rect::new(0, 5, 20, 4), 0));
+        assert!(v.click(3, 6));
+        assert_eq!((v.top, v.file), (10, 1));
+        assert!(!v.click(3, 8), "no third file");
+        assert!(!v.click(30, 5), "beside the list");
     }
 
     #[test]

@@ -192,6 +192,8 @@ pub enum Action {
     DiffBottom,
     NextFile,
     PrevFile,
+    DiffLeft,
+    DiffRight,
     ReloadDiff,
     CloseDiff,
 }
@@ -227,6 +229,7 @@ impl Action {
             DiffPageUp | DiffPageDown => "page",
             DiffTop | DiffBottom => "top/end",
             NextFile | PrevFile => "file",
+            DiffLeft | DiffRight => "sideways",
             ReloadDiff => "reload",
             CloseDiff => "close",
             Search => "search",
@@ -292,6 +295,7 @@ impl Action {
             DiffPageUp | DiffPageDown => "scroll a page",
             DiffTop | DiffBottom => "the first / last line",
             NextFile | PrevFile => "the next / previous file",
+            DiffLeft | DiffRight => "scroll long lines left / right",
             ReloadDiff => "read the diff again",
             CloseDiff => "close the diff view",
             Search => "search the transcript (not the task filter)",
@@ -334,7 +338,7 @@ impl Action {
             PageBack | PageForward => context == Context::Typing,
             Refresh | Back | PrevPane | Help | Oldest | HelpPageUp | HelpPageDown | StepsTop
             | StepsBottom | SelectFirst | SelectLast | Order | Edit | Transcript | Delete
-            | Diff | DiffTop | DiffBottom | ReloadDiff => false,
+            | Diff | DiffTop | DiffBottom | DiffLeft | DiffRight | ReloadDiff => false,
             // Offered where the diff is read; in the panes they are in `?`.
             Merge | Discard => context == Context::Diff,
             _ => true,
@@ -562,6 +566,8 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Diff, Key::ch('N'), A::PrevFile),
     bind(C::Diff, Key::plain(K::Tab), A::NextFile),
     bind(C::Diff, Key::plain(K::BackTab), A::PrevFile),
+    bind(C::Diff, Key::plain(K::Left), A::DiffLeft),
+    bind(C::Diff, Key::plain(K::Right), A::DiffRight),
     bind(C::Diff, Key::ch('M'), A::Merge),
     bind(C::Diff, Key::ch('X'), A::Discard),
     bind(C::Diff, Key::ch('r'), A::ReloadDiff),

@@ -61,6 +61,8 @@ impl App {
             Action::DiffBottom => v.to_end(),
             Action::NextFile => v.jump_file(true),
             Action::PrevFile => v.jump_file(false),
+            Action::DiffLeft => v.scroll_sideways(-8),
+            Action::DiffRight => v.scroll_sideways(8),
             Action::ReloadDiff => {
                 v.refusal = None;
                 let id = v.task_id.clone();
@@ -79,12 +81,25 @@ impl App {
         }
     }
 
-    /// The wheel over the diff view scrolls it.
-    pub(crate) fn wheel_diff(&mut self, up: bool) {
-        if let Some(v) = self.review.diff.as_mut() {
-            v.scroll_by(if up { -3 } else { 3 });
-            self.dirty = true;
-        }
+    /// The mouse over the diff view: the wheel scrolls it, a click on a file jumps to it.
+    pub(crate) fn mouse_diff(&mut self, m: &crossterm::event::MouseEvent) {
+        use crossterm::event::{MouseButton, MouseEventKind};
+        let Some(v) = self.review.diff.as_mut() else {
+            return;
+        };
+        let changed = match m.kind {
+            MouseEventKind::ScrollUp => {
+                v.scroll_by(-3);
+                true
+            }
+            MouseEventKind::ScrollDown => {
+                v.scroll_by(3);
+                true
+            }
+            MouseEventKind::Down(MouseButton::Left) => v.click(m.column, m.row),
+            _ => false,
+        };
+        self.dirty |= changed;
     }
 
     /// `M`/`X` in the panes: about the selected task.

@@ -433,6 +433,8 @@ impl App {
             | Action::DiffBottom
             | Action::NextFile
             | Action::PrevFile
+            | Action::DiffLeft
+            | Action::DiffRight
             | Action::ReloadDiff
             | Action::CloseDiff => {}
         }

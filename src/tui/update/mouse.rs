@@ -12,11 +12,7 @@ impl App {
             return;
         }
         if self.review.diff.is_some() {
-            match m.kind {
-                MouseEventKind::ScrollUp => self.wheel_diff(true),
-                MouseEventKind::ScrollDown => self.wheel_diff(false),
-                _ => {}
-            }
+            self.mouse_diff(&m);
             return;
         }
         let pos = Position::new(m.column, m.row);

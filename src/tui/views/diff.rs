@@ -81,17 +81,37 @@ fn file_row(f: &DiffFile, current: bool, w: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-fn diff_lines(lines: &[DiffLine], top: usize, rows: usize, w: usize) -> Vec<Line<'static>> {
+/// `s` without its first `cols` columns.
+fn skip_cols(s: &str, cols: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        if used >= cols {
+            return &s[i..];
+        }
+        used += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+    }
+    ""
+}
+
+/// The rows of the diff from line `top`, scrolled `left` columns, cut to `w`.
+fn diff_lines(
+    lines: &[DiffLine],
+    top: usize,
+    left: usize,
+    rows: usize,
+    w: usize,
+) -> Vec<Line<'static>> {
     lines
         .get(top..)
         .unwrap_or_default()
         .iter()
         .take(rows)
         .map(|l| {
-            let text = if l.text.width() > w {
-                fit(&l.text, w)
+            let shown = skip_cols(&l.text, left);
+            let text = if shown.width() > w {
+                fit(shown, w)
             } else {
-                l.text.clone()
+                shown.to_string()
             };
             Line::from(Span::styled(text, line_style(l.kind)))
         })
@@ -276,10 +296,14 @@ impl App {
                 .map(|(i, f)| file_row(f, i == v.file, usize::from(list.width)))
                 .collect();
             frame.render_widget(Paragraph::new(lines), list);
+            v.list = Some((list, first));
+        } else {
+            v.list = None;
         }
         let lines = diff_lines(
             v.lines(),
             v.top,
+            v.left,
             usize::from(text.height),
             usize::from(text.width),
         );
