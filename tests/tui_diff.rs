@@ -81,7 +81,7 @@ fn screen(app: &mut App, w: u16, h: u16) -> String {
 
 fn loaded(app: &App) -> bool {
     app.diff_view()
-        .is_some_and(|v| matches!(v.body, Body::Loaded { .. }))
+        .is_some_and(|v| matches!(v.body, Body::Loaded(_)))
 }
 
 fn outcome(app: &App, id: &str) -> Option<WorktreeOutcome> {

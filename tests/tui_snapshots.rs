@@ -1211,7 +1211,10 @@ fn hand_diff(a: &mut App) {
         origin: Origin::Action,
         result: Ok(Outcome::Diff {
             task_id: "t-wt".into(),
-            diff: Ok(Box::new(sample_diff())),
+            diff: Ok(Box::new(orchestra::tui::diff_view::PreparedDiff::new(
+                "t-wt",
+                sample_diff(),
+            ))),
         }),
     });
 }

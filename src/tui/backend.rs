@@ -6,7 +6,7 @@
 //! [`EngineCockpit`] implements it over an in-process [`Engine`], for tests that drive the
 //! app without a daemon; the app and its views have one code path for both.
 
-use super::diff_view::{TaskDiff, WorktreeUsage};
+use super::diff_view::{PreparedDiff, WorktreeUsage};
 use super::transcript_view::TRANSCRIPT_BYTES;
 use crate::engine::{CreateTask, Engine, EngineError, Event, Input, SessionInfo, TaskPatch};
 use crate::task::{Task, TaskStatus};
@@ -120,7 +120,7 @@ pub enum Outcome {
     /// view, whichever is open when it arrives).
     Diff {
         task_id: String,
-        diff: Result<Box<TaskDiff>, String>,
+        diff: Result<Box<PreparedDiff>, String>,
     },
     /// The answer to [`Command::Merge`] and [`Command::Discard`]: a line saying what was
     /// done, or orchestra's refusal (naming the files in the way).
@@ -396,11 +396,12 @@ impl Cockpit for EngineCockpit {
                     Ok(Outcome::Done(String::new()))
                 }
                 Command::Diff(id) => {
-                    let diff = engine.task_diff(&id).await;
-                    Ok(Outcome::Diff {
-                        task_id: id,
-                        diff: diff.map(|d| Box::new(d.into())).map_err(msg),
-                    })
+                    let diff = engine
+                        .task_diff(&id)
+                        .await
+                        .map(|d| Box::new(PreparedDiff::new(&id, d.into())))
+                        .map_err(msg);
+                    Ok(Outcome::Diff { task_id: id, diff })
                 }
                 Command::Merge(id) => {
                     let result = engine.merge_task(&id).await.map(|(t, merged)| {

@@ -164,6 +164,37 @@ pub fn classify(patch: &str, max: usize) -> (Vec<DiffLine>, Vec<usize>, usize) {
     (lines, starts, all.count())
 }
 
+/// A diff ready to show: its patch split into classified lines, with where each file
+/// starts. Made in the command's future, off the UI thread: a long diff costs no frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedDiff {
+    /// The diff, its patch moved into `lines`.
+    pub diff: TaskDiff,
+    pub lines: Vec<DiffLine>,
+    /// The first line of each file, in the order of `diff.files`.
+    pub starts: Vec<usize>,
+}
+
+impl PreparedDiff {
+    pub fn new(task_id: &str, mut diff: TaskDiff) -> PreparedDiff {
+        let patch = std::mem::take(&mut diff.patch);
+        let (mut lines, starts, left_out) = classify(&patch, MAX_LINES);
+        if left_out > 0 {
+            lines.push(DiffLine {
+                kind: LineKind::Hunk,
+                text: format!(
+                    "… {left_out} more lines: `orchestra task diff {task_id}` prints them all"
+                ),
+            });
+        }
+        PreparedDiff {
+            diff,
+            lines,
+            starts,
+        }
+    }
+}
+
 /// What the diff view holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Body {
@@ -171,12 +202,7 @@ pub enum Body {
     Loading,
     /// Why there is no diff to show (a sentence).
     Nothing(String),
-    Loaded {
-        diff: TaskDiff,
-        lines: Vec<DiffLine>,
-        /// The first line of each file, in the order of `diff.files`.
-        starts: Vec<usize>,
-    },
+    Loaded(Box<PreparedDiff>),
 }
 
 /// The diff view of one task (`d`).
@@ -216,23 +242,9 @@ impl DiffView {
     }
 
     /// The diff arrived; a reload keeps the place when the same file is still there.
-    pub fn loaded(&mut self, diff: TaskDiff) {
-        let (mut lines, starts, left_out) = classify(&diff.patch, MAX_LINES);
-        if left_out > 0 {
-            lines.push(DiffLine {
-                kind: LineKind::Hunk,
-                text: format!(
-                    "… {left_out} more lines: `orchestra task diff {}` prints them all",
-                    self.task_id
-                ),
-            });
-        }
+    pub fn loaded(&mut self, diff: Box<PreparedDiff>) {
         let keep = self.current_path().map(str::to_string);
-        self.body = Body::Loaded {
-            diff,
-            lines,
-            starts,
-        };
+        self.body = Body::Loaded(diff);
         match keep.and_then(|p| self.files().iter().position(|f| f.path == p)) {
             Some(i) => {
                 self.file = i;
@@ -247,21 +259,21 @@ impl DiffView {
 
     pub fn files(&self) -> &[DiffFile] {
         match &self.body {
-            Body::Loaded { diff, .. } => &diff.files,
+            Body::Loaded(d) => &d.diff.files,
             _ => &[],
         }
     }
 
     pub fn lines(&self) -> &[DiffLine] {
         match &self.body {
-            Body::Loaded { lines, .. } => lines,
+            Body::Loaded(d) => &d.lines,
             _ => &[],
         }
     }
 
     fn starts(&self) -> &[usize] {
         match &self.body {
-            Body::Loaded { starts, .. } => starts,
+            Body::Loaded(d) => &d.starts,
             _ => &[],
         }
     }
@@ -413,7 +425,7 @@ mod tests {
 
     fn view(page: usize) -> DiffView {
         let mut v = DiffView::new("t1", "task");
-        v.loaded(TaskDiff {
+        let diff = TaskDiff {
             branch: "orchestra/task-t1".into(),
             base_branch: "main".into(),
             base_moved: false,
@@ -432,7 +444,8 @@ mod tests {
                 },
             ],
             patch: PATCH.into(),
-        });
+        };
+        v.loaded(Box::new(PreparedDiff::new("t1", diff)));
         v.page = page;
         v
     }
@@ -462,10 +475,11 @@ mod tests {
         let mut v = DiffView::new("t1", "task");
         let patch =
             "diff --git a/x b/x\n@@ -0,0 +1 @@\n".to_string() + &"+line\n".repeat(MAX_LINES);
-        v.loaded(TaskDiff {
+        let diff = TaskDiff {
             patch,
             ..Default::default()
-        });
+        };
+        v.loaded(Box::new(PreparedDiff::new("t1", diff)));
         assert_eq!(v.lines().len(), MAX_LINES + 1);
         assert_eq!(
             v.lines()[MAX_LINES].text,
@@ -523,7 +537,7 @@ mod tests {
         let mut v = view(4);
         v.jump_file(true);
         let again = match &v.body {
-            Body::Loaded { diff, .. } => diff.clone(),
+            Body::Loaded(d) => d.clone(),
             _ => unreachable!(),
         };
         v.loaded(again);

@@ -10,7 +10,7 @@ pub mod stream;
 use crate::engine::Event;
 use crate::task::TaskStatus;
 use crate::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
-use crate::tui::diff_view::{TaskDiff, WorktreeUsage};
+use crate::tui::diff_view::{PreparedDiff, TaskDiff, WorktreeUsage};
 use crate::tui::transcript_view::TRANSCRIPT_BYTES;
 use http::{Api, ApiError, Method, segment};
 use link::{Locate, Shared};
@@ -417,7 +417,7 @@ fn run_command(
                 v.get("diff")
                     .cloned()
                     .and_then(|d| serde_json::from_value::<TaskDiff>(d).ok())
-                    .map(Box::new)
+                    .map(|d| Box::new(PreparedDiff::new(&id, d)))
                     .ok_or_else(|| "orchestra's answer holds no diff".to_string())
             });
             Ok(Outcome::Diff { task_id: id, diff })

@@ -7,7 +7,7 @@
 use crate::engine::TaskEventKind;
 use crate::task::Task;
 use crate::tui::backend::{Command, Outcome};
-use crate::tui::diff_view::{Body, DiffView, TaskDiff, no_diff_reason};
+use crate::tui::diff_view::{Body, DiffView, PreparedDiff, no_diff_reason};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::state::*;
 use crossterm::event::KeyEvent;
@@ -176,13 +176,13 @@ impl App {
 
     /// A diff read: shown when that task's view is still open; why there is none, said
     /// there (a failed reload keeps what was shown).
-    pub(crate) fn on_diff(&mut self, task_id: String, diff: Result<Box<TaskDiff>, String>) {
+    pub(crate) fn on_diff(&mut self, task_id: String, diff: Result<Box<PreparedDiff>, String>) {
         let Some(v) = self.review.diff.as_mut().filter(|v| v.task_id == task_id) else {
             return;
         };
         match diff {
-            Ok(d) => v.loaded(*d),
-            Err(e) if matches!(v.body, Body::Loaded { .. }) => {
+            Ok(d) => v.loaded(d),
+            Err(e) if matches!(v.body, Body::Loaded(_)) => {
                 self.notify(format!("cannot read the diff again: {e}"), Level::Error)
             }
             Err(e) => v.body = Body::Nothing(e),

@@ -180,7 +180,8 @@ impl App {
         let w = usize::from(inner.width);
         // Above the diff: branch, base and totals; the base moved; a refusal, whole.
         let mut head: Vec<Line> = Vec::new();
-        if let Body::Loaded { diff, .. } = &v.body {
+        if let Body::Loaded(d) = &v.body {
+            let diff = &d.diff;
             let added: u64 = diff.files.iter().filter_map(|f| f.added).sum();
             let removed: u64 = diff.files.iter().filter_map(|f| f.removed).sum();
             let n = diff.files.len();
@@ -241,11 +242,11 @@ impl App {
         let sentence = match &v.body {
             Body::Loading => Some(format!("Reading the diff of {:?}…", v.name)),
             Body::Nothing(why) => Some(sentence_case(why)),
-            Body::Loaded { diff, .. } if diff.files.is_empty() => Some(format!(
+            Body::Loaded(d) if d.diff.files.is_empty() => Some(format!(
                 "No changes: the worktree of {:?} holds exactly what {} held when the task started.",
-                v.name, diff.base_branch
+                v.name, d.diff.base_branch
             )),
-            Body::Loaded { .. } => None,
+            Body::Loaded(_) => None,
         };
         if let Some(s) = sentence {
             let lines: Vec<Line> = word_wrap(&s, w.saturating_sub(2))
