@@ -1,7 +1,7 @@
 //! Reviewing a worktree task from the TUI: its diff as the diff view shows it (the files with
-//! their counts and the unified diff, split into classified lines once when it arrives, with
-//! where each file starts), scrolled and jumped through by line; the merge or discard in
-//! flight; and the disk the task worktrees use.
+//! their counts and the unified diff, split into classified lines once, off the UI thread,
+//! with where each file starts), scrolled and jumped through by line; why a task has nothing
+//! to show; and the disk the task worktrees use.
 //!
 //! [`TaskDiff`] and [`WorktreeUsage`] are the TUI's own small copies of what
 //! `GET /tasks/:id/diff` and `GET /worktrees` answer, until the wire types carry them.
@@ -124,8 +124,8 @@ fn clean(line: &str) -> String {
     out
 }
 
-/// The most lines of a diff the view holds: it is classified on the UI thread when it
-/// arrives, and a diff longer than this is for `orchestra task diff` and a pager.
+/// The most lines of a diff the view holds (each kept as a string for as long as the view is
+/// open): a diff longer than this is for `orchestra task diff` and a pager.
 pub const MAX_LINES: usize = 50_000;
 
 /// The patch's first `max` lines, classified; the index of each `diff --git` line among
