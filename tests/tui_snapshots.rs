@@ -1367,3 +1367,50 @@ fn answers_reach_the_view_of_their_own_task() {
         t.backend()
     );
 }
+
+/// A base branch that moved since the task started is said above the diff; a binary file has
+/// no line counts.
+#[test]
+fn the_diff_view_says_the_base_moved_and_marks_binary_files() {
+    use crossterm::event::KeyCode::*;
+    let f = with_worktree_task();
+    let mut a = app(&f);
+    render(&mut a, 120, 40);
+    a.select_task("t-wt");
+    keys(&mut a, &[Char('d')]);
+    let mut diff = sample_diff();
+    diff.base_moved = true;
+    diff.files.push(orchestra::tui::diff_view::DiffFile {
+        path: "logo.png".into(),
+        status: "added".into(),
+        added: None,
+        removed: None,
+    });
+    diff.patch
+        .push_str("diff --git a/logo.png b/logo.png\nnew file mode 100644\nBinary files /dev/null and b/logo.png differ\n");
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Diff {
+            task_id: "t-wt".into(),
+            diff: Ok(Box::new(orchestra::tui::diff_view::PreparedDiff::new(
+                "t-wt", diff,
+            ))),
+        }),
+    });
+    let t = render(&mut a, 120, 40);
+    let shown = format!("{:?}", t.backend());
+    assert!(
+        shown.contains("main has moved since the task started"),
+        "{shown}"
+    );
+    assert!(shown.contains("A logo.png"), "{shown}");
+    assert!(shown.contains("binary"), "{shown}");
+    keys(&mut a, &[End]);
+    let t = render(&mut a, 120, 40);
+    let shown = format!("{:?}", t.backend());
+    assert!(
+        shown.contains("Binary files /dev/null and b/logo.png differ"),
+        "{shown}"
+    );
+    assert!(shown.contains("▸A logo.png"), "{shown}");
+}
