@@ -11,38 +11,6 @@ use support::*;
 
 const TASKS: &str = "/api/coding-agents/tasks";
 
-/// Runs git in `dir` as the user would (their own identity, no global config).
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "user")
-        .env("GIT_AUTHOR_EMAIL", "user@example.com")
-        .env("GIT_COMMITTER_NAME", "user")
-        .env("GIT_COMMITTER_EMAIL", "user@example.com")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-}
-
-/// A repository on `main` with `a.txt` and `b.txt` committed.
-fn repo() -> tempfile::TempDir {
-    let d = tempfile::tempdir().expect("tempdir");
-    let p = d.path();
-    git(p, &["init", "-q", "-b", "main"]);
-    std::fs::write(p.join("a.txt"), "a\n").unwrap();
-    std::fs::write(p.join("b.txt"), "b\n").unwrap();
-    git(p, &["add", "."]);
-    git(p, &["commit", "-qm", "init"]);
-    d
-}
-
 /// What the user sees of their repository: status and HEAD.
 fn state_of(repo: &Path) -> (String, String) {
     (
@@ -113,7 +81,7 @@ fn file(p: &str, status: &str, added: i64, removed: i64) -> (String, String, i64
 #[test]
 fn three_tasks_merge_one_discard_one_keep_one() {
     let s = Server::start();
-    let r = repo();
+    let r = git_repo();
     let repo = r.path();
     let one = run(&s, "One", "echo one > one.txt && echo more >> a.txt", repo);
     let two = run(
@@ -226,7 +194,7 @@ fn three_tasks_merge_one_discard_one_keep_one() {
 #[test]
 fn the_users_changes_and_conflicts_are_refused_without_a_change() {
     let s = Server::start();
-    let r = repo();
+    let r = git_repo();
     let repo = r.path();
     let t = run(&s, "Edit a", "echo agent > a.txt && echo n > new.txt", repo);
     let merge = format!("{TASKS}/{}/merge", id(&t));
@@ -294,7 +262,7 @@ fn bad_starting_points_get_clear_answers() {
     assert_eq!(r.status, 400, "{}", r.body);
     assert!(r.body.contains("no commit"), "{}", r.body);
 
-    let rp = repo();
+    let rp = git_repo();
     let repo = rp.path();
     git(repo, &["checkout", "-q", "--detach"]);
     let r = create(&s, "x", "true", repo, json!({}));
@@ -348,7 +316,7 @@ fn bad_starting_points_get_clear_answers() {
 #[test]
 fn deleting_and_collecting_keep_every_line() {
     let s = Server::start();
-    let r = repo();
+    let r = git_repo();
     let repo = r.path();
     let t = run(&s, "Keep me", "echo kept > kept.txt", repo);
     let (path, branch) = worktree(&t);
@@ -399,7 +367,7 @@ fn deleting_and_collecting_keep_every_line() {
 #[test]
 fn eight_tasks_on_one_repository_start_at_once() {
     let s = Server::start();
-    let r = repo();
+    let r = git_repo();
     let repo = r.path().to_path_buf();
     let ids: Vec<String> = (0..8)
         .map(|i| {
@@ -462,7 +430,7 @@ fn cli(s: &Server, args: &[&str]) -> (bool, String, String) {
 #[test]
 fn the_cli_diffs_merges_discards_and_collects() {
     let s = Server::start();
-    let r = repo();
+    let r = git_repo();
     let repo = r.path();
     let dir = repo.to_str().unwrap();
     let add = |name: &str, cmd: &str| {
@@ -549,7 +517,7 @@ fn isolation_of(s: &Server, dir: &Path) -> Value {
 fn coding_agents_are_isolated_by_default_where_git_allows() {
     let cfg_dir = tempfile::tempdir().unwrap();
     let s = Server::start_with(&["--config", &coder_config(cfg_dir.path(), "")]);
-    let r = repo();
+    let r = git_repo();
     std::fs::create_dir(r.path().join("sub")).unwrap();
     let t = isolation_of(&s, &r.path().join("sub"));
     assert_eq!(t["metadata"]["isolation"], "worktree");
@@ -570,7 +538,7 @@ fn coding_agents_are_isolated_by_default_where_git_allows() {
         isolation_of(&s, plain.path())["metadata"]["isolation"],
         "none"
     );
-    let detached = repo();
+    let detached = git_repo();
     git(detached.path(), &["checkout", "-q", "--detach"]);
     assert_eq!(
         isolation_of(&s, detached.path())["metadata"]["isolation"],
@@ -592,7 +560,7 @@ fn coding_agents_are_isolated_by_default_where_git_allows() {
 #[test]
 fn a_repository_sets_up_its_worktrees_first() {
     let s = Server::start();
-    let r = repo();
+    let r = git_repo();
     let repo = r.path();
     std::fs::write(repo.join(".gitignore"), ".env\ndeps/\n").unwrap();
     std::fs::write(

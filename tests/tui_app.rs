@@ -23,27 +23,7 @@ fn typed(app: &mut App, s: &str) {
     }
 }
 
-/// Applies command results and engine events until `ok` holds, or fails after 15 s.
-async fn wait_for(
-    app: &mut App,
-    events: &mut tokio::sync::broadcast::Receiver<orchestra::engine::Event>,
-    what: &str,
-    mut ok: impl FnMut(&mut App) -> bool,
-) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        app.pump();
-        while let Ok(ev) = events.try_recv() {
-            app.on_engine(Ok(ev));
-        }
-        app.refresh_if_stale();
-        if ok(app) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+use support::app_wait_for as wait_for;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_create_start_pause_resume_cancel_retry() {

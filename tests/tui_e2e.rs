@@ -851,3 +851,65 @@ fn orchestra_gone_and_back_keeps_the_place() {
     let _ = serve.wait();
     no_process_left(&marker);
 }
+
+/// Review and merge from the TUI: a shell task in its own worktree writes a file and exits;
+/// `d` shows the file in the diff view, `M` then `y` merges it, and it is on the base branch.
+#[test]
+fn a_shell_writes_a_file_in_its_worktree_and_the_tui_merges_it() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tmux, root) = start(tmp.path());
+    let repo = support::git_repo();
+    let created = cli(
+        &root,
+        &[
+            "task",
+            "add",
+            "--json",
+            "--provider",
+            "shell",
+            "--isolation",
+            "worktree",
+            "--dir",
+            &repo.path().display().to_string(),
+            "--description",
+            "echo from-shell > shell.txt && exit",
+            "--start",
+            "Shell writes",
+        ],
+    );
+    let task: serde_json::Value = serde_json::from_str(&created).expect("JSON");
+    let id = task["task"]["id"].as_str().expect("an id").to_string();
+    tmux.wait("the task to complete", |s| s.contains("✓ Shell writes"));
+    tmux.send(&["d"]);
+    tmux.wait("the diff view", |s| {
+        s.contains("Diff · Shell writes") && s.contains("shell.txt") && s.contains("+from-shell")
+    });
+    tmux.send(&["M"]);
+    tmux.wait("the question", |s| {
+        s.contains("Merge \"Shell writes\" into main?")
+    });
+    tmux.send(&["y"]);
+    tmux.wait("the merge", |s| {
+        s.contains("merged \"Shell writes\" into main") && !s.contains("Diff · Shell writes")
+    });
+    assert_eq!(
+        support::git(repo.path(), &["show", "main:shell.txt"]),
+        "from-shell"
+    );
+    assert_eq!(
+        support::git(repo.path(), &["branch", "--list", "orchestra/*"]),
+        ""
+    );
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli(&root, &["task", "show", "--json", &id])).expect("JSON");
+    assert_eq!(
+        shown["task"]["metadata"]["worktree"]["outcome"], "merged",
+        "{shown}"
+    );
+    tmux.send(&["q"]);
+    exits(&tmux);
+}

@@ -702,15 +702,12 @@ fn the_help_overlay_fits_and_scrolls_to_its_last_line() {
         let shown = format!("{:?}", t.backend());
         assert!(shown.contains("Esc closes"), "{shown}");
         // PgDn until the end: the last line of the help shows, with its frame.
-        for _ in 0..20 {
+        for _ in 0..40 {
             keys(&mut a, &[PageDown]);
         }
         let t = render(&mut a, w, h);
         let shown = format!("{:?}", t.backend());
-        assert!(
-            shown.contains("answer those in the terminal"),
-            "{w}x{h}: {shown}"
-        );
+        assert!(shown.contains("answer in the terminal"), "{w}x{h}: {shown}");
         let last = orchestra::tui::view::help_lines(w as usize - 2).len();
         assert!(
             shown.contains(&format!("–{last} of {last}")),
@@ -1142,4 +1139,284 @@ fn keys_rebound_in_the_config_file_work_and_show() {
         err.contains("halt") && err.contains("new_task, start"),
         "{err}"
     );
+}
+
+/// A finished worktree task whose diff the view shows.
+fn worktree_task(id: &str, name: &str) -> Task {
+    let mut t = task(id, name, TaskStatus::Completed);
+    t.metadata.isolation = orchestra::task::Isolation::Worktree;
+    t.metadata.worktree = Some(orchestra::task::TaskWorktree {
+        at: orchestra::git::Worktree {
+            repo: "/work/project".into(),
+            path: "/state/worktrees/project-1a2b/t-wt".into(),
+            branch: "orchestra/fix-the-lexer-t-wt".into(),
+            base_branch: "main".into(),
+            base_commit: "0123456789abcdef0123456789abcdef01234567".into(),
+            prefix: String::new(),
+        },
+        outcome: None,
+        snapshot: None,
+    });
+    t
+}
+
+/// Three files: one modified in two hunks (a tab in it), one added, one deleted.
+fn sample_diff() -> orchestra::tui::diff_view::TaskDiff {
+    use orchestra::tui::diff_view::{DiffFile, TaskDiff};
+    let mut patch = String::from(
+        "diff --git a/src/lexer.rs b/src/lexer.rs\nindex 1111111..2222222 100644\n--- a/src/lexer.rs\n+++ b/src/lexer.rs\n@@ -1,5 +1,6 @@\n use std::str::Chars;\n-fn next(c: &mut Chars) -> char {\n+fn next(c: &mut Chars) -> Option<char> {\n \tc.next()\n+    // an empty input ends the tokens\n }\n",
+    );
+    for i in 0..12 {
+        patch.push_str(&format!(" // unchanged line {i}\n"));
+    }
+    patch.push_str("@@ -40,3 +41,3 @@ fn tokens()\n-    let t = next(&mut c);\n+    let Some(t) = next(&mut c) else { break };\n     out.push(t);\n");
+    patch.push_str("diff --git a/tests/lexer_empty.rs b/tests/lexer_empty.rs\nnew file mode 100644\nindex 0000000..3333333\n--- /dev/null\n+++ b/tests/lexer_empty.rs\n@@ -0,0 +1,4 @@\n+#[test]\n+fn empty_input_has_no_tokens() {\n+    assert!(tokens(\"\").is_empty());\n+}\n");
+    patch.push_str("diff --git a/src/old_lexer.rs b/src/old_lexer.rs\ndeleted file mode 100644\nindex 4444444..0000000\n--- a/src/old_lexer.rs\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-// the old lexer\n-pub fn lex() {}\n");
+    let file = |path: &str, status: &str, added, removed| DiffFile {
+        path: path.into(),
+        status: status.into(),
+        added: Some(added),
+        removed: Some(removed),
+    };
+    TaskDiff {
+        branch: "orchestra/fix-the-lexer-t-wt".into(),
+        base_branch: "main".into(),
+        base_moved: false,
+        files: vec![
+            file("src/lexer.rs", "modified", 3, 2),
+            file("tests/lexer_empty.rs", "added", 4, 0),
+            file("src/old_lexer.rs", "deleted", 0, 2),
+        ],
+        patch,
+    }
+}
+
+fn with_worktree_task() -> Arc<Fake> {
+    let f = fake();
+    f.snap
+        .lock()
+        .tasks
+        .push(Arc::new(worktree_task("t-wt", "fix the lexer")));
+    f
+}
+
+/// `d` on the worktree task, and its diff handed over as the cockpit would.
+fn open_diff(a: &mut App, f: &Arc<Fake>) {
+    a.select_task("t-wt");
+    a.on_terminal_event(key(crossterm::event::KeyCode::Char('d')));
+    assert_eq!(
+        f.commands.lock().last(),
+        Some(&Command::Diff("t-wt".into())),
+        "d asks for the diff"
+    );
+    hand_diff(a);
+}
+
+fn hand_diff(a: &mut App) {
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Diff {
+            task_id: "t-wt".into(),
+            diff: Ok(Box::new(orchestra::tui::diff_view::PreparedDiff::new(
+                "t-wt",
+                sample_diff(),
+            ))),
+        }),
+    });
+}
+
+/// The diff view at 80×24 (no room for the file list: a line names the file), at 120×40 (the
+/// list beside the diff) and at the smallest size; then jumped to the next file.
+#[test]
+fn the_diff_view_at_three_sizes() {
+    use crossterm::event::KeyCode::*;
+    let f = with_worktree_task();
+    for (w, h) in [(80, 24), (120, 40), (50, 12)] {
+        let mut a = app(&f);
+        render(&mut a, w, h);
+        a.select_task("t-wt");
+        a.on_terminal_event(key(Char('d')));
+        let t = render(&mut a, w, h);
+        if (w, h) == (80, 24) {
+            insta::assert_snapshot!("diff_view_reading_80x24", t.backend());
+        }
+        hand_diff(&mut a);
+        let t = render(&mut a, w, h);
+        insta::assert_snapshot!(format!("diff_view_{w}x{h}"), t.backend());
+        keys(&mut a, &[Char('n')]);
+        let t = render(&mut a, w, h);
+        insta::assert_snapshot!(format!("diff_view_next_file_{w}x{h}"), t.backend());
+    }
+}
+
+/// Added lines are green, removed red, hunk headers cyan, a file's first line yellow.
+#[test]
+fn the_diff_is_coloured_by_line() {
+    use ratatui::layout::Position;
+    let f = with_worktree_task();
+    let mut a = app(&f);
+    render(&mut a, 120, 40);
+    open_diff(&mut a, &f);
+    let t = render(&mut a, 120, 40);
+    let buf = t.backend().buffer();
+    let fg_of = |needle: &str| {
+        for y in 0..buf.area.height {
+            let row: String = (0..buf.area.width)
+                .map(|x| buf[Position::new(x, y)].symbol().to_string())
+                .collect();
+            if let Some(i) = row.find(needle) {
+                let x = row[..i].chars().count() as u16;
+                return buf[Position::new(x, y)].fg;
+            }
+        }
+        panic!("{needle:?} not shown");
+    };
+    assert_eq!(fg_of("+fn next"), Color::Green);
+    assert_eq!(fg_of("-fn next"), Color::Red);
+    assert_eq!(fg_of("@@ -1,5"), Color::Cyan);
+    assert_eq!(fg_of("diff --git a/src/lexer.rs"), Color::Yellow);
+    assert_eq!(fg_of(" use std"), Color::Reset);
+}
+
+/// Merge and discard questions name the task, the base branch, the snapshot ref; a refusal is
+/// shown whole in the diff view; a task without a worktree says so in a sentence.
+#[test]
+fn merge_discard_and_nothing_to_show() {
+    use crossterm::event::KeyCode::*;
+    let f = with_worktree_task();
+    both_sizes("confirm_merge", &f, |a| {
+        a.select_task("t-wt");
+        keys(a, &[Char('M')]);
+    });
+    both_sizes("confirm_discard", &f, |a| {
+        a.select_task("t-wt");
+        keys(a, &[Char('X')]);
+    });
+    let mut a = app(&f);
+    render(&mut a, 80, 24);
+    open_diff(&mut a, &f);
+    keys(&mut a, &[Char('M'), Char('y')]);
+    assert_eq!(
+        f.commands.lock().last(),
+        Some(&Command::Merge("t-wt".into()))
+    );
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Finished {
+            task_id: "t-wt".into(),
+            result: Err("your uncommitted changes in src/lexer.rs are in the way of the merge into main; commit or stash them first; nothing was changed".into()),
+        }),
+    });
+    let t = render(&mut a, 80, 24);
+    insta::assert_snapshot!("diff_view_refused_80x24", t.backend());
+    // A task without a worktree (isolation none) says so rather than showing an empty pane.
+    keys(&mut a, &[Esc]);
+    a.select_task("t-done");
+    keys(&mut a, &[Char('d')]);
+    let t = render(&mut a, 80, 24);
+    insta::assert_snapshot!("diff_view_no_worktree_80x24", t.backend());
+    assert_ne!(
+        f.commands.lock().last(),
+        Some(&Command::Diff("t-done".into())),
+        "nothing to ask orchestra"
+    );
+}
+
+/// Answers come back for the task they were asked for: a diff of another task does not land in
+/// the open view, and a refusal of a merge asked from the list opens that task's view.
+#[test]
+fn answers_reach_the_view_of_their_own_task() {
+    use crossterm::event::KeyCode::*;
+    let f = with_worktree_task();
+    let mut a = app(&f);
+    render(&mut a, 80, 24);
+    a.select_task("t-wt");
+    keys(&mut a, &[Char('d')]);
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Diff {
+            task_id: "t-other".into(),
+            diff: Err("not this one".into()),
+        }),
+    });
+    let v = a.diff_view().expect("open");
+    assert_eq!(v.body, orchestra::tui::diff_view::Body::Loading);
+    keys(&mut a, &[Esc]);
+    assert!(a.diff_view().is_none());
+    // Refused while no view is open: the task's view opens with the sentence.
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Finished {
+            task_id: "t-wt".into(),
+            result: Err("the merge conflicts in src/lexer.rs; nothing was changed".into()),
+        }),
+    });
+    let v = a.diff_view().expect("opened for the refusal");
+    assert_eq!(v.task_id, "t-wt");
+    assert_eq!(
+        v.refusal.as_deref(),
+        Some("the merge conflicts in src/lexer.rs; nothing was changed")
+    );
+    // Done: the view of that task closes and the line says what happened.
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Finished {
+            task_id: "t-wt".into(),
+            result: Ok("merged \"fix the lexer\" into main".into()),
+        }),
+    });
+    assert!(a.diff_view().is_none());
+    let t = render(&mut a, 80, 24);
+    assert!(
+        format!("{:?}", t.backend()).contains("merged \"fix the lexer\" into main"),
+        "{:?}",
+        t.backend()
+    );
+}
+
+/// A base branch that moved since the task started is said above the diff; a binary file has
+/// no line counts.
+#[test]
+fn the_diff_view_says_the_base_moved_and_marks_binary_files() {
+    use crossterm::event::KeyCode::*;
+    let f = with_worktree_task();
+    let mut a = app(&f);
+    render(&mut a, 120, 40);
+    a.select_task("t-wt");
+    keys(&mut a, &[Char('d')]);
+    let mut diff = sample_diff();
+    diff.base_moved = true;
+    diff.files.push(orchestra::tui::diff_view::DiffFile {
+        path: "logo.png".into(),
+        status: "added".into(),
+        added: None,
+        removed: None,
+    });
+    diff.patch
+        .push_str("diff --git a/logo.png b/logo.png\nnew file mode 100644\nBinary files /dev/null and b/logo.png differ\n");
+    a.on_result(AppMsg {
+        origin: Origin::Action,
+        result: Ok(Outcome::Diff {
+            task_id: "t-wt".into(),
+            diff: Ok(Box::new(orchestra::tui::diff_view::PreparedDiff::new(
+                "t-wt", diff,
+            ))),
+        }),
+    });
+    let t = render(&mut a, 120, 40);
+    let shown = format!("{:?}", t.backend());
+    assert!(
+        shown.contains("main has moved since the task started"),
+        "{shown}"
+    );
+    assert!(shown.contains("A logo.png"), "{shown}");
+    assert!(shown.contains("binary"), "{shown}");
+    keys(&mut a, &[End]);
+    let t = render(&mut a, 120, 40);
+    let shown = format!("{:?}", t.backend());
+    assert!(
+        shown.contains("Binary files /dev/null and b/logo.png differ"),
+        "{shown}"
+    );
+    assert!(shown.contains("▸A logo.png"), "{shown}");
 }

@@ -3,7 +3,7 @@
 use super::body::Body;
 use super::error::ApiError;
 use crate::engine::Engine;
-use crate::wire::{CollectedList, WorktreeInfo, WorktreeList};
+use crate::wire::{CollectedList, WorktreeList};
 use axum::Json;
 use axum::extract::State;
 use std::time::Duration;
@@ -13,36 +13,8 @@ const DEFAULT_OLDER_THAN_SECS: f64 = 7.0 * 24.0 * 3600.0;
 
 /// Every live task worktree with the bytes it holds.
 pub async fn list(State(engine): State<Engine>) -> Json<WorktreeList> {
-    let live: Vec<_> = engine
-        .list_tasks(None, None)
-        .into_iter()
-        .filter_map(|t| {
-            let wt = t.metadata.worktree.clone().filter(|w| w.is_live())?;
-            Some((t.id.clone(), t.status(), wt))
-        })
-        .collect();
-    let measured = tokio::task::spawn_blocking(move || {
-        live.into_iter()
-            .map(|(id, status, wt)| {
-                let bytes = crate::engine::disk_usage(wt.at.path());
-                (id, status, wt, bytes)
-            })
-            .collect::<Vec<_>>()
-    })
-    .await
-    .unwrap_or_default();
-    let bytes: u64 = measured.iter().map(|m| m.3).sum();
-    let worktrees = measured
-        .into_iter()
-        .map(|(task_id, status, wt, bytes)| WorktreeInfo {
-            task_id,
-            status,
-            path: wt.at.path,
-            branch: wt.at.branch,
-            base_branch: wt.at.base_branch,
-            bytes,
-        })
-        .collect();
+    let worktrees = engine.worktree_usage().await;
+    let bytes: u64 = worktrees.iter().map(|w| w.bytes).sum();
     Json(WorktreeList { worktrees, bytes })
 }
 

@@ -52,6 +52,33 @@ impl Engine {
         self.state_dir().join(crate::state_dir::WORKTREES_DIR)
     }
 
+    /// Every live task worktree with the bytes it holds (measured now, off the async
+    /// workers: a walk of the worktrees' files).
+    pub async fn worktree_usage(&self) -> Vec<crate::wire::WorktreeInfo> {
+        let live: Vec<_> = self
+            .list_tasks(None, None)
+            .into_iter()
+            .filter_map(|t| {
+                let wt = t.metadata.worktree.clone().filter(|w| w.is_live())?;
+                Some((t.id.clone(), t.status(), wt.at))
+            })
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            live.into_iter()
+                .map(|(task_id, status, at)| crate::wire::WorktreeInfo {
+                    bytes: disk_usage(at.path()),
+                    task_id,
+                    status,
+                    path: at.path,
+                    branch: at.branch,
+                    base_branch: at.base_branch,
+                })
+                .collect()
+        })
+        .await
+        .unwrap_or_default()
+    }
+
     /// Decides a new task's isolation. Asked for, `worktree` must be possible here (a
     /// repository with a commit, a branch to start from). Not asked for: a worktree for
     /// coding agents in a repository where one is possible, unless the config says `none`;

@@ -6,6 +6,7 @@
 //! [`EngineCockpit`] implements it over an in-process [`Engine`], for tests that drive the
 //! app without a daemon; the app and its views have one code path for both.
 
+use super::diff_view::{PreparedDiff, WorktreeUsage};
 use super::transcript_view::TRANSCRIPT_BYTES;
 use crate::engine::{CreateTask, Engine, EngineError, Event, Input, SessionInfo, TaskPatch};
 use crate::task::{Task, TaskStatus};
@@ -89,6 +90,14 @@ pub enum Command {
         cols: u16,
         rows: u16,
     },
+    /// A worktree task's changes against its base.
+    Diff(String),
+    /// Merge a finished worktree task into its base branch.
+    Merge(String),
+    /// Remove a finished task's worktree and branch (a snapshot ref keeps the work).
+    Discard(String),
+    /// The disk the live task worktrees use.
+    WorktreeUsage,
     /// How many agents run now (asked of the engine, not read from a snapshot).
     CountLive,
     /// Stop orchestra: every agent ended, state flushed.
@@ -107,6 +116,20 @@ pub enum Outcome {
     Done(String),
     /// A session's transcript (at most [`TRANSCRIPT_BYTES`], its end).
     Transcript { session_id: String, bytes: Vec<u8> },
+    /// The answer to [`Command::Diff`]: the diff, or why there is none (for that task's
+    /// view, whichever is open when it arrives).
+    Diff {
+        task_id: String,
+        diff: Result<Box<PreparedDiff>, String>,
+    },
+    /// The answer to [`Command::Merge`] and [`Command::Discard`]: a line saying what was
+    /// done, or orchestra's refusal (naming the files in the way).
+    Finished {
+        task_id: String,
+        result: Result<String, String>,
+    },
+    /// The answer to [`Command::WorktreeUsage`].
+    Usage(WorktreeUsage),
     /// The answer to [`Command::CountLive`].
     Live(usize),
     /// Orchestra was stopped; the line says what ended. The TUI leaves.
@@ -371,6 +394,47 @@ impl Cockpit for EngineCockpit {
                         .await
                         .map_err(msg)?;
                     Ok(Outcome::Done(String::new()))
+                }
+                Command::Diff(id) => {
+                    let diff = engine
+                        .task_diff(&id)
+                        .await
+                        .map(|d| Box::new(PreparedDiff::new(&id, d.into())))
+                        .map_err(msg);
+                    Ok(Outcome::Diff { task_id: id, diff })
+                }
+                Command::Merge(id) => {
+                    let result = engine.merge_task(&id).await.map(|(t, merged)| {
+                        super::diff_view::merged_note(
+                            &t.name,
+                            &merged.base_branch,
+                            merged.fast_forward,
+                            merged.files.len(),
+                        )
+                    });
+                    Ok(Outcome::Finished {
+                        task_id: id,
+                        result: result.map_err(msg),
+                    })
+                }
+                Command::Discard(id) => {
+                    let result = engine.discard_task(&id).await.map(|t| {
+                        super::diff_view::discarded_note(
+                            &t.name,
+                            &crate::git::snapshot::snapshot_ref(&t.id),
+                        )
+                    });
+                    Ok(Outcome::Finished {
+                        task_id: id,
+                        result: result.map_err(msg),
+                    })
+                }
+                Command::WorktreeUsage => {
+                    let usage = engine.worktree_usage().await;
+                    Ok(Outcome::Usage(WorktreeUsage {
+                        bytes: usage.iter().map(|u| u.bytes).sum(),
+                        per_task: usage.into_iter().map(|u| (u.task_id, u.bytes)).collect(),
+                    }))
                 }
                 Command::CountLive => Ok(Outcome::Live(engine.session_counts().0)),
                 Command::StopOrchestra => {

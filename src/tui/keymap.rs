@@ -38,6 +38,8 @@ pub enum Context {
     Message,
     /// The help overlay.
     Help,
+    /// The diff view of a worktree task.
+    Diff,
 }
 
 impl Context {
@@ -56,6 +58,7 @@ impl Context {
             Context::Filter => "Filter",
             Context::Message => "Message to an agent",
             Context::Help => "This help",
+            Context::Diff => "Diff view",
         }
     }
 
@@ -72,13 +75,14 @@ impl Context {
     }
 
     /// The order of sections in the help overlay.
-    pub const HELP_ORDER: [Context; 12] = [
+    pub const HELP_ORDER: [Context; 13] = [
         Context::Panes,
         Context::Tasks,
         Context::Steps,
         Context::Terminal,
         Context::Transcript,
         Context::Search,
+        Context::Diff,
         Context::Typing,
         Context::Form,
         Context::Confirm,
@@ -117,6 +121,12 @@ pub enum Action {
     Edit,
     /// Cycle how the task list is ordered: by created, name, status; grouped by status.
     Order,
+    /// Open the diff view of the selected worktree task.
+    Diff,
+    /// Merge the selected worktree task into its base branch (asks y/n).
+    Merge,
+    /// Remove the selected task's worktree and branch, keeping a snapshot (asks y/n).
+    Discard,
     /// Focus the terminal and type into the agent.
     Type,
     NextPane,
@@ -173,6 +183,19 @@ pub enum Action {
     HelpDown,
     HelpPageUp,
     HelpPageDown,
+    // The diff view.
+    DiffUp,
+    DiffDown,
+    DiffPageUp,
+    DiffPageDown,
+    DiffTop,
+    DiffBottom,
+    NextFile,
+    PrevFile,
+    DiffLeft,
+    DiffRight,
+    ReloadDiff,
+    CloseDiff,
 }
 
 impl Action {
@@ -199,6 +222,16 @@ impl Action {
             Delete => "delete",
             Edit => "edit",
             Order => "order",
+            Diff => "diff",
+            Merge => "merge",
+            Discard => "discard",
+            DiffUp | DiffDown => "scroll",
+            DiffPageUp | DiffPageDown => "page",
+            DiffTop | DiffBottom => "top/end",
+            NextFile | PrevFile => "file",
+            DiffLeft | DiffRight => "sideways",
+            ReloadDiff => "reload",
+            CloseDiff => "close",
             Search => "search",
             CloseTranscript => "close",
             SearchNext => "newer",
@@ -253,6 +286,18 @@ impl Action {
             Delete => "delete a finished task / ended session (y/n)",
             Edit => "edit a pending task's name and description",
             Order => "order the list: created, name, status, grouped",
+            Diff => "review a worktree task's changes (the diff view)",
+            Merge => "merge a finished worktree task into its base branch (y/n)",
+            Discard => {
+                "discard a finished task's worktree and branch; a snapshot ref keeps the work (y/n)"
+            }
+            DiffUp | DiffDown => "scroll a line",
+            DiffPageUp | DiffPageDown => "scroll a page",
+            DiffTop | DiffBottom => "the first / last line",
+            NextFile | PrevFile => "the next / previous file",
+            DiffLeft | DiffRight => "scroll long lines left / right",
+            ReloadDiff => "read the diff again",
+            CloseDiff => "close the diff view",
             Search => "search the transcript (not the task filter)",
             CloseTranscript => "close the transcript",
             SearchNext | SearchPrev => "the next (newer) / previous (older) match",
@@ -292,7 +337,10 @@ impl Action {
         match self {
             PageBack | PageForward => context == Context::Typing,
             Refresh | Back | PrevPane | Help | Oldest | HelpPageUp | HelpPageDown | StepsTop
-            | StepsBottom | SelectFirst | SelectLast | Order | Edit | Transcript | Delete => false,
+            | StepsBottom | SelectFirst | SelectLast | Order | Edit | Transcript | Delete
+            | Diff | DiffTop | DiffBottom | DiffLeft | DiffRight | ReloadDiff => false,
+            // Offered where the diff is read; in the panes they are in `?`.
+            Merge | Discard => context == Context::Diff,
             _ => true,
         }
     }
@@ -440,6 +488,9 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Panes, Key::ch('D'), A::Delete),
     bind(C::Panes, Key::ch('e'), A::Edit),
     bind(C::Panes, Key::ch('o'), A::Order),
+    bind(C::Panes, Key::ch('d'), A::Diff),
+    bind(C::Panes, Key::ch('M'), A::Merge),
+    bind(C::Panes, Key::ch('X'), A::Discard),
     bind(C::Panes, Key::ch('q'), A::Detach),
     bind(C::Panes, Key::ctrl('c'), A::Detach),
     bind(C::Panes, Key::ch('Q'), A::Stop),
@@ -498,6 +549,32 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Help, Key::ch('?'), A::CloseHelp),
     bind(C::Help, Key::ch('q'), A::CloseHelp),
     bind(C::Help, Key::plain(K::Enter), A::CloseHelp),
+    // The diff view.
+    bind(C::Diff, Key::plain(K::Up), A::DiffUp),
+    bind(C::Diff, Key::plain(K::Down), A::DiffDown),
+    bind(C::Diff, Key::ch('k'), A::DiffUp),
+    bind(C::Diff, Key::ch('j'), A::DiffDown),
+    bind(C::Diff, Key::plain(K::PageUp), A::DiffPageUp),
+    bind(C::Diff, Key::plain(K::PageDown), A::DiffPageDown),
+    bind(C::Diff, Key::ch('b'), A::DiffPageUp),
+    bind(C::Diff, Key::ch(' '), A::DiffPageDown),
+    bind(C::Diff, Key::plain(K::Home), A::DiffTop),
+    bind(C::Diff, Key::plain(K::End), A::DiffBottom),
+    bind(C::Diff, Key::ch('g'), A::DiffTop),
+    bind(C::Diff, Key::ch('G'), A::DiffBottom),
+    bind(C::Diff, Key::ch('n'), A::NextFile),
+    bind(C::Diff, Key::ch('N'), A::PrevFile),
+    bind(C::Diff, Key::plain(K::Tab), A::NextFile),
+    bind(C::Diff, Key::plain(K::BackTab), A::PrevFile),
+    bind(C::Diff, Key::plain(K::Left), A::DiffLeft),
+    bind(C::Diff, Key::plain(K::Right), A::DiffRight),
+    bind(C::Diff, Key::ch('M'), A::Merge),
+    bind(C::Diff, Key::ch('X'), A::Discard),
+    bind(C::Diff, Key::ch('r'), A::ReloadDiff),
+    bind(C::Diff, Key::plain(K::Esc), A::CloseDiff),
+    bind(C::Diff, Key::ch('q'), A::CloseDiff),
+    bind(C::Diff, Key::ch('d'), A::CloseDiff),
+    bind(C::Diff, Key::ch('?'), A::Help),
 ];
 
 /// The key as the table writes it: a printable character carries no SHIFT (it is in the
@@ -541,6 +618,7 @@ pub(crate) fn layers(context: Context) -> &'static [Context] {
         Context::Filter => &[Context::Filter],
         Context::Message => &[Context::Message],
         Context::Help => &[Context::Help],
+        Context::Diff => &[Context::Diff],
     }
 }
 

@@ -75,6 +75,7 @@ pub fn context_name(context: Context) -> &'static str {
         Context::Filter => "filter",
         Context::Message => "message",
         Context::Help => "help",
+        Context::Diff => "diff",
     }
 }
 

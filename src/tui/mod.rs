@@ -13,6 +13,7 @@ pub mod state;
 /// The old path of `state` (tests name `tui::app::Modal`).
 pub use state as app;
 pub mod backend;
+pub mod diff_view;
 pub mod form;
 pub mod keymap;
 pub mod keymap_config;

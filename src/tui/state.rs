@@ -71,6 +71,19 @@ pub enum Confirm {
     Stop {
         live: usize,
     },
+    /// Merge a worktree task's branch into its base branch.
+    Merge {
+        task_id: String,
+        name: String,
+        branch: String,
+        base_branch: String,
+    },
+    /// Remove a worktree task's worktree and branch (a snapshot ref keeps the work).
+    Discard {
+        task_id: String,
+        name: String,
+        branch: String,
+    },
 }
 
 /// An overlay that takes the keyboard.
@@ -122,6 +135,8 @@ pub enum Origin {
     Quiet,
     /// Reading a transcript: a failure ends the wait for it.
     Transcript,
+    /// Measuring the worktrees' disk: a failure is not worth a notice.
+    Usage,
 }
 
 /// A finished command.
@@ -285,6 +300,8 @@ pub struct App {
     /// How the task list is ordered (kept in the state directory).
     pub(crate) order: super::list_prefs::ListOrder,
     pub(crate) areas: Option<Areas>,
+    /// The diff view, the merge or discard in flight, the worktrees' disk.
+    pub(crate) review: super::diff_view::Review,
     pub(crate) resize_sent: HashMap<String, (u16, u16)>,
     /// The snapshot is out of date.
     pub(crate) stale: bool,
@@ -336,6 +353,7 @@ impl App {
             help_rows: 0,
             help_len: 0,
             areas: None,
+            review: Default::default(),
             resize_sent: HashMap::new(),
             stale: true,
             dirty: true,
@@ -350,6 +368,7 @@ impl App {
             app.order = super::list_prefs::load(&dir);
         }
         app.refresh();
+        app.ask_usage();
         app
     }
 
@@ -481,6 +500,7 @@ impl App {
             Modal::Filter(_) => Context::Filter,
             Modal::Message { .. } => Context::Message,
             Modal::Search(_) => Context::Search,
+            Modal::None if self.review.diff.is_some() => Context::Diff,
             Modal::None if self.typing => Context::Typing,
             Modal::None => self.pane_context(),
         }

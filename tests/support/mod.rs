@@ -483,3 +483,57 @@ pub fn fake_agent_config(dir: &Path, extra_args: &[&str]) -> PathBuf {
     std::fs::write(&path, config).expect("write config");
     path
 }
+
+/// Runs git in `dir` as the user would (their own identity, no global config).
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "user")
+        .env("GIT_AUTHOR_EMAIL", "user@example.com")
+        .env("GIT_COMMITTER_NAME", "user")
+        .env("GIT_COMMITTER_EMAIL", "user@example.com")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+}
+
+/// A repository on `main` with `a.txt` and `b.txt` committed.
+pub fn git_repo() -> tempfile::TempDir {
+    let d = tempfile::tempdir().expect("tempdir");
+    let p = d.path();
+    git(p, &["init", "-q", "-b", "main"]);
+    std::fs::write(p.join("a.txt"), "a\n").unwrap();
+    std::fs::write(p.join("b.txt"), "b\n").unwrap();
+    git(p, &["add", "."]);
+    git(p, &["commit", "-qm", "init"]);
+    d
+}
+
+/// Applies an app's command results and engine events until `ok` holds, or fails after 20 s.
+pub async fn app_wait_for(
+    app: &mut orchestra::tui::App,
+    events: &mut tokio::sync::broadcast::Receiver<orchestra::engine::Event>,
+    what: &str,
+    mut ok: impl FnMut(&mut orchestra::tui::App) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        app.pump();
+        while let Ok(ev) = events.try_recv() {
+            app.on_engine(Ok(ev));
+        }
+        app.refresh_if_stale();
+        if ok(app) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

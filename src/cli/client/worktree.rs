@@ -158,7 +158,7 @@ pub fn parse_age(s: &str) -> Result<u64, String> {
     Ok(n.saturating_mul(unit))
 }
 
-fn human_bytes(n: u64) -> String {
+pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut v = n as f64;
     let mut unit = 0;

@@ -9,7 +9,9 @@ pub mod stream;
 
 use crate::task::{Task, TaskStatus};
 use crate::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
+use crate::tui::diff_view::{PreparedDiff, TaskDiff, WorktreeUsage};
 use crate::tui::transcript_view::TRANSCRIPT_BYTES;
+use crate::wire;
 use crate::wire::request::{Answer, NewTask, Resize, SendMessage, TaskChange};
 use crate::wire::{DaemonStopped, Event, MessageBody, SessionBody, Status, TaskBody};
 use http::{Api, ApiError, Method, segment};
@@ -428,6 +430,63 @@ fn run_command(
             )
             .map_err(e)?;
             Ok(Outcome::Done(String::new()))
+        }
+        Command::Diff(id) => {
+            let diff = api
+                .read::<wire::DiffBody>(&task(&id, "diff"), "a task's diff")
+                .map(|b| Box::new(PreparedDiff::new(&id, TaskDiff::from(b.diff))))
+                .map_err(e);
+            Ok(Outcome::Diff { task_id: id, diff })
+        }
+        Command::Merge(id) => {
+            let result = api
+                .send::<_, wire::MergedTask>(
+                    Method::Post,
+                    &task(&id, "merge"),
+                    &(),
+                    "a merged task",
+                )
+                .map(|m| {
+                    crate::tui::diff_view::merged_note(
+                        &m.task.name,
+                        &m.merge.base_branch,
+                        m.merge.fast_forward,
+                        m.merge.files.len(),
+                    )
+                })
+                .map_err(e);
+            Ok(Outcome::Finished {
+                task_id: id,
+                result,
+            })
+        }
+        Command::Discard(id) => {
+            let result = api
+                .send::<_, wire::Discarded>(
+                    Method::Post,
+                    &task(&id, "discard"),
+                    &(),
+                    "a discarded task",
+                )
+                .map(|d| crate::tui::diff_view::discarded_note(&d.task.name, &d.snapshot_ref))
+                .map_err(e);
+            Ok(Outcome::Finished {
+                task_id: id,
+                result,
+            })
+        }
+        Command::WorktreeUsage => {
+            let list = api
+                .read::<wire::WorktreeList>("/api/coding-agents/worktrees", "the worktree list")
+                .map_err(e)?;
+            Ok(Outcome::Usage(WorktreeUsage {
+                bytes: list.bytes,
+                per_task: list
+                    .worktrees
+                    .into_iter()
+                    .map(|w| (w.task_id, w.bytes))
+                    .collect(),
+            }))
         }
         Command::CountLive => live_agents(api).map(Outcome::Live).map_err(e),
         Command::StopOrchestra => {

@@ -118,6 +118,10 @@ impl App {
             self.on_modal_key(key);
             return;
         }
+        if self.review.diff.is_some() {
+            self.on_diff_key(&key);
+            return;
+        }
         if self.typing {
             self.on_typing_key(key);
             return;
@@ -197,6 +201,7 @@ impl App {
                             self.notify("stopping orchestra…", Level::Info);
                             self.run(Command::StopOrchestra, Origin::Action)
                         }
+                        c @ (Confirm::Merge { .. } | Confirm::Discard { .. }) => self.finish(c),
                     }
                     Modal::None
                 }
@@ -300,7 +305,10 @@ impl App {
             // The question names the agents running now, as orchestra counts them (one started
             // from the CLI a moment ago included), not the ones last drawn.
             Action::Stop => self.run(Command::CountLive, Origin::Action),
-            Action::Refresh => self.refresh(),
+            Action::Refresh => {
+                self.refresh();
+                self.ask_usage();
+            }
             Action::Help => self.open(Modal::Help),
             Action::Filter => {
                 self.focus = Focus::Tasks;
@@ -366,6 +374,9 @@ impl App {
             Action::Delete => self.ask_delete(),
             Action::Edit => self.open_edit(),
             Action::Order => self.next_order(),
+            Action::Diff => self.open_diff(),
+            Action::Merge => self.ask_finish_selected(true),
+            Action::Discard => self.ask_finish_selected(false),
             Action::Type => self.enter_terminal(),
             Action::NextPane => self.cycle_focus(true),
             Action::PrevPane => self.cycle_focus(false),
@@ -413,7 +424,19 @@ impl App {
             | Action::HelpUp
             | Action::HelpDown
             | Action::HelpPageUp
-            | Action::HelpPageDown => {}
+            | Action::HelpPageDown
+            | Action::DiffUp
+            | Action::DiffDown
+            | Action::DiffPageUp
+            | Action::DiffPageDown
+            | Action::DiffTop
+            | Action::DiffBottom
+            | Action::NextFile
+            | Action::PrevFile
+            | Action::DiffLeft
+            | Action::DiffRight
+            | Action::ReloadDiff
+            | Action::CloseDiff => {}
         }
     }
 

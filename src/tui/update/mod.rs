@@ -9,6 +9,7 @@ use crate::tui::state::*;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
 
+mod diff;
 mod input;
 mod manage;
 mod mouse;
@@ -183,6 +184,7 @@ impl App {
         self.dirty = true;
         match (m.origin, m.result) {
             (Origin::Quiet, _) => {}
+            (Origin::Usage, r) => self.on_usage(r),
             (Origin::Form, Ok(Outcome::Created { task_id, note })) => {
                 if matches!(self.modal, Modal::Form(_)) {
                     self.modal = Modal::None;
@@ -212,6 +214,10 @@ impl App {
                 let text = self.created_notice(note.as_deref().unwrap_or("task created"));
                 self.notify(text, Level::Info);
             }
+            (_, Ok(Outcome::Diff { task_id, diff })) => self.on_diff(task_id, diff),
+            (_, Ok(Outcome::Finished { task_id, result })) => self.on_finished(task_id, result),
+            // Asked for with its own origin (above).
+            (_, Ok(Outcome::Usage(_))) => {}
             (_, Ok(Outcome::Transcript { session_id, bytes })) => {
                 self.on_transcript(session_id, bytes)
             }
@@ -262,6 +268,7 @@ impl App {
                 }
                 self.stale = true;
                 self.dirty = true;
+                self.on_task_event_for_review(kind, &task);
             }
             Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
                 self.stale = true;

@@ -11,6 +11,10 @@ impl App {
         if !matches!(self.modal, Modal::None) {
             return;
         }
+        if self.review.diff.is_some() {
+            self.mouse_diff(&m);
+            return;
+        }
         let pos = Position::new(m.column, m.row);
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) => {

@@ -21,8 +21,31 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
             "Stop orchestra and end {live} running agent{}?\nTo leave them running, detach instead.",
             if *live == 1 { "" } else { "s" }
         ),
+        Confirm::Merge {
+            name,
+            branch,
+            base_branch,
+            ..
+        } => format!(
+            "Merge {name:?} into {base_branch}?\nWhat the agent left uncommitted is committed on {branch}, which is merged into {base_branch}; then its worktree and branch are removed."
+        ),
+        Confirm::Discard {
+            task_id,
+            name,
+            branch,
+        } => format!(
+            "Discard {name:?}?\nIts worktree and branch {branch} are removed; all its work, uncommitted too, is kept in {}.",
+            crate::git::snapshot::snapshot_ref(task_id)
+        ),
     };
-    let r = centered(area, 50, 6);
+    // Wide enough for a branch or ref where the screen allows, as tall as the text needs,
+    // the y/n line below it.
+    let width = match c {
+        Confirm::Merge { .. } | Confirm::Discard { .. } => 64,
+        _ => 50,
+    };
+    let text_rows = wrap_breaking(&text, usize::from(area.width.min(width).saturating_sub(2)));
+    let r = centered(area, width, (text_rows.len() as u16 + 3).max(6));
     clear_overlay(frame, r);
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
@@ -33,7 +56,7 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         )));
     let inner = block.inner(r);
     frame.render_widget(block, r);
-    let mut lines: Vec<Line> = text.lines().map(|l| Line::from(l.to_string())).collect();
+    let mut lines: Vec<Line> = text_rows.into_iter().map(Line::from).collect();
     lines.push(Line::from(vec![
         Span::styled(
             "y",
@@ -48,5 +71,48 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         ),
         Span::raw(" no"),
     ]));
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Lines of at most `w` columns broken at spaces, a word longer than a line broken across
+/// lines (a task's ref must be read whole, never cut).
+fn wrap_breaking(text: &str, w: usize) -> Vec<String> {
+    let w = w.max(1);
+    let mut broken = String::new();
+    for (i, para) in text.split('\n').enumerate() {
+        if i > 0 {
+            broken.push('\n');
+        }
+        for (j, word) in para.split(' ').enumerate() {
+            if j > 0 {
+                broken.push(' ');
+            }
+            // A long word becomes pieces of `w` columns, each a word of its own.
+            let mut used = 0;
+            for ch in word.chars() {
+                let cw = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+                if used + cw > w {
+                    broken.push(' ');
+                    used = 0;
+                }
+                broken.push(ch);
+                used += cw;
+            }
+        }
+    }
+    word_wrap(&broken, w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_ref_is_broken_across_lines_never_cut() {
+        let r = "refs/orchestra/snapshots/0123456789abcdef0123456789abcdef";
+        let lines = wrap_breaking(&format!("kept in {r}."), 20);
+        assert!(lines.iter().all(|l| l.width() <= 20), "{lines:?}");
+        assert_eq!(lines.concat().replace(' ', ""), format!("keptin{r}."));
+        assert_eq!(wrap_breaking("Stop?\nYes", 20), vec!["Stop?", "Yes"]);
+    }
 }

@@ -190,6 +190,7 @@ impl App {
             label("dir"),
             Span::raw(t.metadata.working_directory.clone()),
         ]));
+        lines.extend(self.worktree_lines(t, label, dim));
         let session = t
             .metadata
             .session_id
@@ -270,5 +271,64 @@ impl App {
                 .scroll((self.steps_scroll, 0)),
             rest,
         );
+    }
+}
+
+use crate::task::WorktreeOutcome;
+
+impl App {
+    /// A worktree task's worktree: where it is, its branch and base, the disk it uses; or
+    /// what became of it.
+    fn worktree_lines(
+        &self,
+        t: &Task,
+        label: impl Fn(&'static str) -> Span<'static>,
+        dim: Style,
+    ) -> Vec<Line<'static>> {
+        let Some(wt) = &t.metadata.worktree else {
+            return Vec::new();
+        };
+        let at = &wt.at;
+        let mut lines = Vec::new();
+        match wt.outcome {
+            None => {
+                let bytes = self
+                    .review
+                    .usage
+                    .as_ref()
+                    .and_then(|u| u.per_task.get(&t.id))
+                    .map(|b| crate::cli::client::worktree::human_bytes(*b))
+                    .unwrap_or_default();
+                lines.push(Line::from(vec![
+                    label("worktree"),
+                    Span::styled(format!(" {bytes}"), dim),
+                ]));
+                // The path alone on its line: it is long, and wraps.
+                lines.push(Line::from(at.path.clone()));
+            }
+            Some(outcome) => {
+                let what = match outcome {
+                    WorktreeOutcome::Merged => format!("merged into {}", at.base_branch),
+                    WorktreeOutcome::Discarded => format!(
+                        "discarded; kept in {}",
+                        crate::git::snapshot::snapshot_ref(&t.id)
+                    ),
+                    WorktreeOutcome::Collected => "removed by gc".to_string(),
+                };
+                lines.push(Line::from(vec![
+                    label("worktree"),
+                    Span::styled(format!(" {what}"), dim),
+                ]));
+            }
+        }
+        lines.push(Line::from(vec![
+            label("branch"),
+            Span::raw(at.branch.clone()),
+        ]));
+        lines.push(Line::from(vec![
+            label("base"),
+            Span::raw(at.base_branch.clone()),
+        ]));
+        lines
     }
 }

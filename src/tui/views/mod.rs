@@ -4,6 +4,7 @@
 mod bottom_bar;
 mod confirm;
 mod details;
+mod diff;
 pub mod form;
 mod help;
 mod tasks;
@@ -213,6 +214,9 @@ impl App {
         self.draw_steps(frame, areas.steps);
         self.draw_terminal(frame, areas.term, areas.term_inner);
         self.draw_bottom(frame, areas.bottom);
+        if self.review.diff.is_some() {
+            self.draw_diff(frame, diff::diff_area(&areas));
+        }
         match &self.modal {
             Modal::Help => self.draw_help(frame, area),
             Modal::Form(f) => form::draw_form(frame, area, f, &self.keymap),
@@ -259,7 +263,7 @@ pub(crate) fn first_fitting(candidates: &[String], w: usize) -> String {
 }
 
 /// `press s…` → `Press s…`.
-fn sentence_case(s: &str) -> String {
+pub(crate) fn sentence_case(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
         Some(f) => f.to_uppercase().chain(c).collect(),

@@ -86,6 +86,24 @@ impl App {
                 spans.push(Span::styled(url.clone(), Style::default().fg(Color::Blue)));
             }
         }
+        // The disk task worktrees use, where it fits (`orchestra gc` frees it).
+        if let Some(u) = self
+            .review
+            .usage
+            .as_ref()
+            .filter(|u| !u.per_task.is_empty())
+        {
+            let n = u.per_task.len();
+            let text = format!(
+                "  {n} worktree{} {}",
+                if n == 1 { "" } else { "s" },
+                crate::cli::client::worktree::human_bytes(u.bytes)
+            );
+            let used: usize = spans.iter().map(Span::width).sum();
+            if used + text.width() <= usize::from(area.width) {
+                spans.push(Span::styled(text, Style::default().fg(Color::Magenta)));
+            }
+        }
         frame.render_widget(Paragraph::new(Line::from(spans)), area);
     }
 }
