@@ -382,6 +382,28 @@ fn exec_session_ends_with_the_commands_status() {
 }
 
 #[test]
+fn a_session_is_never_seen_exited_before_its_end_is_recorded() {
+    // Status and end are written together: every read of an `exited` session has `ended`,
+    // its exit code and its end time.
+    let s = Server::start();
+    for _ in 0..10 {
+        let id = spawn_session(&s, json!({"task": "exit 4", "providerId": "exec"}));
+        let mut torn = None;
+        let ended = wait_until(Duration::from_secs(10), || {
+            let info = s.get(&format!("{SESSIONS}/{id}")).json()["session"].clone();
+            if info["status"] == "exited"
+                && (info["ended"] != true || info["exitCode"] != 4 || !info["endedAt"].is_i64())
+            {
+                torn = Some(info.clone());
+            }
+            info["ended"] == true
+        });
+        assert!(ended);
+        assert_eq!(torn, None, "read exited before its end was recorded");
+    }
+}
+
+#[test]
 fn kill_9_of_orchestra_takes_the_children_down() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(dir.path(), &[]);

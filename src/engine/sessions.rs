@@ -491,7 +491,6 @@ impl Engine {
                 self.on_session_fact(&entry, Fact::Activity(a)).await;
             }
             if let Some(exit) = exited {
-                self.on_session_fact(&entry, Fact::Exited).await;
                 self.finish_reply(&entry).await;
                 self.mark_exited(&entry, exit).await;
                 return;
@@ -842,18 +841,8 @@ impl Engine {
 
     /// Records a session's end once (the follower and `end_session` may both get here).
     async fn mark_exited(&self, entry: &Arc<SessionEntry>, exit: ExitInfo) {
-        // Its status (`exited`) is decided like any other; the end goes out as `session:exited`.
-        entry.record_fact(Fact::Exited);
-        let info = {
-            let mut info = entry.info.lock();
-            if info.ended {
-                return;
-            }
-            info.ended = true;
-            info.exit_code = exit.code;
-            info.signal = exit.signal.clone();
-            info.ended_at = Some(now_ms());
-            info.clone()
+        let Some(info) = entry.record_exit(&exit) else {
+            return;
         };
         if let Err(e) = self
             .store()
@@ -863,6 +852,7 @@ impl Engine {
             tracing::error!(error = %e, "could not persist a session's end");
         }
         self.publish_session(SessionEventKind::Exited, &info);
+        self.session_status_changed(entry, info.status).await;
         tracing::info!(session = %info.id, %exit, "session ended");
         self.session_exited(entry, &info, &exit).await;
     }

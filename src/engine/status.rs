@@ -169,6 +169,29 @@ impl SessionEntry {
     }
 }
 
+impl SessionEntry {
+    /// Records the end of the session's process: its status (`exited`, decided like any
+    /// other) and how it ended are written together, so that no reader sees a session
+    /// `exited` but not `ended`. Returns the info the first time only.
+    pub(crate) fn record_exit(&self, exit: &crate::session::ExitInfo) -> Option<SessionInfo> {
+        let mut facts = self.facts.lock();
+        facts.apply(Fact::Exited);
+        let status = decide(&facts, None, self.agent.lock().recognised);
+        self.agent.lock().prompt = None;
+        let mut info = self.info.lock();
+        if info.ended {
+            return None;
+        }
+        info.status = status;
+        info.prompt = None;
+        info.ended = true;
+        info.exit_code = exit.code;
+        info.signal = exit.signal.clone();
+        info.ended_at = Some(super::now_ms());
+        Some(info.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::SessionStatus::*;

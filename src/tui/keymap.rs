@@ -696,6 +696,27 @@ impl KeyMap {
             .collect()
     }
 
+    /// The bottom bar's hints over the form editing a pending task: its two text fields
+    /// have no choices, and Enter saves rather than creates.
+    pub fn edit_form_bar(&self) -> Vec<(String, &'static str)> {
+        let shown = self
+            .actions_in(Context::Form)
+            .into_iter()
+            .filter(|(a, _)| {
+                a.in_bar(Context::Form)
+                    && !matches!(a, Action::FormPrevChoice | Action::FormNextChoice)
+            })
+            .collect();
+        merged(
+            shown,
+            |a| match a {
+                Action::FormSubmit => "save",
+                other => other.label(),
+            },
+            false,
+        )
+    }
+
     /// The help overlay's lines for one context: `(keys, what)`, every key listed.
     pub fn help(&self, context: Context) -> Vec<(String, &'static str)> {
         merged(self.actions_in(context), Action::help, true)

@@ -87,7 +87,10 @@ impl App {
                 None => hints.push(("Enter".into(), "answer in the terminal")),
             }
         }
-        hints.extend(self.keymap.bar(ctx));
+        match &self.modal {
+            Modal::Form(f) if f.editing.is_some() => hints.extend(self.keymap.edit_form_bar()),
+            _ => hints.extend(self.keymap.bar(ctx)),
+        }
         if ctx == Context::Typing
             && let Some(note) = ctx.note()
         {
