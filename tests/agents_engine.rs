@@ -257,3 +257,60 @@ fn input_waits_until_the_cli_is_done_starting() {
         "{task}"
     );
 }
+
+#[test]
+fn a_usage_limit_is_waited_out_and_the_task_continues() {
+    // The agent says its limit is reached and resets in 3 s: the session is `limited` with
+    // `resetsAt`, the task still runs, and after the reset orchestra continues it by itself.
+    let (_d, cfg) = config();
+    let s = Server::start_with(&["--config", &cfg]);
+    let r = s.post(
+        &format!("{API}/tasks"),
+        json!({"name": "t", "description": "limit me", "providerId": "fake", "approval": "safe"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let tid = r.json()["task"]["id"].as_str().unwrap().to_string();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    assert_eq!(
+        s.post_empty(&format!("{API}/tasks/{tid}/start")).status,
+        200
+    );
+    let mut sid = String::new();
+    let limited = wait_until(Duration::from_secs(20), || {
+        let t = s.get(&format!("{API}/tasks/{tid}")).json()["task"].clone();
+        sid = t["metadata"]["sessionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        !sid.is_empty() && session(&s, &sid)["status"] == "limited"
+    });
+    assert!(
+        limited,
+        "never limited: {}\n{}",
+        session(&s, &sid),
+        screen(&s, &sid)
+    );
+    let info = session(&s, &sid);
+    let resets = info["resetsAt"].as_i64().expect("resetsAt");
+    assert!(
+        resets >= before + 2_000 && resets <= before + 60_000,
+        "{info}"
+    );
+    let task = s.get(&format!("{API}/tasks/{tid}")).json()["task"].clone();
+    assert_eq!(task["metadata"]["status"], "running", "{task}");
+    let task = wait_task_status(&s, &tid, "completed");
+    assert_eq!(
+        task["metadata"]["result"]["summary"], "You said: continue",
+        "{task}"
+    );
+    let msgs = messages(&s, &sid);
+    assert!(
+        msgs.iter().any(|m| m["role"] == "user"
+            && m["text"] == "continue"
+            && m["auto"].as_str().is_some_and(|a| a.contains("limit"))),
+        "{msgs:?}"
+    );
+}

@@ -126,6 +126,7 @@ fn session(id: &str, task_id: Option<&str>, status: SessionStatus, ended: bool) 
         task_id: task_id.map(str::to_string),
         approval: Approval::default(),
         prompt: None,
+        resets_at: None,
         transcript: None,
     }
 }

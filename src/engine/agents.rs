@@ -58,6 +58,11 @@ impl SessionEntry {
         st.classifier.clone().filter(|c| !c.is_empty())
     }
 
+    /// Whether `reply` says the CLI's usage limit is reached (see `limits.rs`).
+    pub(super) fn limit_in(&self, reply: &str) -> Option<Option<String>> {
+        self.classifier()?.limit_in(reply)
+    }
+
     /// The agent replied to a request: it works on its task.
     pub(super) fn note_work(&self) {
         self.agent.lock().worked = true;

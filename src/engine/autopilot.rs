@@ -114,11 +114,19 @@ impl Engine {
                 .iter()
                 .any(|t| &t.id == id && t.status() == TaskStatus::Pending)
         });
+        // A task whose agent waits out a usage limit holds no slot.
+        let limited = |sid: &str| {
+            self.session_entry(sid)
+                .is_ok_and(|e| e.info.lock().status == crate::wire::SessionStatus::Limited)
+        };
         let mut busy = tasks
             .iter()
             .filter(|t| {
                 matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
-                    && t.metadata.session_id.is_some()
+                    && t.metadata
+                        .session_id
+                        .as_deref()
+                        .is_some_and(|s| !limited(s))
             })
             .count();
         for t in tasks.iter().filter(|t| t.status() == TaskStatus::Pending) {

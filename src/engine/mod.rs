@@ -6,6 +6,7 @@ mod autopilot;
 mod error;
 mod gitfiles;
 mod instructions;
+mod limits;
 mod removal;
 mod runs;
 mod session_info;
@@ -60,6 +61,10 @@ pub struct EngineConfig {
     pub isolation: Option<crate::task::Isolation>,
     /// Per-repository worktree set-up from the user config (`[[repo]]`).
     pub repos: Vec<RepoConfig>,
+    /// Continue a `limited` agent by itself once its limit resets.
+    pub continue_after_limit: bool,
+    /// When a CLI names no reset time: how long before trying again.
+    pub limit_retry: Duration,
 }
 
 impl EngineConfig {
@@ -76,6 +81,8 @@ impl EngineConfig {
             instance: uuid::Uuid::new_v4().to_string(),
             isolation: None,
             repos: Vec::new(),
+            continue_after_limit: true,
+            limit_retry: Duration::from_secs(300),
         }
     }
 }

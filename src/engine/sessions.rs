@@ -408,6 +408,7 @@ impl Engine {
             task_id: req.task_id.clone(),
             approval: req.approval.unwrap_or_default(),
             prompt: None,
+            resets_at: None,
             transcript: transcript.map(|p| p.to_string_lossy().into_owned()),
         };
         let typed_first = provider.deliver == Delivery::Type && !req.task.trim().is_empty();
@@ -498,6 +499,16 @@ impl Engine {
         }
     }
 
+    /// Records a fact that is not the runtime's (a usage limit) and, when the status changed,
+    /// persists and publishes it.
+    pub(super) fn apply_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
+        if let Some(info) = entry.record_fact(fact) {
+            self.store()
+                .put_later(vec![session_record(&info, entry.seq)]);
+            self.publish_session(SessionEventKind::Status, &info);
+        }
+    }
+
     /// Records a fact the session runtime reported; when the status it decides (see
     /// `status.rs`) changed, persists and publishes it and acts on it.
     async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
@@ -548,6 +559,7 @@ impl Engine {
     pub async fn write_input(&self, id: &str, bytes: Vec<u8>) -> EngineResult<()> {
         let entry = self.session_entry(id)?;
         self.first_instruction_before_input(&entry).await;
+        self.limit_over(&entry);
         let _turn = entry.typing.lock().await;
         let pty = entry.live_pty()?.clone();
         // A child that does not read its input can make a PTY write block: keep that off the
@@ -582,11 +594,13 @@ impl Engine {
             entry.reply.lock().get_or_insert(pending);
             return;
         }
-        self.record_message(entry, Role::Agent, text, None, None)
+        let m = self
+            .record_message(entry, Role::Agent, text, None, None)
             .await;
         if pending.request {
             entry.note_work();
         }
+        self.note_limit(entry, &m.text);
     }
 
     async fn record_message(
@@ -642,6 +656,7 @@ impl Engine {
         let pty = entry.live_pty()?.clone();
         // The previous reply ends where this send begins.
         self.finish_reply(entry).await;
+        self.limit_over(entry);
         let before = screen_lines(&pty);
         let submit = submit_bytes(entry.provider.as_ref());
         let (text, keys) = match &send {

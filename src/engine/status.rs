@@ -33,6 +33,9 @@ pub(crate) struct Facts {
     pub activity: Activity,
     pub paused: bool,
     pub exited: bool,
+    /// The CLI said its usage limit is reached (`Some(resets_at)`, ms since the epoch when
+    /// it named a time), until it is given input again.
+    pub limited: Option<Option<i64>>,
 }
 
 impl Facts {
@@ -43,6 +46,7 @@ impl Facts {
             activity: Activity::Silent,
             paused: false,
             exited: false,
+            limited: None,
         }
     }
 
@@ -66,6 +70,10 @@ pub(crate) enum Fact {
     Activity(Activity),
     Paused(bool),
     Exited,
+    /// A usage limit was reached (when it resets, if named).
+    Limited(Option<i64>),
+    /// Input was given after a limit: it is the CLI's again to say what it does.
+    LimitOver,
 }
 
 impl Facts {
@@ -74,6 +82,8 @@ impl Facts {
             Fact::Activity(a) => self.activity = a,
             Fact::Paused(p) => self.paused = p,
             Fact::Exited => self.exited = true,
+            Fact::Limited(resets_at) => self.limited = Some(resets_at),
+            Fact::LimitOver => self.limited = None,
         }
     }
 }
@@ -115,6 +125,10 @@ pub(crate) fn decide(facts: &Facts, screen: Option<Screen>, recognised: bool) ->
     }
     if facts.paused {
         return Paused;
+    }
+    // A CLI waiting out a limit may retry, spin or redraw: it is not working for hours.
+    if facts.limited.is_some() {
+        return Limited;
     }
     match facts.activity {
         Activity::Silent if facts.interactive => Starting,
@@ -160,11 +174,15 @@ impl SessionEntry {
             (status, agent.prompt.as_ref().map(|p| p.prompt.clone()))
         };
         let mut info = self.info.lock();
-        if info.ended || (info.status == status && info.prompt == prompt) {
+        let resets_at = facts.limited.flatten();
+        if info.ended
+            || (info.status == status && info.prompt == prompt && info.resets_at == resets_at)
+        {
             return None;
         }
         info.status = status;
         info.prompt = prompt;
+        info.resets_at = resets_at;
         Some(info.clone())
     }
 }
@@ -248,6 +266,10 @@ mod tests {
             ("paused before output", paused(silent), None, false, Paused),
             ("exited", exited, Some(S::Ready), true, Exited),
             ("restored", Facts::ended(), None, false, Exited),
+            // Limited: whatever its screen does, until input is given again; paused first.
+            ("limited, retrying", Facts { limited: Some(None), ..facts(true, active) }, None, true, Limited),
+            ("limited, at its prompt", Facts { limited: Some(Some(1)), ..facts(true, quiet) }, Some(S::Ready), true, Limited),
+            ("limited and paused", Facts { limited: Some(None), ..paused(quiet) }, None, true, Paused),
         ];
         for (name, facts, screen, recognised, want) in table {
             assert_eq!(decide(facts, *screen, *recognised), *want, "{name}");

@@ -34,6 +34,38 @@ pub struct Config {
     /// The TUI's keys (`[keys]`, `[keys.terminal]`…), read by `tui::keymap_config`.
     #[serde(default)]
     pub keys: toml::Table,
+    /// What orchestra does when an agent's usage limit is reached (`[limits]`).
+    #[serde(default)]
+    pub limits: LimitsConfig,
+}
+
+/// `[limits]`: a `limited` agent is continued once its limit resets, by default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Type "continue" into a limited agent once its limit resets.
+    #[serde(default = "yes")]
+    pub continue_after_reset: bool,
+    /// Minutes to wait before trying again when the CLI names no reset time.
+    #[serde(default = "five")]
+    pub retry_minutes: u32,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn five() -> u32 {
+    5
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            continue_after_reset: yes(),
+            retry_minutes: five(),
+        }
+    }
 }
 
 impl Config {

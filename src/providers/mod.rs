@@ -631,6 +631,24 @@ mod tests {
     }
 
     #[test]
+    fn claude_limit_messages_are_read_with_their_reset() {
+        let c = Providers::built_in().get("claude").unwrap().classifier();
+        assert_eq!(
+            c.limit_in("Claude usage limit reached. Your limit will reset at 3pm (Europe/Paris)."),
+            Some(Some("3pm".into()))
+        );
+        assert_eq!(
+            c.limit_in("5-hour usage limit reached ∙ resets 10:30"),
+            Some(Some("10:30".into()))
+        );
+        assert_eq!(
+            c.limit_in("API Error: Request rejected (429) · This request would exceed your account's rate limit."),
+            Some(None)
+        );
+        assert_eq!(c.limit_in("I wrote hi into hello.txt."), None);
+    }
+
+    #[test]
     fn exec_puts_the_task_in_its_argument() {
         let p = Providers::built_in();
         let l = p.get("exec").unwrap().launch("echo hi; exit 3");

@@ -25,6 +25,11 @@ pub struct ScreenPatterns {
     /// It is working: spinners, "esc to interrupt".
     #[serde(default)]
     pub busy: Vec<String>,
+    /// Its usage-limit messages ("usage limit reached", a 429 it gives up on): the session
+    /// is `limited` until it is given input again. A named group `reset` captures when the
+    /// limit resets ("3pm", "15:30", "in 20 minutes"), where the CLI says it.
+    #[serde(default)]
+    pub limited: Vec<String>,
     /// Lines that are chrome, not reply (input box, status lines, hints): dropped from
     /// agent messages. Matched against each trimmed line.
     #[serde(default)]
@@ -106,6 +111,7 @@ struct CompiledRule {
 /// A provider's patterns, compiled.
 #[derive(Debug, Default)]
 pub struct Classifier {
+    limited: Vec<Regex>,
     ready: Vec<Regex>,
     started: Vec<Regex>,
     busy: Vec<Regex>,
@@ -155,6 +161,7 @@ impl Classifier {
     pub fn new(screen: &ScreenPatterns, rules: &[PromptRule]) -> (Classifier, Vec<String>) {
         let mut errors = Vec::new();
         let mut c = Classifier {
+            limited: compile_all(&screen.limited, &mut errors),
             ready: compile_all(&screen.ready, &mut errors),
             started: compile_all(&screen.started, &mut errors),
             busy: compile_all(&screen.busy, &mut errors),
@@ -196,6 +203,15 @@ impl Classifier {
             return Verdict::Ready;
         }
         Verdict::Unknown
+    }
+
+    /// Whether `reply` says the usage limit is reached: `Some(reset)` with the text of its
+    /// `reset` group when it names one.
+    pub fn limit_in(&self, reply: &str) -> Option<Option<String>> {
+        self.limited.iter().find_map(|re| {
+            re.captures(reply)
+                .map(|c| c.name("reset").map(|m| m.as_str().trim().to_string()))
+        })
     }
 
     /// Whether the screen shows the CLI done starting (always, without `started` patterns).

@@ -15,6 +15,9 @@ pub enum SessionStatus {
     Busy,
     Blocked,
     Paused,
+    /// The CLI said its usage limit is reached: it waits for the limit to reset (`resetsAt`
+    /// when it named a time), whatever its screen does meanwhile.
+    Limited,
     Exited,
 }
 
@@ -27,6 +30,7 @@ impl SessionStatus {
             Self::Busy => "busy",
             Self::Blocked => "blocked",
             Self::Paused => "paused",
+            Self::Limited => "limited",
             Self::Exited => "exited",
         }
     }
@@ -64,6 +68,10 @@ pub struct SessionInfo {
     /// What it asks while `blocked`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<Prompt>,
+    /// When a `limited` session's usage limit resets (ms since the epoch), when the CLI
+    /// named a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<i64>,
     /// The raw transcript file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript: Option<String>,
@@ -181,6 +189,7 @@ pub(crate) mod tests {
             task_id: Some("t1".into()),
             approval: Approval::Safe,
             prompt,
+            resets_at: None,
             transcript: None,
         }
     }

@@ -204,7 +204,20 @@ impl App {
                     (_, crate::engine::SessionStatus::Blocked) => Style::default()
                         .fg(Color::Yellow)
                         .add_modifier(Modifier::BOLD),
+                    (_, crate::engine::SessionStatus::Limited) => {
+                        Style::default().fg(Color::Magenta)
+                    }
                     _ => Style::default(),
+                };
+                let status = match (s.status, s.resets_at) {
+                    (crate::engine::SessionStatus::Limited, Some(at)) if !s.ended => {
+                        let mins = (at - crate::engine::now_ms()).max(0) / 60_000;
+                        format!("{status} (usage limit; resets in {mins} min)")
+                    }
+                    (crate::engine::SessionStatus::Limited, None) if !s.ended => {
+                        format!("{status} (usage limit)")
+                    }
+                    _ => status.to_string(),
                 };
                 lines.push(Line::from(vec![
                     label("agent"),

@@ -94,14 +94,16 @@ impl App {
                         } else {
                             Style::default()
                         };
-                        let status_style =
-                            if !s.ended && s.status == crate::engine::SessionStatus::Blocked {
-                                Style::default()
-                                    .fg(Color::Yellow)
-                                    .add_modifier(Modifier::BOLD)
-                            } else {
-                                Style::default().fg(Color::DarkGray)
-                            };
+                        let status_style = match s.status {
+                            _ if s.ended => Style::default().fg(Color::DarkGray),
+                            crate::engine::SessionStatus::Blocked => Style::default()
+                                .fg(Color::Yellow)
+                                .add_modifier(Modifier::BOLD),
+                            crate::engine::SessionStatus::Limited => {
+                                Style::default().fg(Color::Magenta)
+                            }
+                            _ => Style::default().fg(Color::DarkGray),
+                        };
                         Line::from(vec![
                             Span::styled("$ ", Style::default().fg(Color::Blue)),
                             Span::styled(fit(&session_name(s), name_w), style),
