@@ -1379,3 +1379,50 @@ async fn start_now_with_autopilot_on_reports_no_error() {
     }
     engine.shutdown().await;
 }
+
+/// A key typed into the agent marks nothing to draw by itself: what it changes shows when
+/// the agent's echo comes back (a screen event, which does). A frame drawn for the key made
+/// that echo wait out the frame period behind it. Leaving typing mode changes the screen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_typed_into_the_agent_draws_with_its_echo_not_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, _work) = engine_and_app(dir.path()).await;
+    let task = engine
+        .create_task(orchestra::engine::CreateTask {
+            name: "typed into".into(),
+            description: String::new(),
+            provider_id: Some("shell".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let task = engine.start_task(&task.id).await.unwrap();
+    let sid = task.metadata.session_id.clone().unwrap();
+    let pty = engine.session_pty(&sid).unwrap();
+    wait_for(&mut app, &mut events, "the shell shown", |a| {
+        a.selected_task().is_some_and(|t| t.id == task.id)
+    })
+    .await;
+    app.on_terminal_event(key(KeyCode::Enter));
+    assert!(app.typing);
+    screen_rows(&mut app, 120, 40);
+    assert!(!app.dirty, "a frame was just drawn");
+    for c in "echo typed-$((6*7))".chars() {
+        app.on_terminal_event(key(KeyCode::Char(c)));
+        assert!(!app.dirty, "{c:?} typed into the agent asked for a frame");
+    }
+    app.on_terminal_event(key(KeyCode::Enter));
+    assert!(!app.dirty);
+    wait_for(&mut app, &mut events, "the echo, drawn", |a| {
+        pty.with_screen(|s| s.contents().contains("\ntyped-42")) && a.dirty
+    })
+    .await;
+    screen_rows(&mut app, 120, 40);
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('q'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(!app.typing);
+    assert!(app.dirty, "leaving typing mode changes the bottom bar");
+    engine.shutdown().await;
+}

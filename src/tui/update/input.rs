@@ -113,13 +113,15 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) {
+        if self.typing && matches!(self.modal, Modal::None) {
+            // Marks the screen changed only where it does: a key that goes to the agent shows
+            // when its echo comes back, and a frame drawn for it now would be wasted.
+            self.on_typing_key(key);
+            return;
+        }
         self.dirty = true;
         if !matches!(self.modal, Modal::None) {
             self.on_modal_key(key);
-            return;
-        }
-        if self.typing {
-            self.on_typing_key(key);
             return;
         }
         self.on_command_key(key);
@@ -130,6 +132,7 @@ impl App {
             Some(Action::LeaveTyping) => {
                 self.typing = false;
                 self.focus = Focus::Tasks;
+                self.dirty = true;
                 return;
             }
             Some(Action::PageBack) => return self.scroll_page(true),
@@ -138,6 +141,7 @@ impl App {
         }
         let Some(sid) = self.shown_session_id() else {
             self.typing = false;
+            self.dirty = true;
             return;
         };
         if !self.shown_session_live() {
