@@ -1426,3 +1426,48 @@ async fn a_key_typed_into_the_agent_draws_with_its_echo_not_before() {
     assert!(app.dirty, "leaving typing mode changes the bottom bar");
     engine.shutdown().await;
 }
+
+/// A flooding agent's screen changes reach the app (and every other subscriber) at most
+/// about once a frame, not once per read of its terminal: thousands a second woke the engine
+/// and every event-stream task for nothing. The last screen still arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_agent_sends_a_screen_event_a_frame_not_one_per_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_state, engine) = open_engine(dir.path()).await;
+    let mut events = engine.subscribe();
+    let started = Instant::now();
+    let sid = engine
+        .spawn_session(orchestra::engine::SpawnSession {
+            // Lines a couple of milliseconds apart: each its own read and parse.
+            task: "python3 -c 'import time;[(print(i,flush=True),time.sleep(0.002)) for i in range(500)]'; echo flood-done".into(),
+            provider_id: Some("exec".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .id;
+    let mut screens = 0u128;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !engine.get_session(&sid).is_ok_and(|s| s.ended) {
+        assert!(Instant::now() < deadline, "the flood did not end");
+        match tokio::time::timeout(Duration::from_millis(100), events.recv()).await {
+            Ok(Ok(orchestra::engine::Event::Screen { session_id })) if session_id == sid => {
+                screens += 1
+            }
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
+                panic!("{n} events missed: far more than one a frame")
+            }
+            _ => {}
+        }
+    }
+    let pty = engine.session_pty(&sid).unwrap();
+    assert!(pty.with_screen(|s| s.contents().contains("flood-done")));
+    // One per 16 ms at most while the session lived (and the first at once).
+    let lived = started.elapsed();
+    assert!(screens > 0, "no screen event");
+    assert!(
+        screens <= lived.as_millis() / 16 + 1,
+        "{screens} screen events over {lived:?}"
+    );
+    engine.shutdown().await;
+}

@@ -23,6 +23,12 @@ const SCROLLBACK_LINES: usize = 10_000;
 /// terminal, was most of the cost of a watched flood.
 const OUTPUT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// While a program floods, the follower takes its output and screen changes at most this
+/// often (what arrives meanwhile is taken in one go); a status fact or the exit is taken at
+/// once. Woken for every read of the terminal instead, it made thousands of wake-ups a second
+/// (and as many `Event::Screen` broadcasts) for one flooding session.
+const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(16);
+
 /// A request to start a session.
 #[derive(Debug, Clone, Default)]
 pub struct SpawnSession {
@@ -57,6 +63,8 @@ struct InboxState {
 struct Inbox {
     state: Mutex<InboxState>,
     wake: tokio::sync::Notify,
+    /// Also signalled for a status fact or the exit: they cut a flood's gathering short.
+    urgent: tokio::sync::Notify,
 }
 
 impl Inbox {
@@ -71,8 +79,14 @@ impl Inbox {
                     s.lines.drain(..excess);
                 }
                 SessionEvent::Screen => s.screen = true,
-                SessionEvent::Activity(a) => s.activity.push(a),
-                SessionEvent::Exited(e) => s.exit = Some(e),
+                SessionEvent::Activity(a) => {
+                    s.activity.push(a);
+                    self.urgent.notify_one();
+                }
+                SessionEvent::Exited(e) => {
+                    s.exit = Some(e);
+                    self.urgent.notify_one();
+                }
             }
         }
         self.wake.notify_one();
@@ -491,6 +505,13 @@ impl Engine {
             let urgent = !activity.is_empty() || exited.is_some();
             if let Some(lines) = output.release(std::time::Instant::now(), urgent) {
                 self.session_output(&entry, lines).await;
+            }
+            if !urgent {
+                // Output only: let more gather, unless a status fact or the exit comes.
+                tokio::select! {
+                    _ = tokio::time::sleep(FOLLOW_INTERVAL) => {}
+                    _ = inbox.urgent.notified() => {}
+                }
             }
             for a in activity {
                 self.on_session_fact(&entry, Fact::Activity(a)).await;

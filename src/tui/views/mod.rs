@@ -66,10 +66,12 @@ pub fn format_elapsed(ms: i64) -> String {
 
 /// How often the text of [`format_elapsed`] changes at this elapsed time.
 pub fn elapsed_resolution_ms(ms: i64) -> i64 {
-    match ms {
-        ..60_000 => 1000,
-        ..86_400_000 => 60_000,
-        _ => 3_600_000,
+    if ms < 60_000 {
+        1000
+    } else if ms < 86_400_000 {
+        60_000
+    } else {
+        3_600_000
     }
 }
 
