@@ -793,6 +793,46 @@ fn run(cfg: &Config, daemon: &Daemon, outer: &Tmux, inner: &Tmux, file: &Path, b
     detach(outer, &mut keys, "idle2");
 }
 
+/// Counts the frames a TUI draws into its pane, from what the pane outputs: ratatui ends
+/// every frame by hiding the cursor (`CSI ?25l`) when no cursor is shown (not typing).
+struct FrameCounter {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<Instant>>,
+}
+
+impl FrameCounter {
+    fn start(reader: PaneReader) -> FrameCounter {
+        const HIDE: &[u8] = b"\x1b[?25l";
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut drawn = Vec::new();
+            // The end of the last chunk, for a sequence split between two.
+            let mut tail: Vec<u8> = Vec::new();
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let (at, bytes) = match reader.rx.recv_timeout(Duration::from_millis(50)) {
+                    Ok(chunk) => chunk,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                };
+                tail.extend_from_slice(&bytes);
+                let found = tail.windows(HIDE.len()).filter(|w| *w == HIDE).count();
+                drawn.extend(std::iter::repeat_n(at, found));
+                let keep = tail.len().min(HIDE.len() - 1);
+                tail.drain(..tail.len() - keep);
+            }
+            drawn
+        });
+        FrameCounter { stop, thread }
+    }
+
+    /// When each frame arrived.
+    fn stop(self) -> Vec<Instant> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or_default()
+    }
+}
+
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
@@ -989,15 +1029,19 @@ fn flood_rounds(
     let mut echoes: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     // CPU ticks over each whole flood: the daemon's, and the watching TUI's.
     let mut ticks: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
+    // Frames a second the watching TUI drew over each flood.
+    let mut rates: Vec<f64> = Vec::new();
     for round in 0..cfg.rounds {
         for (case, watched) in [false, true].into_iter().enumerate() {
             let name = format!("watch{round}");
+            let mut frames = None;
             if watched {
-                if attach_once(outer, daemon, &name, n).is_none() {
+                let Some((_, reader)) = attach_once(outer, daemon, &name, n) else {
                     continue;
-                }
+                };
                 keys.send(&name, "G");
                 std::thread::sleep(Duration::from_millis(500));
+                frames = Some(FrameCounter::start(reader));
             }
             let tag = format!("flood{round}-{case}");
             let tui = if watched {
@@ -1006,7 +1050,15 @@ fn flood_rounds(
                 0
             };
             let before = (cpu_ticks(daemon.pid()), cpu_ticks(tui));
-            if let Some((t, mut e)) = one_flood(daemon, file, flooder, typist, &tag) {
+            let flood = one_flood(daemon, file, flooder, typist, &tag);
+            if let (Some(counter), Some((t, _))) = (frames.take(), &flood) {
+                // The frames of the flood's last `t` (the shell's own timing of its `cat`).
+                let drawn = counter.stop();
+                let since = Instant::now() - *t;
+                let n = drawn.iter().filter(|at| **at >= since).count();
+                rates.push(n as f64 / t.as_secs_f64());
+            }
+            if let Some((t, mut e)) = flood {
                 ticks[case].push((
                     cpu_ticks(daemon.pid()).saturating_sub(before.0),
                     cpu_ticks(tui).saturating_sub(before.1),
@@ -1038,6 +1090,7 @@ fn flood_rounds(
     );
     report("echo in another agent, no TUI", &mut echoes[0]);
     report("echo in another agent, TUI", &mut echoes[1]);
+    println!("  frames a second the watching TUI drew during each flood (cap 62.5): {rates:.1?}");
     println!(
         "  CPU ticks over each whole flood ({mb:.0} MB), against tmux drawing one `cat` of the file:"
     );
