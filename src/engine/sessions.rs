@@ -506,13 +506,6 @@ impl Engine {
             if let Some(lines) = output.release(std::time::Instant::now(), urgent) {
                 self.session_output(&entry, lines).await;
             }
-            if !urgent {
-                // Output only: let more gather, unless a status fact or the exit comes.
-                tokio::select! {
-                    _ = tokio::time::sleep(FOLLOW_INTERVAL) => {}
-                    _ = inbox.urgent.notified() => {}
-                }
-            }
             for a in activity {
                 self.on_session_fact(&entry, Fact::Activity(a)).await;
             }
@@ -521,6 +514,13 @@ impl Engine {
                 self.finish_reply(&entry).await;
                 self.mark_exited(&entry, exit).await;
                 return;
+            }
+            if !urgent {
+                // Output only: let more gather, unless a status fact or the exit comes.
+                tokio::select! {
+                    _ = tokio::time::sleep(FOLLOW_INTERVAL) => {}
+                    _ = inbox.urgent.notified() => {}
+                }
             }
         }
     }

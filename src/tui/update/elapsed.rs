@@ -58,9 +58,9 @@ mod tests {
     }
 
     #[test]
-    fn tasks_started_seconds_apart_change_in_one_frame() {
-        // Twenty tasks started one to twenty seconds apart, all a few minutes old: the
-        // wake-ups over the next minute fall on few shared boundaries, not twenty.
+    fn tasks_started_seconds_apart_share_their_frames() {
+        // Twenty tasks started half a second apart over ten seconds, all a few minutes old:
+        // their wake-ups fall on one or two shared boundaries, not twenty.
         let mut wakes: Vec<i64> = (0..20)
             .map(|i| {
                 let start = NOW - 180_000 - i * 500;
