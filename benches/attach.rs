@@ -687,6 +687,7 @@ fn run(cfg: &Config, daemon: &Daemon, outer: &Tmux, inner: &Tmux, file: &Path, b
     );
     let mut tmux_echo = Vec::new();
     let mut tmux_cpu = None;
+    let mut tmux_file_cpu = None;
     if inner.new_session("plain", &shell)
         && inner
             .run(&[
@@ -720,6 +721,7 @@ fn run(cfg: &Config, daemon: &Daemon, outer: &Tmux, inner: &Tmux, file: &Path, b
                     inner.server_pid().unwrap_or(0),
                 ];
                 tmux_cpu = Some(ticks_over(&pids, cfg.cpu));
+                tmux_file_cpu = tmux_one_file(inner, &mut keys, daemon, file, pids[1]);
             } else {
                 println!("  tmux: no screen; {}", outer.capture("tmuxc"));
             }
@@ -756,7 +758,16 @@ fn run(cfg: &Config, daemon: &Daemon, outer: &Tmux, inner: &Tmux, file: &Path, b
     }
 
     // 4. The 100 MB flood.
-    flood_rounds(cfg, daemon, outer, &mut keys, file, bytes, &sessions);
+    flood_rounds(
+        cfg,
+        daemon,
+        outer,
+        &mut keys,
+        file,
+        bytes,
+        &sessions,
+        tmux_file_cpu,
+    );
 
     // 5. Idle.
     println!(
@@ -780,6 +791,46 @@ fn run(cfg: &Config, daemon: &Daemon, outer: &Tmux, inner: &Tmux, file: &Path, b
     }
     detach(outer, &mut keys, "idle1");
     detach(outer, &mut keys, "idle2");
+}
+
+/// Counts the frames a TUI draws into its pane, from what the pane outputs: ratatui ends
+/// every frame by hiding the cursor (`CSI ?25l`) when no cursor is shown (not typing).
+struct FrameCounter {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<Instant>>,
+}
+
+impl FrameCounter {
+    fn start(reader: PaneReader) -> FrameCounter {
+        const HIDE: &[u8] = b"\x1b[?25l";
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut drawn = Vec::new();
+            // The end of the last chunk, for a sequence split between two.
+            let mut tail: Vec<u8> = Vec::new();
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let (at, bytes) = match reader.rx.recv_timeout(Duration::from_millis(50)) {
+                    Ok(chunk) => chunk,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                };
+                tail.extend_from_slice(&bytes);
+                let found = tail.windows(HIDE.len()).filter(|w| *w == HIDE).count();
+                drawn.extend(std::iter::repeat_n(at, found));
+                let keep = tail.len().min(HIDE.len() - 1);
+                tail.drain(..tail.len() - keep);
+            }
+            drawn
+        });
+        FrameCounter { stop, thread }
+    }
+
+    /// When each frame arrived.
+    fn stop(self) -> Vec<Instant> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or_default()
+    }
 }
 
 type Socket =
@@ -900,32 +951,62 @@ fn one_flood(
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = done.clone();
     let typing = rt.spawn(async move { watch.echo_until(&flag).await });
-    daemon.type_line(
-        flooder,
-        &format!(
-            "s=$(date +%s%N); cat {f}; e=$(date +%s%N); echo $((e-s)) > {o}.tmp && mv {o}.tmp {o}",
-            f = shell_quote(file),
-            o = shell_quote(&out)
-        ),
-    );
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let ns = loop {
-        if let Some(ns) = std::fs::read_to_string(&out)
-            .ok()
-            .and_then(|t| t.trim().parse::<u64>().ok())
-        {
-            break ns;
-        }
-        if Instant::now() > deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    daemon.type_line(flooder, &timed_cat(file, &out));
+    let ns = wait_number(&out, Duration::from_secs(600))?;
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     let samples = rt.block_on(typing).ok()?;
     Some((Duration::from_nanos(ns), samples))
 }
 
+/// Ends the flooding pane of the tmux session, then `cat`s the file once in its shell pane
+/// (shown by the tmux client): the tmux server's CPU ticks and the time it took.
+fn tmux_one_file(
+    inner: &Tmux,
+    keys: &mut Keys<'_>,
+    daemon: &Daemon,
+    file: &Path,
+    server: i32,
+) -> Option<(u64, Duration)> {
+    inner.run(&["kill-pane", "-t", "plain:0.1"])?;
+    let out = daemon.root.join("fifos/tmux-file.ns");
+    let before = cpu_ticks(server);
+    keys.send("tmuxc", "C-u");
+    keys.literal("tmuxc", &timed_cat(file, &out));
+    keys.send("tmuxc", "Enter");
+    let ns = wait_number(&out, Duration::from_secs(600))?;
+    Some((
+        cpu_ticks(server).saturating_sub(before),
+        Duration::from_nanos(ns),
+    ))
+}
+
+/// A shell line that `cat`s `file` and writes how long it took (ns) to `out`.
+fn timed_cat(file: &Path, out: &Path) -> String {
+    format!(
+        "s=$(date +%s%N); cat {f}; e=$(date +%s%N); echo $((e-s)) > {o}.tmp && mv {o}.tmp {o}",
+        f = shell_quote(file),
+        o = shell_quote(out)
+    )
+}
+
+/// The number in `path` once it is there.
+fn wait_number(path: &Path, within: Duration) -> Option<u64> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(n) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+        {
+            return Some(n);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn flood_rounds(
     cfg: &Config,
     daemon: &Daemon,
@@ -934,6 +1015,7 @@ fn flood_rounds(
     file: &Path,
     bytes: u64,
     sessions: &[String],
+    tmux_file_cpu: Option<(u64, Duration)>,
 ) {
     let n = sessions.len();
     let (flooder, typist) = (&sessions[n - 1], &sessions[1.min(n - 1)]);
@@ -945,18 +1027,42 @@ fn flood_rounds(
     );
     let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     let mut echoes: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    // CPU ticks over each whole flood: the daemon's, and the watching TUI's.
+    let mut ticks: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
+    // Frames a second the watching TUI drew over each flood.
+    let mut rates: Vec<f64> = Vec::new();
     for round in 0..cfg.rounds {
         for (case, watched) in [false, true].into_iter().enumerate() {
             let name = format!("watch{round}");
+            let mut frames = None;
             if watched {
-                if attach_once(outer, daemon, &name, n).is_none() {
+                let Some((_, reader)) = attach_once(outer, daemon, &name, n) else {
                     continue;
-                }
+                };
                 keys.send(&name, "G");
                 std::thread::sleep(Duration::from_millis(500));
+                frames = Some(FrameCounter::start(reader));
             }
             let tag = format!("flood{round}-{case}");
-            if let Some((t, mut e)) = one_flood(daemon, file, flooder, typist, &tag) {
+            let tui = if watched {
+                outer.pane_pid(&name).unwrap_or(0)
+            } else {
+                0
+            };
+            let before = (cpu_ticks(daemon.pid()), cpu_ticks(tui));
+            let flood = one_flood(daemon, file, flooder, typist, &tag);
+            if let (Some(counter), Some((t, _))) = (frames.take(), &flood) {
+                // The frames of the flood's last `t` (the shell's own timing of its `cat`).
+                let drawn = counter.stop();
+                let since = Instant::now() - *t;
+                let n = drawn.iter().filter(|at| **at >= since).count();
+                rates.push(n as f64 / t.as_secs_f64());
+            }
+            if let Some((t, mut e)) = flood {
+                ticks[case].push((
+                    cpu_ticks(daemon.pid()).saturating_sub(before.0),
+                    cpu_ticks(tui).saturating_sub(before.1),
+                ));
                 if watched && !outer.capture(&name).contains("building unit") {
                     println!("  round {round}: the TUI did not show the flood");
                 }
@@ -984,4 +1090,22 @@ fn flood_rounds(
     );
     report("echo in another agent, no TUI", &mut echoes[0]);
     report("echo in another agent, TUI", &mut echoes[1]);
+    println!("  frames a second the watching TUI drew during each flood (cap 62.5): {rates:.1?}");
+    println!(
+        "  CPU ticks over each whole flood ({mb:.0} MB), against tmux drawing one `cat` of the file:"
+    );
+    let daemon_only: Vec<u64> = ticks[0].iter().map(|t| t.0).collect();
+    println!("    no TUI: daemon {daemon_only:?}");
+    let watched: Vec<String> = ticks[1]
+        .iter()
+        .map(|(d, t)| format!("{d}+{t}={}", d + t))
+        .collect();
+    println!("    one TUI watching: daemon+TUI {watched:?}");
+    match tmux_file_cpu {
+        Some((t, took)) => println!(
+            "    tmux server (client attached, pane shown): {t} ticks in {:.2} s",
+            took.as_secs_f64()
+        ),
+        None => println!("    tmux: not measured"),
+    }
 }

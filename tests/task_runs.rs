@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::json;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use support::*;
 
 const TASKS: &str = "/api/coding-agents/tasks";
@@ -515,4 +515,48 @@ fn a_shell_task_runs_its_first_line_before_what_is_sent_after_a_quick_pause() {
     let r = s.post_empty(&format!("{TASKS}/{id}/cancel"));
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(session_pids(&sid).is_empty());
+}
+
+/// A flooding agent's output reaches its task in batches, a few a second, not as one
+/// `task:output` event (each carrying the whole task) per read of its terminal: hundreds a
+/// second made every event-stream client and attached TUI parse megabytes a second. Nothing
+/// is lost at the end: the task keeps the newest lines, the last one included.
+#[test]
+fn a_flood_of_output_reaches_the_task_a_few_times_a_second() {
+    let s = Server::start();
+    let mut events = Events::open(&s);
+    let id = exec_task(&s, "flood", "seq 1 200000", None);
+    start(&s, &id);
+    let mut outputs: Vec<Instant> = Vec::new();
+    loop {
+        let Some((name, data)) = events.next() else {
+            panic!("the event stream ended before the task finished");
+        };
+        if data["taskId"] != id.as_str() {
+            continue;
+        }
+        match name.as_str() {
+            "task:output" => outputs.push(Instant::now()),
+            "task:completed" | "task:failed" => break,
+            _ => {}
+        }
+    }
+    let (Some(first), Some(last)) = (outputs.first(), outputs.last()) else {
+        panic!("no task:output event");
+    };
+    // At most one per 250 ms (the engine's pace), plus the first: counted on arrival, so one
+    // more for the jitter of the connection.
+    let allowed = (*last - *first).as_millis() / 250 + 2;
+    assert!(
+        outputs.len() as u128 <= allowed,
+        "{} task:output events over {:?}",
+        outputs.len(),
+        *last - *first
+    );
+    let t = wait_task_status(&s, &id, "completed");
+    let kept = t["metadata"]["output"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(kept.last(), Some(&json!("200000")), "the last line is kept");
 }

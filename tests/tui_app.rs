@@ -1359,3 +1359,95 @@ async fn start_now_with_autopilot_on_reports_no_error() {
     }
     engine.shutdown().await;
 }
+
+/// A key typed into the agent marks nothing to draw by itself: what it changes shows when
+/// the agent's echo comes back (a screen event, which does). A frame drawn for the key made
+/// that echo wait out the frame period behind it. Leaving typing mode changes the screen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_typed_into_the_agent_draws_with_its_echo_not_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, _work) = engine_and_app(dir.path()).await;
+    let task = engine
+        .create_task(orchestra::engine::CreateTask {
+            name: "typed into".into(),
+            description: String::new(),
+            provider_id: Some("shell".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let task = engine.start_task(&task.id).await.unwrap();
+    let sid = task.metadata.session_id.clone().unwrap();
+    let pty = engine.session_pty(&sid).unwrap();
+    wait_for(&mut app, &mut events, "the shell shown", |a| {
+        a.selected_task().is_some_and(|t| t.id == task.id)
+    })
+    .await;
+    app.on_terminal_event(key(KeyCode::Enter));
+    assert!(app.typing);
+    screen_rows(&mut app, 120, 40);
+    assert!(!app.dirty, "a frame was just drawn");
+    for c in "echo typed-$((6*7))".chars() {
+        app.on_terminal_event(key(KeyCode::Char(c)));
+        assert!(!app.dirty, "{c:?} typed into the agent asked for a frame");
+    }
+    app.on_terminal_event(key(KeyCode::Enter));
+    assert!(!app.dirty);
+    wait_for(&mut app, &mut events, "the echo, drawn", |a| {
+        pty.with_screen(|s| s.contents().contains("\ntyped-42")) && a.dirty
+    })
+    .await;
+    screen_rows(&mut app, 120, 40);
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('q'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(!app.typing);
+    assert!(app.dirty, "leaving typing mode changes the bottom bar");
+    engine.shutdown().await;
+}
+
+/// A flooding agent's screen changes reach the app (and every other subscriber) at most
+/// about once a frame, not once per read of its terminal: thousands a second woke the engine
+/// and every event-stream task for nothing. The last screen still arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_agent_sends_a_screen_event_a_frame_not_one_per_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_state, engine) = open_engine(dir.path()).await;
+    let mut events = engine.subscribe();
+    let started = Instant::now();
+    let sid = engine
+        .spawn_session(orchestra::engine::SpawnSession {
+            // Lines a couple of milliseconds apart: each its own read and parse.
+            task: "python3 -c 'import time;[(print(i,flush=True),time.sleep(0.002)) for i in range(500)]'; echo flood-done".into(),
+            provider_id: Some("exec".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .id;
+    let mut screens = 0u128;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !engine.get_session(&sid).is_ok_and(|s| s.ended) {
+        assert!(Instant::now() < deadline, "the flood did not end");
+        match tokio::time::timeout(Duration::from_millis(100), events.recv()).await {
+            Ok(Ok(orchestra::engine::Event::Screen { session_id })) if session_id == sid => {
+                screens += 1
+            }
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
+                panic!("{n} events missed: far more than one a frame")
+            }
+            _ => {}
+        }
+    }
+    let pty = engine.session_pty(&sid).unwrap();
+    assert!(pty.with_screen(|s| s.contents().contains("flood-done")));
+    // One per 16 ms at most while the session lived (and the first at once).
+    let lived = started.elapsed();
+    assert!(screens > 0, "no screen event");
+    assert!(
+        screens <= lived.as_millis() / 16 + 1,
+        "{screens} screen events over {lived:?}"
+    );
+    engine.shutdown().await;
+}

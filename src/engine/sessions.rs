@@ -16,6 +16,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// How much scrollback each session's terminal keeps.
 const SCROLLBACK_LINES: usize = 10_000;
 
+/// Output lines reach the session's task (a store write and a `task:output` event carrying
+/// the whole task) at most this often while a program floods; the first lines after a quiet
+/// spell go at once. Without it a flood made hundreds of such events a second, each one
+/// serialised for every event-stream client and parsed by every attached TUI: that, not the
+/// terminal, was most of the cost of a watched flood.
+const OUTPUT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// While a program floods, the follower takes its output and screen changes at most this
+/// often (what arrives meanwhile is taken in one go); a status fact or the exit is taken at
+/// once. Woken for every read of the terminal instead, it made thousands of wake-ups a second
+/// (and as many `Event::Screen` broadcasts) for one flooding session.
+const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(16);
+
 /// A request to start a session.
 #[derive(Debug, Clone, Default)]
 pub struct SpawnSession {
@@ -50,6 +63,8 @@ struct InboxState {
 struct Inbox {
     state: Mutex<InboxState>,
     wake: tokio::sync::Notify,
+    /// Also signalled for a status fact or the exit: they cut a flood's gathering short.
+    urgent: tokio::sync::Notify,
 }
 
 impl Inbox {
@@ -64,8 +79,14 @@ impl Inbox {
                     s.lines.drain(..excess);
                 }
                 SessionEvent::Screen => s.screen = true,
-                SessionEvent::Activity(a) => s.activity.push(a),
-                SessionEvent::Exited(e) => s.exit = Some(e),
+                SessionEvent::Activity(a) => {
+                    s.activity.push(a);
+                    self.urgent.notify_one();
+                }
+                SessionEvent::Exited(e) => {
+                    s.exit = Some(e);
+                    self.urgent.notify_one();
+                }
             }
         }
         self.wake.notify_one();
@@ -134,6 +155,45 @@ impl SessionEntry {
                 self.info.lock().id
             ))),
         }
+    }
+}
+
+/// Paces a session's output lines into its task: lines gather while a program floods and go
+/// at most once per [`OUTPUT_INTERVAL`]; the first after a quiet spell goes at once. What is
+/// held is bounded like the inbox (only the newest lines are kept; all are in the transcript).
+#[derive(Default)]
+struct OutputPacer {
+    held: std::collections::VecDeque<String>,
+    /// Before this, lines are held (set when some went).
+    next: Option<std::time::Instant>,
+}
+
+impl OutputPacer {
+    fn hold(&mut self, lines: std::collections::VecDeque<String>) {
+        self.held.extend(lines);
+        let excess = self
+            .held
+            .len()
+            .saturating_sub(crate::task::OUTPUT_LINES_KEPT);
+        self.held.drain(..excess);
+    }
+
+    /// When held lines are due (`None`: nothing is held).
+    fn due(&self) -> Option<std::time::Instant> {
+        if self.held.is_empty() {
+            return None;
+        }
+        Some(self.next.unwrap_or_else(std::time::Instant::now))
+    }
+
+    /// The lines to deliver now, if any: held lines once their interval has passed, or at
+    /// once when `urgent`.
+    fn release(&mut self, now: std::time::Instant, urgent: bool) -> Option<Vec<String>> {
+        if self.held.is_empty() || (!urgent && self.next.is_some_and(|n| now < n)) {
+            return None;
+        }
+        self.next = Some(now + OUTPUT_INTERVAL);
+        Some(std::mem::take(&mut self.held).into())
     }
 }
 
@@ -470,22 +530,35 @@ impl Engine {
 
     /// Follows one session's events until it exits.
     async fn follow(self, entry: Arc<SessionEntry>, inbox: Arc<Inbox>) {
+        let mut output = OutputPacer::default();
         loop {
-            inbox.wake.notified().await;
+            let due = output.due();
+            let held_until = async {
+                match due {
+                    Some(at) => tokio::time::sleep_until(at.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = inbox.wake.notified() => {}
+                _ = held_until => {}
+            }
             let InboxState {
                 lines,
                 screen,
                 activity,
                 exit: exited,
             } = std::mem::take(&mut *inbox.state.lock());
-            let lines: Vec<String> = lines.into();
             let session_id = entry.info.lock().id.clone();
             if screen {
                 self.publish(Event::Screen {
                     session_id: session_id.clone(),
                 });
             }
-            if !lines.is_empty() {
+            output.hold(lines);
+            // A status change or the exit comes after the output that preceded it.
+            let urgent = !activity.is_empty() || exited.is_some();
+            if let Some(lines) = output.release(std::time::Instant::now(), urgent) {
                 self.session_output(&entry, lines).await;
             }
             for a in activity {
@@ -495,6 +568,13 @@ impl Engine {
                 self.finish_reply(&entry).await;
                 self.mark_exited(&entry, exit).await;
                 return;
+            }
+            if !urgent {
+                // Output only: let more gather, unless a status fact or the exit comes.
+                tokio::select! {
+                    _ = tokio::time::sleep(FOLLOW_INTERVAL) => {}
+                    _ = inbox.urgent.notified() => {}
+                }
             }
         }
     }
@@ -993,5 +1073,59 @@ impl Engine {
             Verdict::Prompt(p) => Some(p.prompt),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+    use std::time::Instant;
+
+    fn lines(from: usize, to: usize) -> VecDeque<String> {
+        (from..to).map(|i| i.to_string()).collect()
+    }
+
+    #[test]
+    fn output_goes_at_once_after_a_quiet_spell_then_at_most_once_per_interval() {
+        let mut p = OutputPacer::default();
+        let t0 = Instant::now();
+        assert_eq!(p.due(), None);
+        assert_eq!(p.release(t0, false), None, "nothing held, nothing goes");
+        p.hold(lines(0, 2));
+        assert_eq!(p.release(t0, false), Some(vec!["0".into(), "1".into()]));
+        // More within the interval waits, and says until when.
+        p.hold(lines(2, 3));
+        let soon = t0 + OUTPUT_INTERVAL / 2;
+        assert_eq!(p.release(soon, false), None);
+        assert_eq!(p.due(), Some(t0 + OUTPUT_INTERVAL));
+        p.hold(lines(3, 4));
+        let later = t0 + OUTPUT_INTERVAL;
+        assert_eq!(p.release(later, false), Some(vec!["2".into(), "3".into()]));
+        // A status change or the exit takes what is held at once.
+        p.hold(lines(4, 5));
+        assert_eq!(p.release(later, true), Some(vec!["4".into()]));
+        // After a quiet spell longer than the interval, at once again.
+        p.hold(lines(5, 6));
+        let quiet = later + OUTPUT_INTERVAL * 3;
+        assert_eq!(p.release(quiet, false), Some(vec!["5".into()]));
+    }
+
+    #[test]
+    fn held_output_keeps_only_the_newest_lines() {
+        let mut p = OutputPacer::default();
+        let t0 = Instant::now();
+        p.hold(lines(0, 1));
+        p.release(t0, false);
+        let n = crate::task::OUTPUT_LINES_KEPT;
+        p.hold(lines(0, n));
+        p.hold(lines(n, n + 10));
+        let out = p.release(t0 + OUTPUT_INTERVAL, false).unwrap_or_default();
+        assert_eq!(out.len(), n);
+        assert_eq!(out.first().map(String::as_str), Some("10"));
+        assert_eq!(
+            out.last().map(|l| l.parse::<usize>().ok()),
+            Some(Some(n + 9))
+        );
     }
 }

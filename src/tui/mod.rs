@@ -6,8 +6,9 @@
 //!
 //! The loop: input (a thread blocked in `crossterm::event::read`), engine events and command
 //! results arrive on channels; each wake-up drains every pending message, then draws at most
-//! once, and never more often than every 16 ms. Nothing runs while nothing changes: the only
-//! timer is the one-second tick while a task runs (its elapsed time) or a notice is shown.
+//! once: at once after a quiet spell, at most every 16 ms while changes keep coming
+//! ([`frame`]). Nothing runs while nothing changes: the only timer is the tick of a running
+//! task's elapsed time (when its shown text changes) or a notice's expiry.
 
 pub mod state;
 /// The old path of `state` (tests name `tui::app::Modal`).
@@ -15,6 +16,7 @@ pub use state as app;
 pub mod backend;
 pub mod diff_view;
 pub mod form;
+pub mod frame;
 pub mod keymap;
 pub mod keymap_config;
 pub mod keys;
@@ -45,11 +47,8 @@ use ratatui::backend::CrosstermBackend;
 use std::io::{IsTerminal, Stdout, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::mpsc;
-
-/// Shortest time between two frames.
-const FRAME: Duration = Duration::from_millis(16);
 
 /// Puts the terminal back as it was. Safe to call more than once.
 pub fn restore_terminal() {
@@ -249,17 +248,16 @@ where
     let mut input = spawn_input_thread();
     let term_signal = termination();
     tokio::pin!(term_signal);
-    let mut last_frame: Option<Instant> = None;
+    let mut pacer = frame::FramePacer::default();
     loop {
-        // Draw when something changed, at most once per FRAME.
+        // Draw when something changed, at most once per frame period (see `frame`).
         let mut frame_due: Option<Instant> = None;
         if app.dirty {
-            let due = last_frame.map_or(Instant::now(), |t| t + FRAME);
-            if due <= Instant::now() {
+            if pacer.may_draw(Instant::now()) {
                 terminal.draw(|f| app.draw(f))?;
-                last_frame = Some(Instant::now());
+                pacer.drawn(Instant::now());
             } else {
-                frame_due = Some(due);
+                frame_due = pacer.earliest();
             }
         }
         if app.should_quit() {

@@ -113,6 +113,12 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) {
+        if self.typing && matches!(self.modal, Modal::None) && self.review.diff.is_none() {
+            // Marks the screen changed only where it does: a key that goes to the agent shows
+            // when its echo comes back, and a frame drawn for it now would be wasted.
+            self.on_typing_key(key);
+            return;
+        }
         self.dirty = true;
         if !matches!(self.modal, Modal::None) {
             self.on_modal_key(key);
@@ -134,6 +140,7 @@ impl App {
             Some(Action::LeaveTyping) => {
                 self.typing = false;
                 self.focus = Focus::Tasks;
+                self.dirty = true;
                 return;
             }
             Some(Action::PageBack) => return self.scroll_page(true),
@@ -142,6 +149,7 @@ impl App {
         }
         let Some(sid) = self.shown_session_id() else {
             self.typing = false;
+            self.dirty = true;
             return;
         };
         if !self.shown_session_live() {

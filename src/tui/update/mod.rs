@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
 
 mod diff;
+mod elapsed;
 mod input;
 mod manage;
 mod mouse;
@@ -291,15 +292,7 @@ impl App {
             .iter()
             .filter(|t| t.status() == TaskStatus::Running)
             .filter_map(|t| t.metadata.started_at)
-            .map(|start| {
-                let el = (now_ms - start).max(0);
-                match crate::tui::views::elapsed_resolution_ms(el) {
-                    // Seconds: every task ticks on the same wall-clock second, so twenty
-                    // running tasks cost one frame a second, not twenty.
-                    1000 => 1000 - now_ms.rem_euclid(1000),
-                    res => res - el.rem_euclid(res),
-                }
-            })
+            .map(|start| elapsed::next_change_in_ms(start, now_ms))
             .min();
         if let Some(ms) = next_change {
             wake = Some(now + Duration::from_millis(ms.clamp(1, 60_000) as u64));

@@ -52,14 +52,14 @@ pub fn status_color(s: TaskStatus) -> Color {
     }
 }
 
-/// `12s`, `5m03s`, then minutes only from 10 minutes on (`42m`), `2h05m`, `3d04h`; so a
-/// long run redraws once a minute, not every second (see `elapsed_resolution_ms`).
+/// `12s` in the first minute (a task just started visibly counts), then whole minutes
+/// (`5m`), `2h05m`, `3d04h`. Seconds past the first minute tell a user nothing, and showing
+/// them redrew every attached TUI once a second for as long as any task ran.
 pub fn format_elapsed(ms: i64) -> String {
     let s = (ms.max(0) / 1000) as u64;
     match s {
         0..60 => format!("{s}s"),
-        60..600 => format!("{}m{:02}s", s / 60, s % 60),
-        600..3600 => format!("{}m", s / 60),
+        60..3600 => format!("{}m", s / 60),
         3600..86400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
         _ => format!("{}d{:02}h", s / 86400, (s % 86400) / 3600),
     }
@@ -67,7 +67,13 @@ pub fn format_elapsed(ms: i64) -> String {
 
 /// How often the text of [`format_elapsed`] changes at this elapsed time.
 pub fn elapsed_resolution_ms(ms: i64) -> i64 {
-    if ms < 600_000 { 1000 } else { 60_000 }
+    if ms < 60_000 {
+        1000
+    } else if ms < 86_400_000 {
+        60_000
+    } else {
+        3_600_000
+    }
 }
 
 fn elapsed(task: &Task, now: i64) -> Option<String> {
