@@ -34,6 +34,9 @@ pub struct Config {
     /// The TUI's keys (`[keys]`, `[keys.terminal]`…), read by `tui::keymap_config`.
     #[serde(default)]
     pub keys: toml::Table,
+    /// The TUI's notifications (`[notify]`), read by `tui::notify`.
+    #[serde(default)]
+    pub notify: toml::Table,
 }
 
 impl Config {

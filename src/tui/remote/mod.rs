@@ -17,6 +17,7 @@ use crate::wire::{DaemonStopped, Event, MessageBody, SessionBody, Status, TaskBo
 use http::{Api, ApiError, Method, segment};
 use link::{Locate, Shared};
 use parking_lot::Mutex;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -34,8 +35,11 @@ const CAUGHT_UP: std::time::Duration = std::time::Duration::from_secs(2);
 
 pub struct RemoteCockpit {
     shared: Arc<Shared>,
-    /// The shown session's stream; another session shown closes it.
-    stream: Mutex<Option<stream::Stream>>,
+    /// The shown sessions' streams: the one last asked for and those kept (the grid's
+    /// tiles); another session shown closes the rest.
+    streams: Mutex<HashMap<String, stream::Stream>>,
+    /// The sessions whose streams stay open while others are shown (see `keep_streams`).
+    keep: Mutex<HashSet<String>>,
     rt: tokio::runtime::Handle,
     state_dir: Option<PathBuf>,
 }
@@ -65,7 +69,8 @@ impl RemoteCockpit {
             .map_err(|e| format!("cannot start the event thread: {e}"))?;
         Ok(RemoteCockpit {
             shared,
-            stream: Mutex::new(None),
+            streams: Mutex::new(HashMap::new()),
+            keep: Mutex::new(HashSet::new()),
             rt: tokio::runtime::Handle::current(),
             state_dir,
         })
@@ -80,7 +85,13 @@ impl RemoteCockpit {
     /// is gone a closed stream is kept: its last screen stays shown.
     fn on_stream<R>(&self, session_id: &str, f: impl FnOnce(&stream::Stream) -> R) -> Option<R> {
         let generation = self.shared.generation.load(Ordering::SeqCst);
-        let mut slot = self.stream.lock();
+        let mut streams = self.streams.lock();
+        {
+            // Dropping a stream closes its socket.
+            let keep = self.keep.lock();
+            streams.retain(|id, _| id == session_id || keep.contains(id));
+        }
+        let mut slot = streams.remove(session_id);
         let (size, online) = {
             let snap = self.shared.snap.lock();
             let size = snap
@@ -98,8 +109,7 @@ impl RemoteCockpit {
             let size = size?;
             // The same session again: its last screen stays until the new one arrives.
             let before = slot.take().filter(|s| s.session_id == session_id);
-            // Dropping the old stream closes its socket.
-            *slot = Some(stream::Stream::open(
+            slot = Some(stream::Stream::open(
                 &self.rt,
                 &self.shared.api(),
                 session_id,
@@ -109,7 +119,11 @@ impl RemoteCockpit {
                 self.shared.events.clone(),
             ));
         }
-        slot.as_ref().map(f)
+        let out = slot.as_ref().map(f);
+        if let Some(s) = slot {
+            streams.insert(session_id.to_string(), s);
+        }
+        out
     }
 }
 
@@ -180,16 +194,19 @@ impl Cockpit for RemoteCockpit {
     }
 
     fn execute(&self, cmd: Command) -> CommandFuture {
-        // A resize of the shown session goes up its stream (making this TUI the session's
-        // latest client, whose size the terminal takes).
+        // A resize of a shown session goes up its stream (making this TUI the session's
+        // latest client, whose size the terminal takes); one not shown (the grid gives a
+        // tile's agent its size back) by a call, without opening a stream for it.
         if let Command::Resize {
             session_id,
             cols,
             rows,
         } = &cmd
             && self
-                .on_stream(session_id, |s| s.resize(*cols, *rows))
-                .unwrap_or(false)
+                .streams
+                .lock()
+                .get(session_id)
+                .is_some_and(|s| s.resize(*cols, *rows))
         {
             return Box::pin(async { Ok(Outcome::Done(String::new())) });
         }
@@ -229,6 +246,12 @@ impl Cockpit for RemoteCockpit {
 
     fn state_dir(&self) -> Option<PathBuf> {
         self.state_dir.clone()
+    }
+
+    fn keep_streams(&self, sessions: &[String]) {
+        let keep: HashSet<String> = sessions.iter().cloned().collect();
+        // Streams no longer kept close when the next screen is asked for (`on_stream`).
+        *self.keep.lock() = keep;
     }
 }
 

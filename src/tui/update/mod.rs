@@ -9,7 +9,9 @@ use crate::tui::state::*;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
 
+mod attention;
 mod diff;
+mod grid;
 mod input;
 mod manage;
 mod mouse;
@@ -47,9 +49,13 @@ impl App {
     }
 
     pub fn refresh(&mut self) {
-        self.snap = self.cockpit.snapshot();
+        let old = std::mem::replace(&mut self.snap, self.cockpit.snapshot());
         self.stale = false;
         self.rebuild_rows();
+        if self.loaded {
+            self.note_arrivals(&old);
+        }
+        self.loaded = true;
         self.dirty = true;
     }
 
@@ -110,6 +116,9 @@ impl App {
         }
         if let Some(Selected::Task(id)) = &self.selected {
             self.unseen.remove(id);
+        }
+        if let Some(sel) = &self.selected {
+            self.waiting.retain(|w| &w.target != sel);
         }
     }
 
@@ -246,7 +255,7 @@ impl App {
     pub fn on_engine(&mut self, ev: Result<Event, broadcast::error::RecvError>) {
         match ev {
             Ok(Event::Screen { session_id }) => {
-                if self.shown_session_id().as_deref() == Some(session_id.as_str()) {
+                if self.on_show(&session_id) {
                     match &mut self.scroll {
                         Some(s) => {
                             if !s.new_output {
@@ -324,42 +333,34 @@ impl App {
     /// the shown PTY sized to the pane it is drawn in (decided here, never while drawing).
     pub fn draw(&mut self, frame: &mut ratatui::Frame) {
         self.refresh_if_stale();
-        self.areas = crate::tui::views::layout(frame.area());
-        if self.areas.is_some() {
+        let whole = self.zoom || self.grid.is_some();
+        self.areas = crate::tui::views::layout(frame.area()).map(|a| {
+            if whole {
+                crate::tui::views::zoomed(a)
+            } else {
+                a
+            }
+        });
+        if let Some(a) = self.areas {
+            self.layout_grid(a.term);
             self.prepare_transcript();
         }
         self.render(frame);
-        self.sync_pty_size();
+        if self.grid.is_some() {
+            self.sync_grid_sizes();
+        } else {
+            self.sync_pty_size();
+        }
     }
 
     /// Resizes the shown session's PTY to the terminal pane's inner size when they differ.
     pub(crate) fn sync_pty_size(&mut self) {
         let Some(a) = self.areas else { return };
-        let (cols, rows) = (a.term_inner.width, a.term_inner.height);
-        if cols == 0 || rows == 0 || !self.shown_session_live() {
+        if !self.shown_session_live() {
             return;
         }
-        let Some(sid) = self.shown_session_id() else {
-            return;
-        };
-        let mut size = None;
-        self.cockpit
-            .with_screen(&sid, &mut |s| size = Some(s.size()));
-        let Some((cur_rows, cur_cols)) = size else {
-            return;
-        };
-        if (cur_cols, cur_rows) == (cols, rows) || self.resize_sent.get(&sid) == Some(&(cols, rows))
-        {
-            return;
+        if let Some(sid) = self.shown_session_id() {
+            self.resize_to(&sid, a.term_inner.width, a.term_inner.height);
         }
-        self.resize_sent.insert(sid.clone(), (cols, rows));
-        self.run(
-            Command::Resize {
-                session_id: sid,
-                cols,
-                rows,
-            },
-            Origin::Quiet,
-        );
     }
 }
