@@ -13,7 +13,7 @@ pub const MIN_TILE_H: u16 = 8;
 /// this is a tile somewhat wider than square; 80×24 is 3.3).
 const GOOD_ASPECT: f64 = 2.5;
 /// What an empty cell in the last row costs against the shape, in the same units.
-const EMPTY_CELL_COST: f64 = 0.1;
+const EMPTY_CELL_COST: f64 = 0.3;
 
 /// One agent's tile.
 #[derive(Debug, Clone, PartialEq, Eq)]
