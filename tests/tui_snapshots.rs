@@ -1691,12 +1691,19 @@ fn an_agent_blocked_elsewhere_is_queued_and_w_goes_to_it() {
     // finished one by hand does too.
     a.on_terminal_event(key(KeyCode::Up));
     assert!(a.waiting().is_empty(), "{:?}", a.waiting());
-    // In the grid, an agent on show is looked at.
+    // In the grid, the selected tile is looked at; another tile in view is not.
     a.on_terminal_event(key(KeyCode::Char('v')));
     render(&mut a, 120, 40);
-    f.snap.lock().sessions[2].status = SessionStatus::Busy;
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t00"));
+    for s in [0, 2] {
+        f.snap.lock().sessions[s].status = SessionStatus::Busy;
+    }
     a.refresh();
-    f.snap.lock().sessions[2].status = SessionStatus::Blocked;
+    for s in [0, 2] {
+        f.snap.lock().sessions[s].status = SessionStatus::Blocked;
+    }
     a.refresh();
-    assert!(a.waiting().is_empty() && a.take_alerts().is_empty());
+    let queued: Vec<&str> = a.waiting().iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(queued, ["agent number 2"]);
+    assert_eq!(a.take_alerts().len(), 1);
 }

@@ -6,12 +6,13 @@ use crate::tui::backend::Snapshot;
 use crate::tui::state::*;
 
 impl App {
-    /// Queues what came to need the user since `old`, except what the user is looking at
-    /// (the selected task or session, a tile of the grid); drops what no longer needs them.
+    /// Queues what came to need the user since `old`, except what the user is looking at:
+    /// the selected task or session (in the grid, the selected tile; the other tiles are in
+    /// view but not attended, so they queue). Drops what no longer needs them.
     pub(crate) fn note_arrivals(&mut self, old: &Snapshot) {
         for w in attention::arrivals(old, &self.snap) {
             let looking = self.selected.as_ref() == Some(&w.target)
-                || w.session_id.as_deref().is_some_and(|sid| self.on_show(sid));
+                || w.session_id.is_some() && w.session_id == self.shown_session_id();
             if looking {
                 continue;
             }
