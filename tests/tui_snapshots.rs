@@ -1694,12 +1694,12 @@ fn an_agent_blocked_elsewhere_is_queued_and_w_goes_to_it() {
     // In the grid, the selected tile is looked at; another tile in view is not.
     a.on_terminal_event(key(KeyCode::Char('v')));
     render(&mut a, 120, 40);
-    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t00"));
-    for s in [0, 2] {
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t01"));
+    for s in [1, 2] {
         f.snap.lock().sessions[s].status = SessionStatus::Busy;
     }
     a.refresh();
-    for s in [0, 2] {
+    for s in [1, 2] {
         f.snap.lock().sessions[s].status = SessionStatus::Blocked;
     }
     a.refresh();
