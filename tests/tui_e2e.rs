@@ -974,6 +974,20 @@ fn the_grid_shows_four_agents_and_w_goes_to_the_one_asking() {
     }
     let sids: Vec<String> = ids.iter().map(|id| session_of(&api, id)).collect();
     tmux.wait("four running tasks", |s| s.contains("▶ 4 running"));
+    // The size of each agent's terminal (cols, rows), as orchestra has it.
+    let size = |sid: &str| {
+        let v = api
+            .get(&format!("/api/coding-agents/sessions/{sid}"))
+            .json();
+        let s = v.get("session").unwrap_or(&v);
+        (s["cols"].as_u64(), s["rows"].as_u64())
+    };
+    // Those never shown yet: their size when created.
+    let before: Vec<_> = sids[1..].iter().map(|sid| size(sid)).collect();
+    assert!(
+        before.iter().all(|(c, r)| c.is_some() && r.is_some()),
+        "{before:?}"
+    );
 
     tmux.send(&["v"]);
     tmux.wait("each tile with its own output", |s| {
@@ -1043,6 +1057,17 @@ fn the_grid_shows_four_agents_and_w_goes_to_the_one_asking() {
     tmux.send(&["w"]);
     tmux.wait("the question, selected", |s| {
         s.contains("asker asks") && !s.contains("⚑ 1 waiting")
+    });
+    // Each agent drew for its tile; leaving the grid gives the others their size back.
+    for (sid, b) in sids[1..].iter().zip(&before) {
+        assert_ne!(size(sid), *b, "{sid} kept its size in the grid");
+    }
+    tmux.send(&["v"]);
+    wait_until("the agents' sizes from before the grid", 20, || {
+        sids[1..]
+            .iter()
+            .zip(&before)
+            .all(|(sid, b)| size(sid) == *b)
     });
     stop_with_q(&tmux, 5, &marker);
 }

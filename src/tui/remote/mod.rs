@@ -40,6 +40,9 @@ pub struct RemoteCockpit {
     streams: Mutex<HashMap<String, stream::Stream>>,
     /// The sessions whose streams stay open while others are shown (see `keep_streams`).
     keep: Mutex<HashSet<String>>,
+    /// The session last shown outside the kept ones (the terminal pane's); `None` since the
+    /// kept set last changed.
+    pane: Mutex<Option<String>>,
     rt: tokio::runtime::Handle,
     state_dir: Option<PathBuf>,
 }
@@ -71,6 +74,7 @@ impl RemoteCockpit {
             shared,
             streams: Mutex::new(HashMap::new()),
             keep: Mutex::new(HashSet::new()),
+            pane: Mutex::new(None),
             rt: tokio::runtime::Handle::current(),
             state_dir,
         })
@@ -90,6 +94,9 @@ impl RemoteCockpit {
             // Dropping a stream closes its socket.
             let keep = self.keep.lock();
             streams.retain(|id, _| id == session_id || keep.contains(id));
+            if !keep.contains(session_id) {
+                *self.pane.lock() = Some(session_id.to_string());
+            }
         }
         let mut slot = streams.remove(session_id);
         let (size, online) = {
@@ -196,12 +203,15 @@ impl Cockpit for RemoteCockpit {
     fn execute(&self, cmd: Command) -> CommandFuture {
         // A resize of a shown session goes up its stream (making this TUI the session's
         // latest client, whose size the terminal takes); one not shown (the grid gives a
-        // tile's agent its size back) by a call, without opening a stream for it.
+        // tile's agent its size back) by a call: its stream, if still open, is about to
+        // close, and what is queued on it would be lost.
         if let Command::Resize {
             session_id,
             cols,
             rows,
         } = &cmd
+            && (self.keep.lock().contains(session_id)
+                || self.pane.lock().as_deref() == Some(session_id.as_str()))
             && self
                 .streams
                 .lock()
@@ -252,6 +262,7 @@ impl Cockpit for RemoteCockpit {
         let keep: HashSet<String> = sessions.iter().cloned().collect();
         // Streams no longer kept close when the next screen is asked for (`on_stream`).
         *self.keep.lock() = keep;
+        *self.pane.lock() = None;
     }
 }
 

@@ -82,6 +82,8 @@ impl App {
     /// Gives every agent resized for a tile its size from before, except the shown one, which
     /// the terminal pane sizes on the next frame; the cockpit keeps only the shown stream.
     fn leave_grid(&mut self, g: GridView) {
+        // First, so the sizes given back go by call, not up streams about to close.
+        self.cockpit.keep_streams(&[]);
         let shown = self.shown_session_id();
         for (sid, (cols, rows)) in g.restore {
             if Some(&sid) == shown.as_ref() || !self.session_live(&sid) {
@@ -89,7 +91,6 @@ impl App {
             }
             self.send_resize(sid, cols, rows);
         }
-        self.cockpit.keep_streams(&[]);
     }
 
     fn session_live(&self, sid: &str) -> bool {
