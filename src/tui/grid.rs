@@ -162,8 +162,8 @@ mod tests {
             let area = Rect::new(2, 1, w, h);
             let (rects, _) = tile_rects(n, area);
             assert_eq!(rects.len(), n);
-            let cells: u32 = rects.iter().map(|r| u32::from(r.area())).sum();
-            assert_eq!(cells, u32::from(area.area()), "{n} in {w}×{h}");
+            let cells: u32 = rects.iter().map(|r| r.area()).sum();
+            assert_eq!(cells, area.area(), "{n} in {w}×{h}");
             for (i, a) in rects.iter().enumerate() {
                 assert!(area.contains(a.as_position()));
                 for b in &rects[i + 1..] {
