@@ -1707,3 +1707,20 @@ fn an_agent_blocked_elsewhere_is_queued_and_w_goes_to_it() {
     assert_eq!(queued, ["agent number 2"]);
     assert_eq!(a.take_alerts().len(), 1);
 }
+
+#[test]
+fn a_click_on_a_tile_selects_it_and_types_into_it() {
+    use crossterm::event::{Event as E, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let f = agents(4, None);
+    let mut a = grid_of(&f);
+    render(&mut a, 120, 40);
+    let tile = a.grid_page().unwrap().tiles[3].area;
+    a.on_terminal_event(E::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: tile.x + 3,
+        row: tile.y + 3,
+        modifiers: KeyModifiers::NONE,
+    }));
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t03"));
+    assert!(a.typing && a.grid_shown());
+}
