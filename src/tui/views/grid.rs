@@ -117,9 +117,21 @@ impl App {
                     .right_aligned(),
                 );
             }
-            if self.zoom {
+            // How to leave, on the last tile (the bottom bar offers the grid's own keys).
+            let hint = if self.zoom {
+                Some(format!(" zoomed · {} back ", self.key(Action::Zoom)))
+            } else if i == last {
+                Some(format!(
+                    " {} panes · {} zoom ",
+                    self.key(Action::Grid),
+                    self.key(Action::Zoom)
+                ))
+            } else {
+                None
+            };
+            if let Some(hint) = hint.filter(|h| h.width() + 12 <= w) {
                 block = block.title_bottom(Line::from(Span::styled(
-                    format!(" zoomed · {} back ", self.key(Action::Zoom)),
+                    hint,
                     Style::default().fg(Color::DarkGray),
                 )));
             }
