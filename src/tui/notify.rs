@@ -224,6 +224,60 @@ mod tests {
         assert!(text.ends_with(": blocked\x07\x1b\\"), "{text:?}");
     }
 
+    /// Polls `ok` for up to 10 s.
+    async fn eventually(mut ok: impl FnMut() -> bool) -> bool {
+        for _ in 0..500 {
+            if ok() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+
+    #[tokio::test]
+    async fn the_command_gets_the_agent_in_its_environment_and_is_killed_at_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let cfg = NotifyConfig {
+            command: Some(format!(
+                "printf '%s|%s|%s|%s' \"$ORCHESTRA_NAME\" \"$ORCHESTRA_STATUS\" \"$ORCHESTRA_PROMPT\" \"$ORCHESTRA_SESSION_ID\" > {}.tmp && mv {0}.tmp {0}",
+                out.display()
+            )),
+            ..NotifyConfig::default()
+        };
+        let started = std::time::Instant::now();
+        spawn_command(&cfg, &waiting("go on?"));
+        // Not waited for: the call returns at once.
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert!(eventually(|| out.exists()).await);
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "fix;\x1b[2Jthe parser|blocked|go on?|s1"
+        );
+
+        // A command that hangs is killed (and reaped) when its time is up.
+        let pid_file = dir.path().join("pid");
+        let slow = NotifyConfig {
+            command: Some(format!("echo $$ > {}; exec sleep 30", pid_file.display())),
+            timeout: Duration::from_millis(300),
+            ..NotifyConfig::default()
+        };
+        spawn_command(&slow, &waiting(""));
+        assert!(
+            eventually(|| std::fs::read_to_string(&pid_file).is_ok_and(|p| !p.trim().is_empty()))
+                .await
+        );
+        let pid = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .to_string();
+        assert!(
+            eventually(|| !std::path::Path::new(&format!("/proc/{pid}")).exists()).await,
+            "the slow command {pid} still runs"
+        );
+    }
+
     #[test]
     fn the_config_chooses_and_wrong_entries_are_named() {
         let t: toml::Table =
