@@ -210,15 +210,19 @@ impl Cockpit for RemoteCockpit {
             cols,
             rows,
         } = &cmd
-            && (self.keep.lock().contains(session_id)
-                || self.pane.lock().as_deref() == Some(session_id.as_str()))
-            && self
-                .streams
-                .lock()
-                .get(session_id)
-                .is_some_and(|s| s.resize(*cols, *rows))
         {
-            return Box::pin(async { Ok(Outcome::Done(String::new())) });
+            // One lock at a time, none held while taking the streams'.
+            let kept = self.keep.lock().contains(session_id);
+            let shown = kept || self.pane.lock().as_deref() == Some(session_id.as_str());
+            let sent = shown
+                && self
+                    .streams
+                    .lock()
+                    .get(session_id)
+                    .is_some_and(|s| s.resize(*cols, *rows));
+            if sent {
+                return Box::pin(async { Ok(Outcome::Done(String::new())) });
+            }
         }
         let shared = self.shared.clone();
         let state_dir = self.state_dir.clone();
