@@ -1724,3 +1724,15 @@ fn a_click_on_a_tile_selects_it_and_types_into_it() {
     assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t03"));
     assert!(a.typing && a.grid_shown());
 }
+
+#[test]
+fn idle_agents_in_the_grid_wake_nothing() {
+    let f = agents(16, None);
+    let mut a = app(&f);
+    render(&mut a, 240, 70);
+    // The list shows elapsed times, which tick.
+    assert!(a.next_wake().is_some());
+    a.on_terminal_event(key(crossterm::event::KeyCode::Char('v')));
+    render(&mut a, 240, 70);
+    assert_eq!(a.next_wake(), None);
+}

@@ -293,11 +293,13 @@ impl App {
         let now = Instant::now();
         let mut wake: Option<Instant> = None;
         let now_ms = self.now_ms();
-        // The next time a running task's elapsed time changes on screen.
+        // The next time a running task's elapsed time changes on screen (the grid shows
+        // none: idle agents in it cost no frames).
         let next_change = self
             .snap
             .tasks
             .iter()
+            .filter(|_| self.grid.is_none())
             .filter(|t| t.status() == TaskStatus::Running)
             .filter_map(|t| t.metadata.started_at)
             .map(|start| {
