@@ -1736,3 +1736,39 @@ fn idle_agents_in_the_grid_wake_nothing() {
     render(&mut a, 240, 70);
     assert_eq!(a.next_wake(), None);
 }
+
+#[test]
+fn w_goes_to_a_waiting_session_the_filter_hid() {
+    use crossterm::event::KeyCode;
+    let f = fake();
+    let mut a = app(&f);
+    render(&mut a, 120, 40);
+    keys(
+        &mut a,
+        &[
+            KeyCode::Char('/'),
+            KeyCode::Char('f'),
+            KeyCode::Char('i'),
+            KeyCode::Char('x'),
+            KeyCode::Enter,
+        ],
+    );
+    let t = render(&mut a, 120, 40);
+    assert!(format!("{:?}", t.backend()).contains("/fix"));
+    f.snap.lock().sessions[2].status = SessionStatus::Blocked;
+    a.refresh();
+    assert_eq!(a.waiting().len(), 1);
+    a.on_terminal_event(key(KeyCode::Char('w')));
+    assert_eq!(
+        a.selected_session_info().map(|s| s.id.as_str()),
+        Some("s-free")
+    );
+    assert!(a.waiting().is_empty());
+    let t = render(&mut a, 120, 40);
+    // The filter that hid it is cleared.
+    let shown = format!("{:?}", t.backend());
+    assert!(
+        shown.contains("Tasks (7)") && !shown.contains("/fix"),
+        "{shown}"
+    );
+}

@@ -45,15 +45,12 @@ impl App {
         match &w.target {
             Selected::Task(id) => self.select_task(id),
             Selected::Session(id) => {
-                if !self
-                    .rows
-                    .iter()
-                    .any(|r| matches!(r, Row::Session(i) if self.snap.sessions.get(*i).is_some_and(|s| &s.id == id)))
-                {
+                if !self.select_session(id) {
+                    // Hidden by the filter: shown again, as `select_task` does.
                     self.filter.clear();
                     self.rebuild_rows();
+                    self.select_session(id);
                 }
-                self.select_session(id);
             }
         }
         let text = match (w.blocked(), self.shown_prompt()) {

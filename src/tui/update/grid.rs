@@ -40,8 +40,8 @@ impl App {
             .collect()
     }
 
-    /// Selects the row (task or session) whose agent is `sid`.
-    pub(crate) fn select_session(&mut self, sid: &str) {
+    /// Selects the row (task or session) whose agent is `sid`; `false`: no row shows it.
+    pub(crate) fn select_session(&mut self, sid: &str) -> bool {
         let i = self.rows.iter().position(|r| match *r {
             Row::Task(t) => {
                 self.snap
@@ -56,6 +56,7 @@ impl App {
         if i.is_some() {
             self.select_index(i);
         }
+        i.is_some()
     }
 
     /// `v`: the grid, or back to the three panes.
@@ -71,7 +72,8 @@ impl App {
             .is_some_and(|sid| tiles.contains(&sid))
             && let Some(first) = tiles.first()
         {
-            self.select_session(&first.clone());
+            let first = first.clone();
+            self.select_session(&first);
         }
         // The grid shows live screens only.
         self.scroll = None;
