@@ -46,7 +46,8 @@ fn main() -> ExitCode {
                 async {
                     orchestra::tui::needs_terminal()?;
                     let keys = orchestra::tui::load_keys(cli.server.config.as_deref())?;
-                    orchestra::tui::run(attach_target(&cli).await?, keys).await
+                    let alerts = orchestra::tui::load_notify(cli.server.config.as_deref())?;
+                    orchestra::tui::run(attach_target(&cli).await?, keys, alerts).await
                 }
                 .await
             }

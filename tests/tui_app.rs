@@ -1407,6 +1407,197 @@ async fn a_key_typed_into_the_agent_draws_with_its_echo_not_before() {
     engine.shutdown().await;
 }
 
+/// The fake coding agent and a plain shell (in an empty home) as providers.
+fn fake_agent_and_shell(dir: &std::path::Path) -> Providers {
+    let path = support::fake_agent_config(dir, &[]);
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut config = std::fs::read_to_string(&path).unwrap();
+    config.push_str(&format!(
+        "\n[[provider]]\nid = \"shell\"\nenv = {{ HOME = {:?} }}\n",
+        home.display().to_string()
+    ));
+    std::fs::write(&path, config).unwrap();
+    let config = orchestra::providers::Config::load(Some(&path)).unwrap();
+    Providers::from_config(&config, None).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grid_shows_every_agent_types_pauses_and_w_goes_to_the_one_waiting() {
+    use orchestra::engine::{CreateTask, SessionStatus};
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let state = StateDir::lock(&dir.path().join("state")).unwrap();
+    let mut config = EngineConfig::new(fake_agent_and_shell(dir.path()), work.clone());
+    config.grace = Duration::from_millis(500);
+    let engine = Engine::open(&state, config).await.unwrap();
+    let mut events = engine.subscribe();
+    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
+
+    // Three shells, each printing its own number (40, 41, 42) once started.
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let t = engine
+            .create_task(CreateTask {
+                name: format!("shell {i}"),
+                description: format!("echo agent-$((40+{i}))"),
+                provider_id: Some("shell".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        engine.start_task(&t.id).await.unwrap();
+        ids.push(t.id.clone());
+    }
+    app.select_task(&ids[0]);
+    app.on_terminal_event(key(KeyCode::Char('v')));
+    assert!(app.grid_shown());
+    wait_for(&mut app, &mut events, "each tile to show its agent", |a| {
+        term.draw(|f| a.draw(f)).unwrap();
+        let shown = format!("{:?}", term.backend());
+        (40..43).all(|n| {
+            shown.contains(&format!("agent-{n}\"")) || shown.contains(&format!("agent-{n} "))
+        })
+    })
+    .await;
+    // Each agent draws for its tile: its PTY took the tile's size.
+    let page = app.grid_page().unwrap().clone();
+    assert_eq!(page.tiles.len(), 3);
+    wait_for(
+        &mut app,
+        &mut events,
+        "each PTY to take its tile's size",
+        |_| {
+            page.tiles.iter().all(|t| {
+                engine
+                    .get_session(&t.session_id)
+                    .is_ok_and(|s| (s.cols, s.rows) == (t.inner.width, t.inner.height))
+            })
+        },
+    )
+    .await;
+    let sid = |i: usize| {
+        engine
+            .get_task(&ids[i])
+            .unwrap()
+            .metadata
+            .session_id
+            .clone()
+            .unwrap()
+    };
+
+    // Type into the third tile.
+    app.on_terminal_event(key(KeyCode::Right));
+    app.on_terminal_event(key(KeyCode::Right));
+    assert_eq!(
+        app.selected_task().map(|t| t.id.clone()),
+        Some(ids[2].clone())
+    );
+    app.on_terminal_event(key(KeyCode::Enter));
+    assert!(app.typing);
+    typed(&mut app, "echo typed-$((6*7))");
+    app.on_terminal_event(key(KeyCode::Enter));
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('q'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(!app.typing && app.grid_shown());
+    let screen = |i: usize| {
+        engine
+            .session_pty(&sid(i))
+            .map(|p| p.with_screen(|s| s.contents()))
+            .unwrap_or_default()
+    };
+    wait_for(
+        &mut app,
+        &mut events,
+        "the typed line to run in the third",
+        |_| screen(2).contains("typed-42"),
+    )
+    .await;
+    assert!(!screen(0).contains("typed-42") && !screen(1).contains("typed-42"));
+
+    // Pause the second tile's agent: its processes stop.
+    app.on_terminal_event(key(KeyCode::Left));
+    assert_eq!(
+        app.selected_task().map(|t| t.id.clone()),
+        Some(ids[1].clone())
+    );
+    app.on_terminal_event(key(KeyCode::Char('p')));
+    wait_for(&mut app, &mut events, "the second agent to pause", |_| {
+        engine.get_task(&ids[1]).unwrap().status() == TaskStatus::Paused
+            && support::session_pids(&sid(1))
+                .iter()
+                .all(|p| support::process_state(*p) == Some('T'))
+    })
+    .await;
+    assert!(app.waiting().is_empty());
+    let _ = app.take_alerts();
+
+    // An agent that asks a question while another is selected: queued, alerted, and `w`
+    // selects it.
+    let asking = engine
+        .create_task(CreateTask {
+            name: "needs a yes".into(),
+            description: "perm".into(),
+            provider_id: Some("fake".into()),
+            approval: Some(orchestra::wire::Approval::Manual),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    engine.start_task(&asking.id).await.unwrap();
+    wait_for(&mut app, &mut events, "the question to be queued", |a| {
+        term.draw(|f| a.draw(f)).unwrap();
+        a.waiting().len() == 1
+    })
+    .await;
+    let alerts = app.take_alerts();
+    assert_eq!(alerts.len(), 1);
+    assert_eq!(
+        (alerts[0].name.as_str(), alerts[0].status.as_str()),
+        ("needs a yes", "blocked")
+    );
+    term.draw(|f| app.draw(f)).unwrap();
+    let shown = format!("{:?}", term.backend());
+    assert!(shown.contains("⚑ 1 waiting · w"), "{shown}");
+    app.on_terminal_event(key(KeyCode::Char('w')));
+    assert_eq!(
+        app.selected_task().map(|t| t.id.clone()),
+        Some(asking.id.clone())
+    );
+    assert!(app.waiting().is_empty());
+    assert_eq!(
+        app.selected_session_info().map(|s| s.status),
+        Some(SessionStatus::Blocked)
+    );
+    assert!(
+        app.notice()
+            .is_some_and(|n| n.text.contains("needs a yes asks")),
+        "{:?}",
+        app.notice()
+    );
+    // Leaving the grid gives the other agents their size back; the shown one takes the pane.
+    app.on_terminal_event(key(KeyCode::Char('v')));
+    term.draw(|f| app.draw(f)).unwrap();
+    let areas = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 160, 48)).unwrap();
+    let asking_sid = app.shown_session_id().unwrap();
+    wait_for(
+        &mut app,
+        &mut events,
+        "the shown PTY to take the pane's size",
+        |_| {
+            engine.get_session(&asking_sid).is_ok_and(|s| {
+                (s.cols, s.rows) == (areas.term_inner.width, areas.term_inner.height)
+            })
+        },
+    )
+    .await;
+    engine.shutdown().await;
+}
+
 /// A flooding agent's screen changes reach the app (and every other subscriber) at most
 /// about once a frame, not once per read of its terminal: thousands a second woke the engine
 /// and every event-stream task for nothing. The last screen still arrives.

@@ -913,3 +913,161 @@ fn a_shell_writes_a_file_in_its_worktree_and_the_tui_merges_it() {
     tmux.send(&["q"]);
     exits(&tmux);
 }
+
+/// A handle on the daemon the TUI started, from its server.json.
+fn api_of(state: &Path) -> support::Server {
+    let text = std::fs::read_to_string(state.join("server.json")).expect("server.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("server.json is JSON");
+    support::Server::attach(v["url"].as_str().expect("url"), state, v["token"].as_str())
+}
+
+/// A task's agent session, once it has one.
+fn session_of(api: &support::Server, task_id: &str) -> String {
+    let mut sid = None;
+    wait_until("the task's session", 20, || {
+        let v = api
+            .get(&format!("/api/coding-agents/tasks/{task_id}"))
+            .json();
+        let task = v.get("task").unwrap_or(&v);
+        sid = task["metadata"]["sessionId"].as_str().map(str::to_string);
+        sid.is_some()
+    });
+    sid.unwrap_or_default()
+}
+
+/// Four shells in the grid, each showing its own output; typing into the third; pausing the
+/// second; an agent asking a question while another is selected raises the waiting count and
+/// the bell, and `w` goes to it.
+#[test]
+fn the_grid_shows_four_agents_and_w_goes_to_the_one_asking() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // The fake coding agent (it asks a permission on `perm`) in the user's config.
+    let config = tmp.path().canonicalize().unwrap().join("config/orchestra");
+    std::fs::create_dir_all(&config).unwrap();
+    support::fake_agent_config(&config, &[]);
+    let (tmux, root) = start(tmp.path());
+    let marker = root.to_string_lossy().into_owned();
+    let api = api_of(&root.join("state"));
+    let mut ids = Vec::new();
+    for i in 1..=4 {
+        let out = cli(
+            &root,
+            &[
+                "task",
+                "add",
+                &format!("tile-{i}"),
+                "--provider",
+                "shell",
+                "--description",
+                &format!("echo out-$((10+{i}))"),
+                "--start",
+                "--json",
+            ],
+        );
+        let v: serde_json::Value = serde_json::from_str(&out).expect("task JSON");
+        let task = v.get("task").unwrap_or(&v);
+        ids.push(task["id"].as_str().expect("task id").to_string());
+    }
+    let sids: Vec<String> = ids.iter().map(|id| session_of(&api, id)).collect();
+    tmux.wait("four running tasks", |s| s.contains("▶ 4 running"));
+    // The size of each agent's terminal (cols, rows), as orchestra has it.
+    let size = |sid: &str| {
+        let v = api
+            .get(&format!("/api/coding-agents/sessions/{sid}"))
+            .json();
+        let s = v.get("session").unwrap_or(&v);
+        (s["cols"].as_u64(), s["rows"].as_u64())
+    };
+    // Those never shown yet: their size when created.
+    let before: Vec<_> = sids[1..].iter().map(|sid| size(sid)).collect();
+    assert!(
+        before.iter().all(|(c, r)| c.is_some() && r.is_some()),
+        "{before:?}"
+    );
+
+    tmux.send(&["v"]);
+    tmux.wait("each tile with its own output", |s| {
+        (11..=14).all(|n| s.contains(&format!("out-{n}")))
+            && (1..=4).all(|i| s.contains(&format!("tile-{i} · shell")))
+    });
+
+    // Type into the third tile.
+    tmux.send(&["Right"]);
+    tmux.send(&["Right"]);
+    tmux.send(&["Enter"]);
+    tmux.send_literal("echo third-$((6*7))");
+    tmux.send(&["Enter"]);
+    tmux.wait("the third agent's output", |s| s.contains("third-42"));
+    tmux.send(&["C-q"]);
+    assert!(support::screen(&api, &sids[2]).contains("third-42"));
+    for i in [0, 1, 3] {
+        assert!(
+            !support::screen(&api, &sids[i]).contains("third-42"),
+            "tile {i}"
+        );
+    }
+
+    // Pause the second: its processes stop.
+    tmux.send(&["Left"]);
+    tmux.send(&["p"]);
+    wait_until("the second agent's processes to stop", 20, || {
+        let pids = support::session_pids(&sids[1]);
+        !pids.is_empty() && pids.iter().all(|p| proc_state(*p) == Some('T'))
+    });
+    tmux.wait("the second tile paused", |s| s.contains("‖ paused"));
+
+    // With the first selected, an agent asks a question: the count, the bell; `w` goes there.
+    tmux.send(&["Left"]);
+    let bell = |t: &Tmux| {
+        let out = t
+            .cmd()
+            .args([
+                "display-message",
+                "-p",
+                "-t",
+                &t.session,
+                "#{window_bell_flag}",
+            ])
+            .output()
+            .expect("tmux display-message");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(bell(&tmux), "0");
+    cli(
+        &root,
+        &[
+            "task",
+            "add",
+            "asker",
+            "--provider",
+            "fake",
+            "--description",
+            "perm",
+            "--approval",
+            "manual",
+            "--start",
+        ],
+    );
+    tmux.wait("the waiting count", |s| s.contains("⚑ 1 waiting · w"));
+    wait_until("the bell", 10, || bell(&tmux) == "1");
+    tmux.send(&["w"]);
+    tmux.wait("the question, selected", |s| {
+        s.contains("asker asks") && !s.contains("⚑ 1 waiting")
+    });
+    // Each agent drew for its tile; leaving the grid gives the others their size back.
+    for (sid, b) in sids[1..].iter().zip(&before) {
+        assert_ne!(size(sid), *b, "{sid} kept its size in the grid");
+    }
+    tmux.send(&["v"]);
+    wait_until("the agents' sizes from before the grid", 20, || {
+        sids[1..]
+            .iter()
+            .zip(&before)
+            .all(|(sid, b)| size(sid) == *b)
+    });
+    stop_with_q(&tmux, 5, &marker);
+}

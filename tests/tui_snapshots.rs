@@ -703,7 +703,7 @@ fn the_help_overlay_fits_and_scrolls_to_its_last_line() {
         let shown = format!("{:?}", t.backend());
         assert!(shown.contains("Esc closes"), "{shown}");
         // PgDn until the end: the last line of the help shows, with its frame.
-        for _ in 0..40 {
+        for _ in 0..80 {
             keys(&mut a, &[PageDown]);
         }
         let t = render(&mut a, w, h);
@@ -1420,4 +1420,356 @@ fn the_diff_view_says_the_base_moved_and_marks_binary_files() {
         "{shown}"
     );
     assert!(shown.contains("▸A logo.png"), "{shown}");
+}
+
+/// `n` running agents, each with its own screen; the `blocked` one waits on a prompt.
+fn agents(n: usize, blocked: Option<usize>) -> Arc<Fake> {
+    let mut tasks = Vec::new();
+    let mut sessions = Vec::new();
+    let mut screens = HashMap::new();
+    for i in 0..n {
+        let (tid, sid) = (format!("t{i:02}"), format!("s{i:02}"));
+        let mut t = task(&tid, &format!("agent number {i}"), TaskStatus::Running);
+        if i % 5 == 4 {
+            t.metadata.status = TaskStatus::Paused;
+        }
+        t.metadata.session_id = Some(sid.clone());
+        tasks.push(Arc::new(t));
+        let status = if blocked == Some(i) {
+            SessionStatus::Blocked
+        } else {
+            SessionStatus::Busy
+        };
+        sessions.push(session(&sid, Some(&tid), status, false));
+        let mut p = vt100::Parser::new(24, 80, 0);
+        p.process(format!("$ make agent-{i}\r\nbuilding {i}…\r\n$ ").as_bytes());
+        screens.insert(sid, p);
+    }
+    Arc::new(Fake {
+        snap: Mutex::new(Snapshot {
+            tasks,
+            sessions,
+            autopilot: true,
+            offline: None,
+            url: None,
+        }),
+        screens: Mutex::new(screens),
+        commands: Mutex::new(vec![]),
+        input: Mutex::new(vec![]),
+        events: broadcast::channel(16).0,
+    })
+}
+
+fn grid_of(f: &Arc<Fake>) -> App {
+    let mut a = app(f);
+    a.on_terminal_event(key(crossterm::event::KeyCode::Char('v')));
+    assert!(a.grid_shown());
+    a
+}
+
+#[test]
+fn the_grid_at_several_counts_and_sizes() {
+    for (n, w, h) in [
+        (1, 80, 24),
+        (2, 80, 24),
+        (3, 120, 40),
+        (4, 120, 40),
+        (7, 160, 50),
+        (16, 240, 70),
+        (40, 240, 70),
+    ] {
+        let f = agents(n, (n >= 4).then_some(2));
+        let mut a = grid_of(&f);
+        let t = render(&mut a, w, h);
+        insta::assert_snapshot!(format!("grid_{n}_agents_{w}x{h}"), t.backend());
+        let page = a.grid_page().unwrap();
+        let tiles = page.tiles.len();
+        assert!(tiles == n.min(page.per_page), "{n}: {tiles} tiles");
+        for tile in &page.tiles {
+            assert!(
+                tile.area.width >= 40 && tile.area.height >= 8,
+                "{n}: {tile:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_blocked_tile_stands_out_and_the_selected_one_is_bold() {
+    let f = agents(4, Some(2));
+    let mut a = grid_of(&f);
+    let t = render(&mut a, 120, 40);
+    let page = a.grid_page().unwrap().clone();
+    let buf = t.backend().buffer();
+    let blocked = page.tiles[2].area;
+    assert_eq!(buf[(blocked.x, blocked.y)].fg, Color::Yellow);
+    let title: String = (blocked.x..blocked.right())
+        .map(|x| buf[(x, blocked.y)].symbol())
+        .collect();
+    assert!(
+        title.contains("agent number 2") && title.contains("⚠ BLOCKED"),
+        "{title}"
+    );
+    let selected = page.tiles[0].area;
+    assert_eq!(buf[(selected.x, selected.y)].symbol(), "┏");
+    assert_eq!(buf[(selected.x, selected.y)].fg, Color::LightCyan);
+}
+
+#[test]
+fn more_agents_than_fit_page_and_the_page_is_shown() {
+    use crossterm::event::KeyCode;
+    let f = agents(7, None);
+    let mut a = grid_of(&f);
+    let t = render(&mut a, 80, 24);
+    insta::assert_snapshot!("grid_7_agents_80x24_page_1", t.backend());
+    let page = a.grid_page().unwrap();
+    assert_eq!((page.page, page.pages, page.tiles.len()), (0, 2, 4));
+    a.on_terminal_event(key(KeyCode::PageDown));
+    let t = render(&mut a, 80, 24);
+    insta::assert_snapshot!("grid_7_agents_80x24_page_2", t.backend());
+    let page = a.grid_page().unwrap();
+    assert_eq!((page.page, page.tiles.len()), (1, 3));
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t04"));
+    // Arrows move within the layout: right, then down past the last row stays on the page's end.
+    a.on_terminal_event(key(KeyCode::Right));
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t05"));
+    a.on_terminal_event(key(KeyCode::Char('j')));
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t06"));
+    a.on_terminal_event(key(KeyCode::Char('k')));
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t04"));
+    a.on_terminal_event(key(KeyCode::PageUp));
+    render(&mut a, 80, 24);
+    assert_eq!(a.grid_page().unwrap().page, 0);
+}
+
+#[test]
+fn each_tile_s_pty_is_sized_once_and_given_back_when_the_grid_closes() {
+    let f = agents(3, None);
+    let mut a = grid_of(&f);
+    render(&mut a, 120, 40);
+    let page = a.grid_page().unwrap().clone();
+    let sent = f.commands.lock().clone();
+    let want: Vec<Command> = page
+        .tiles
+        .iter()
+        .map(|t| Command::Resize {
+            session_id: t.session_id.clone(),
+            cols: t.inner.width,
+            rows: t.inner.height,
+        })
+        .collect();
+    assert_eq!(sent, want);
+    // Frames at the same size ask nothing more.
+    render(&mut a, 120, 40);
+    render(&mut a, 120, 40);
+    assert_eq!(f.commands.lock().len(), 3);
+    // Leaving: the others get their size back (80×24), the shown one the terminal pane's.
+    f.commands.lock().clear();
+    a.on_terminal_event(key(crossterm::event::KeyCode::Char('v')));
+    assert!(!a.grid_shown());
+    render(&mut a, 120, 40);
+    let areas = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
+    let mut sent = f.commands.lock().clone();
+    sent.sort_by_key(|c| format!("{c:?}"));
+    assert_eq!(
+        sent,
+        vec![
+            Command::Resize {
+                session_id: "s00".into(),
+                cols: areas.term_inner.width,
+                rows: areas.term_inner.height,
+            },
+            Command::Resize {
+                session_id: "s01".into(),
+                cols: 80,
+                rows: 24,
+            },
+            Command::Resize {
+                session_id: "s02".into(),
+                cols: 80,
+                rows: 24,
+            },
+        ]
+    );
+}
+
+#[test]
+fn keys_in_the_grid_act_on_the_selected_tile() {
+    use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
+    let f = agents(4, None);
+    let mut a = grid_of(&f);
+    render(&mut a, 120, 40);
+    // The third tile: right, then down-left (2×2).
+    a.on_terminal_event(key(KeyCode::Char('l')));
+    a.on_terminal_event(key(KeyCode::Down));
+    a.on_terminal_event(key(KeyCode::Left));
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t02"));
+    a.on_terminal_event(key(KeyCode::Enter));
+    assert!(a.typing);
+    a.on_terminal_event(key(KeyCode::Char('x')));
+    assert_eq!(
+        f.input.lock().clone(),
+        vec![("s02".to_string(), b"x".to_vec())]
+    );
+    a.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('q'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(!a.typing && a.grid_shown());
+    f.commands.lock().clear();
+    a.on_terminal_event(key(KeyCode::Char('p')));
+    a.on_terminal_event(key(KeyCode::Char('r')));
+    assert_eq!(
+        f.commands.lock().clone(),
+        vec![Command::Pause("t02".into()), Command::Resume("t02".into())]
+    );
+    let t = render(&mut a, 120, 40);
+    let bottom: String = (0..120)
+        .map(|x| t.backend().buffer()[(x, 39)].symbol())
+        .collect();
+    assert!(bottom.contains("move"), "{bottom}");
+}
+
+#[test]
+fn zoom_fills_the_window_with_the_terminal_or_the_selected_tile() {
+    let f = agents(4, Some(1));
+    let mut a = app(&f);
+    a.on_terminal_event(key(crossterm::event::KeyCode::Char('z')));
+    let t = render(&mut a, 100, 30);
+    insta::assert_snapshot!("zoomed_terminal", t.backend());
+    let cmds = f.commands.lock().clone();
+    assert_eq!(
+        cmds,
+        vec![Command::Resize {
+            session_id: "s00".into(),
+            cols: 98,
+            rows: 26
+        }]
+    );
+    a.on_terminal_event(key(crossterm::event::KeyCode::Char('v')));
+    a.on_terminal_event(key(crossterm::event::KeyCode::Right));
+    let t = render(&mut a, 100, 30);
+    insta::assert_snapshot!("zoomed_tile", t.backend());
+    let page = a.grid_page().unwrap();
+    assert_eq!(page.tiles.len(), 1);
+    assert_eq!(page.tiles[0].session_id, "s01");
+}
+
+#[test]
+fn an_agent_blocked_elsewhere_is_queued_and_w_goes_to_it() {
+    use crossterm::event::KeyCode;
+    let f = agents(3, None);
+    let mut a = app(&f);
+    render(&mut a, 120, 40);
+    assert!(a.waiting().is_empty());
+    // The selected agent blocking is being looked at: no queue, no alert.
+    f.snap.lock().sessions[0].status = SessionStatus::Blocked;
+    a.refresh();
+    assert!(a.waiting().is_empty() && a.take_alerts().is_empty());
+    // Another one blocking, and one finishing, are queued, oldest first.
+    f.snap.lock().sessions[2].status = SessionStatus::Blocked;
+    f.snap.lock().sessions[2].prompt = Some(permission_prompt());
+    a.refresh();
+    {
+        let mut snap = f.snap.lock();
+        let mut done = (*snap.tasks[1]).clone();
+        done.metadata.status = TaskStatus::Completed;
+        snap.tasks[1] = Arc::new(done);
+    }
+    a.refresh();
+    let queued: Vec<String> = a.waiting().iter().map(|w| w.status.clone()).collect();
+    assert_eq!(queued, ["blocked", "completed"]);
+    let alerts = a.take_alerts();
+    assert_eq!(alerts.len(), 2);
+    assert_eq!(alerts[0].name, "agent number 2");
+    let t = render(&mut a, 120, 40);
+    insta::assert_snapshot!("attention_in_the_top_bar", t.backend());
+    a.on_terminal_event(key(KeyCode::Char('w')));
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t02"));
+    assert_eq!(a.waiting().len(), 1);
+    assert!(a.notice().unwrap().text.contains("agent number 2 asks"));
+    // Answered elsewhere: a blocked agent that no longer waits leaves the queue; going to a
+    // finished one by hand does too.
+    a.on_terminal_event(key(KeyCode::Up));
+    assert!(a.waiting().is_empty(), "{:?}", a.waiting());
+    // In the grid, the selected tile is looked at; another tile in view is not.
+    a.on_terminal_event(key(KeyCode::Char('v')));
+    render(&mut a, 120, 40);
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t01"));
+    for s in [1, 2] {
+        f.snap.lock().sessions[s].status = SessionStatus::Busy;
+    }
+    a.refresh();
+    for s in [1, 2] {
+        f.snap.lock().sessions[s].status = SessionStatus::Blocked;
+    }
+    a.refresh();
+    let queued: Vec<&str> = a.waiting().iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(queued, ["agent number 2"]);
+    assert_eq!(a.take_alerts().len(), 1);
+}
+
+#[test]
+fn a_click_on_a_tile_selects_it_and_types_into_it() {
+    use crossterm::event::{Event as E, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let f = agents(4, None);
+    let mut a = grid_of(&f);
+    render(&mut a, 120, 40);
+    let tile = a.grid_page().unwrap().tiles[3].area;
+    a.on_terminal_event(E::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: tile.x + 3,
+        row: tile.y + 3,
+        modifiers: KeyModifiers::NONE,
+    }));
+    assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t03"));
+    assert!(a.typing && a.grid_shown());
+}
+
+#[test]
+fn idle_agents_in_the_grid_wake_nothing() {
+    let f = agents(16, None);
+    let mut a = app(&f);
+    render(&mut a, 240, 70);
+    // The list shows elapsed times, which tick.
+    assert!(a.next_wake().is_some());
+    a.on_terminal_event(key(crossterm::event::KeyCode::Char('v')));
+    render(&mut a, 240, 70);
+    assert_eq!(a.next_wake(), None);
+}
+
+#[test]
+fn w_goes_to_a_waiting_session_the_filter_hid() {
+    use crossterm::event::KeyCode;
+    let f = fake();
+    let mut a = app(&f);
+    render(&mut a, 120, 40);
+    keys(
+        &mut a,
+        &[
+            KeyCode::Char('/'),
+            KeyCode::Char('f'),
+            KeyCode::Char('i'),
+            KeyCode::Char('x'),
+            KeyCode::Enter,
+        ],
+    );
+    let t = render(&mut a, 120, 40);
+    assert!(format!("{:?}", t.backend()).contains("/fix"));
+    f.snap.lock().sessions[2].status = SessionStatus::Blocked;
+    a.refresh();
+    assert_eq!(a.waiting().len(), 1);
+    a.on_terminal_event(key(KeyCode::Char('w')));
+    assert_eq!(
+        a.selected_session_info().map(|s| s.id.as_str()),
+        Some("s-free")
+    );
+    assert!(a.waiting().is_empty());
+    let t = render(&mut a, 120, 40);
+    // The filter that hid it is cleared.
+    let shown = format!("{:?}", t.backend());
+    assert!(
+        shown.contains("Tasks (7)") && !shown.contains("/fix"),
+        "{shown}"
+    );
 }

@@ -37,6 +37,9 @@ pub struct Config {
     /// What orchestra does when an agent's usage limit is reached (`[limits]`).
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// The TUI's notifications (`[notify]`), read by `tui::notify`.
+    #[serde(default)]
+    pub notify: toml::Table,
 }
 
 /// `[limits]`: a `limited` agent is continued once its limit resets, by default.

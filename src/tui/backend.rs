@@ -158,6 +158,10 @@ pub trait Cockpit: Send + Sync + 'static {
     fn write_input(&self, session_id: &str, bytes: Vec<u8>) -> Result<(), String>;
     /// Runs `f` on the session's current screen; `false` when the session has no terminal.
     fn with_screen(&self, session_id: &str, f: &mut dyn FnMut(&vt100::Screen)) -> bool;
+    /// The sessions whose screens are on show together (the grid's tiles): a cockpit that
+    /// streams screens keeps these streams open, with the one last asked for, and closes the
+    /// rest. Empty: only the one last asked for (the terminal pane's).
+    fn keep_streams(&self, _sessions: &[String]) {}
     /// The state directory, where the TUI keeps its own small choices (the list's order);
     /// `None`: nowhere to keep them.
     fn state_dir(&self) -> Option<PathBuf> {

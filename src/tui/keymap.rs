@@ -40,6 +40,8 @@ pub enum Context {
     Help,
     /// The diff view of a worktree task.
     Diff,
+    /// The grid of every live agent (not typing): its own keys, then any pane's.
+    Grid,
 }
 
 impl Context {
@@ -59,6 +61,7 @@ impl Context {
             Context::Message => "Message to an agent",
             Context::Help => "This help",
             Context::Diff => "Diff view",
+            Context::Grid => "Grid of agents",
         }
     }
 
@@ -75,8 +78,9 @@ impl Context {
     }
 
     /// The order of sections in the help overlay.
-    pub const HELP_ORDER: [Context; 13] = [
+    pub const HELP_ORDER: [Context; 14] = [
         Context::Panes,
+        Context::Grid,
         Context::Tasks,
         Context::Steps,
         Context::Terminal,
@@ -129,6 +133,12 @@ pub enum Action {
     Discard,
     /// Focus the terminal and type into the agent.
     Type,
+    /// Switch between the three panes and the grid of every live agent.
+    Grid,
+    /// The terminal pane (in the grid, the selected tile) fills the window, or no longer.
+    Zoom,
+    /// Select the next agent in the attention queue (blocked or finished unseen).
+    NextWaiting,
     NextPane,
     PrevPane,
     /// Scroll the shown terminal a page back / forward.
@@ -196,6 +206,11 @@ pub enum Action {
     DiffRight,
     ReloadDiff,
     CloseDiff,
+    // The grid.
+    TileLeft,
+    TileRight,
+    TileUp,
+    TileDown,
 }
 
 impl Action {
@@ -238,6 +253,10 @@ impl Action {
             SearchPrev => "older",
             SearchDone => "done",
             Type => "type",
+            Grid => "grid",
+            Zoom => "zoom",
+            NextWaiting => "next waiting",
+            TileLeft | TileRight | TileUp | TileDown => "move",
             NextPane | PrevPane => "pane",
             PageBack | PageForward => "scroll",
             SelectPrev | SelectNext => "select",
@@ -303,6 +322,10 @@ impl Action {
             SearchNext | SearchPrev => "the next (newer) / previous (older) match",
             SearchDone => "stop typing; the matches stay marked",
             Type => "type into the agent (every key goes to it)",
+            Grid => "the grid of every live agent / the three panes",
+            Zoom => "the terminal (grid: the selected tile) fills the window / back",
+            NextWaiting => "go to the next agent that waits or finished (the top bar count)",
+            TileLeft | TileRight | TileUp | TileDown => "select the tile left / right / up / down",
             NextPane | PrevPane => "focus the next / previous pane",
             PageBack | PageForward => "scroll the terminal a page back / forward",
             SelectPrev | SelectNext => "select the previous / next task",
@@ -339,6 +362,8 @@ impl Action {
             Refresh | Back | PrevPane | Help | Oldest | HelpPageUp | HelpPageDown | StepsTop
             | StepsBottom | SelectFirst | SelectLast | Order | Edit | Transcript | Delete
             | Diff | DiffTop | DiffBottom | DiffLeft | DiffRight | ReloadDiff => false,
+            // Named in the top bar (the waiting count) and `?`; the grid offers its own keys.
+            Grid | Zoom | NextWaiting => false,
             // Offered where the diff is read; in the panes they are in `?`.
             Merge | Discard => context == Context::Diff,
             _ => true,
@@ -502,6 +527,18 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Panes, Key::plain(K::Esc), A::Back),
     bind(C::Panes, Key::ctrl('l'), A::Refresh),
     bind(C::Panes, Key::ch('?'), A::Help),
+    bind(C::Panes, Key::ch('v'), A::Grid),
+    bind(C::Panes, Key::ch('z'), A::Zoom),
+    bind(C::Panes, Key::ch('w'), A::NextWaiting),
+    // The grid of agents (the rest as in any pane: Enter types into the selected tile).
+    bind(C::Grid, Key::plain(K::Left), A::TileLeft),
+    bind(C::Grid, Key::plain(K::Right), A::TileRight),
+    bind(C::Grid, Key::plain(K::Up), A::TileUp),
+    bind(C::Grid, Key::plain(K::Down), A::TileDown),
+    bind(C::Grid, Key::ch('h'), A::TileLeft),
+    bind(C::Grid, Key::ch('l'), A::TileRight),
+    bind(C::Grid, Key::ch('k'), A::TileUp),
+    bind(C::Grid, Key::ch('j'), A::TileDown),
     // Typing into the agent: every other key goes to it.
     bind(C::Typing, Key::ctrl('q'), A::LeaveTyping),
     bind(C::Typing, Key::shift(K::PageUp), A::PageBack),
@@ -619,6 +656,7 @@ pub(crate) fn layers(context: Context) -> &'static [Context] {
         Context::Message => &[Context::Message],
         Context::Help => &[Context::Help],
         Context::Diff => &[Context::Diff],
+        Context::Grid => &[Context::Grid, Context::Panes],
     }
 }
 
@@ -729,7 +767,11 @@ impl KeyMap {
         for b in self.bindings.iter().filter(|b| {
             matches!(
                 b.context,
-                Context::Tasks | Context::Steps | Context::Terminal | Context::Panes
+                Context::Tasks
+                    | Context::Steps
+                    | Context::Terminal
+                    | Context::Panes
+                    | Context::Grid
             ) && b.key.mods.is_empty()
         }) {
             if let KeyCode::Char(c) = b.key.code
@@ -877,7 +919,7 @@ mod tests {
                         || (b.context == Context::Panes
                             && matches!(
                                 a.context,
-                                Context::Tasks | Context::Steps | Context::Terminal
+                                Context::Tasks | Context::Steps | Context::Terminal | Context::Grid
                             )));
                 assert!(!clash, "{:?} is bound twice: {a:?} and {b:?}", a.key);
             }

@@ -76,6 +76,7 @@ pub fn context_name(context: Context) -> &'static str {
         Context::Message => "message",
         Context::Help => "help",
         Context::Diff => "diff",
+        Context::Grid => "grid",
     }
 }
 

@@ -13,14 +13,17 @@
 pub mod state;
 /// The old path of `state` (tests name `tui::app::Modal`).
 pub use state as app;
+pub mod attention;
 pub mod backend;
 pub mod diff_view;
 pub mod form;
 pub mod frame;
+pub mod grid;
 pub mod keymap;
 pub mod keymap_config;
 pub mod keys;
 pub mod list_prefs;
+pub mod notify;
 pub mod remote;
 pub mod term_view;
 pub mod text_edit;
@@ -154,10 +157,16 @@ pub fn load_keys(config: Option<&std::path::Path>) -> Result<KeyMap> {
     })
 }
 
+/// The notifications the config file's `[notify]` asks for (the defaults without it).
+pub fn load_notify(config: Option<&std::path::Path>) -> Result<notify::NotifyConfig> {
+    let cfg = crate::providers::Config::load(config)?;
+    notify::NotifyConfig::from_table(&cfg.notify).map_err(|e| anyhow::anyhow!("config file: {e}"))
+}
+
 /// `orchestra` with no subcommand: the TUI attached to a running orchestra, until the user
 /// detaches (`q`, a lost terminal) or stops orchestra (`Q`). Agents run in orchestra, so
 /// detaching ends none of them.
-pub async fn run(target: Target, keys: KeyMap) -> Result<()> {
+pub async fn run(target: Target, keys: KeyMap, alerts: notify::NotifyConfig) -> Result<()> {
     needs_terminal()?;
     let api = remote::http::Api::new(&target.url, target.token.clone());
     let locate: remote::link::Locate = match target.state_dir.clone() {
@@ -178,7 +187,7 @@ pub async fn run(target: Target, keys: KeyMap) -> Result<()> {
     let cockpit = Arc::new(cockpit);
     install_panic_hook();
     let mut guard = TerminalGuard::enter()?;
-    let farewell = event_loop(&mut guard.terminal, cockpit.clone(), keys).await;
+    let farewell = event_loop(&mut guard.terminal, cockpit.clone(), keys, alerts).await;
     drop(guard);
     let line = match farewell? {
         Some(line) => line,
@@ -237,6 +246,7 @@ pub async fn event_loop<B: ratatui::backend::Backend>(
     terminal: &mut Terminal<B>,
     cockpit: Arc<dyn Cockpit>,
     keys: KeyMap,
+    alerts: notify::NotifyConfig,
 ) -> Result<Option<String>>
 where
     B::Error: Send + Sync + 'static,
@@ -256,6 +266,8 @@ where
             if pacer.may_draw(Instant::now()) {
                 terminal.draw(|f| app.draw(f))?;
                 pacer.drawn(Instant::now());
+                // After the frame, so the bell and the top bar's count come together.
+                notify::deliver(&alerts, &app.take_alerts(), &mut std::io::stdout());
             } else {
                 frame_due = pacer.earliest();
             }

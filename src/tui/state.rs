@@ -157,6 +157,17 @@ pub struct Areas {
     pub term_inner: Rect,
 }
 
+/// The grid while it is shown: the page the last frame laid out, and the sizes to give the
+/// agents' PTYs back when it closes.
+#[derive(Debug, Clone, Default)]
+pub struct GridView {
+    pub page: super::grid::GridPage,
+    /// Each agent resized for a tile, with the size it had before (cols, rows).
+    pub restore: HashMap<String, (u16, u16)>,
+    /// The sessions whose streams the cockpit was last told to keep.
+    pub streamed: Vec<String>,
+}
+
 /// The character that answers an option with this key from the TUI, if any: a single
 /// visible character that is not bound to a command (see [`keymap::command_chars`]; those
 /// are answered in the agent's terminal). Digits are never bound, so numbered options always
@@ -303,6 +314,16 @@ pub struct App {
     /// The diff view, the merge or discard in flight, the worktrees' disk.
     pub(crate) review: super::diff_view::Review,
     pub(crate) resize_sent: HashMap<String, (u16, u16)>,
+    /// The grid of every live agent, while it is shown (instead of the three panes).
+    pub(crate) grid: Option<GridView>,
+    /// The terminal pane (or in the grid, the selected tile) fills the window.
+    pub(crate) zoom: bool,
+    /// Agents that need the user (blocked, or finished) and were not looked at, oldest first.
+    pub(crate) waiting: Vec<super::attention::Waiting>,
+    /// Arrivals in the queue not yet notified (the loop takes them).
+    pub(crate) alerts: Vec<super::attention::Waiting>,
+    /// A snapshot was read: later ones are compared with it for arrivals.
+    pub(crate) loaded: bool,
     /// The snapshot is out of date.
     pub(crate) stale: bool,
     /// Something visible changed since the last frame.
@@ -355,6 +376,11 @@ impl App {
             areas: None,
             review: Default::default(),
             resize_sent: HashMap::new(),
+            grid: None,
+            zoom: false,
+            waiting: Vec::new(),
+            alerts: Vec::new(),
+            loaded: false,
             stale: true,
             dirty: true,
             quit: false,
@@ -483,6 +509,9 @@ impl App {
 
     /// The context of the keys outside typing mode and overlays: the focused pane.
     pub fn pane_context(&self) -> Context {
+        if self.grid.is_some() {
+            return Context::Grid;
+        }
         match self.focus {
             Focus::Tasks => Context::Tasks,
             Focus::Steps => Context::Steps,

@@ -17,6 +17,7 @@ use crate::wire::{DaemonStopped, Event, MessageBody, SessionBody, Status, TaskBo
 use http::{Api, ApiError, Method, segment};
 use link::{Locate, Shared};
 use parking_lot::Mutex;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -34,8 +35,14 @@ const CAUGHT_UP: std::time::Duration = std::time::Duration::from_secs(2);
 
 pub struct RemoteCockpit {
     shared: Arc<Shared>,
-    /// The shown session's stream; another session shown closes it.
-    stream: Mutex<Option<stream::Stream>>,
+    /// The shown sessions' streams: the one last asked for and those kept (the grid's
+    /// tiles); another session shown closes the rest.
+    streams: Mutex<HashMap<String, stream::Stream>>,
+    /// The sessions whose streams stay open while others are shown (see `keep_streams`).
+    keep: Mutex<HashSet<String>>,
+    /// The session last shown outside the kept ones (the terminal pane's); `None` since the
+    /// kept set last changed.
+    pane: Mutex<Option<String>>,
     rt: tokio::runtime::Handle,
     state_dir: Option<PathBuf>,
 }
@@ -65,7 +72,9 @@ impl RemoteCockpit {
             .map_err(|e| format!("cannot start the event thread: {e}"))?;
         Ok(RemoteCockpit {
             shared,
-            stream: Mutex::new(None),
+            streams: Mutex::new(HashMap::new()),
+            keep: Mutex::new(HashSet::new()),
+            pane: Mutex::new(None),
             rt: tokio::runtime::Handle::current(),
             state_dir,
         })
@@ -80,7 +89,16 @@ impl RemoteCockpit {
     /// is gone a closed stream is kept: its last screen stays shown.
     fn on_stream<R>(&self, session_id: &str, f: impl FnOnce(&stream::Stream) -> R) -> Option<R> {
         let generation = self.shared.generation.load(Ordering::SeqCst);
-        let mut slot = self.stream.lock();
+        let mut streams = self.streams.lock();
+        {
+            // Dropping a stream closes its socket.
+            let keep = self.keep.lock();
+            streams.retain(|id, _| id == session_id || keep.contains(id));
+            if !keep.contains(session_id) {
+                *self.pane.lock() = Some(session_id.to_string());
+            }
+        }
+        let mut slot = streams.remove(session_id);
         let (size, online) = {
             let snap = self.shared.snap.lock();
             let size = snap
@@ -98,8 +116,7 @@ impl RemoteCockpit {
             let size = size?;
             // The same session again: its last screen stays until the new one arrives.
             let before = slot.take().filter(|s| s.session_id == session_id);
-            // Dropping the old stream closes its socket.
-            *slot = Some(stream::Stream::open(
+            slot = Some(stream::Stream::open(
                 &self.rt,
                 &self.shared.api(),
                 session_id,
@@ -109,7 +126,11 @@ impl RemoteCockpit {
                 self.shared.events.clone(),
             ));
         }
-        slot.as_ref().map(f)
+        let out = slot.as_ref().map(f);
+        if let Some(s) = slot {
+            streams.insert(session_id.to_string(), s);
+        }
+        out
     }
 }
 
@@ -180,18 +201,28 @@ impl Cockpit for RemoteCockpit {
     }
 
     fn execute(&self, cmd: Command) -> CommandFuture {
-        // A resize of the shown session goes up its stream (making this TUI the session's
-        // latest client, whose size the terminal takes).
+        // A resize of a shown session goes up its stream (making this TUI the session's
+        // latest client, whose size the terminal takes); one not shown (the grid gives a
+        // tile's agent its size back) by a call: its stream, if still open, is about to
+        // close, and what is queued on it would be lost.
         if let Command::Resize {
             session_id,
             cols,
             rows,
         } = &cmd
-            && self
-                .on_stream(session_id, |s| s.resize(*cols, *rows))
-                .unwrap_or(false)
         {
-            return Box::pin(async { Ok(Outcome::Done(String::new())) });
+            // One lock at a time, none held while taking the streams'.
+            let kept = self.keep.lock().contains(session_id);
+            let shown = kept || self.pane.lock().as_deref() == Some(session_id.as_str());
+            let sent = shown
+                && self
+                    .streams
+                    .lock()
+                    .get(session_id)
+                    .is_some_and(|s| s.resize(*cols, *rows));
+            if sent {
+                return Box::pin(async { Ok(Outcome::Done(String::new())) });
+            }
         }
         let shared = self.shared.clone();
         let state_dir = self.state_dir.clone();
@@ -229,6 +260,13 @@ impl Cockpit for RemoteCockpit {
 
     fn state_dir(&self) -> Option<PathBuf> {
         self.state_dir.clone()
+    }
+
+    fn keep_streams(&self, sessions: &[String]) {
+        let keep: HashSet<String> = sessions.iter().cloned().collect();
+        // Streams no longer kept close when the next screen is asked for (`on_stream`).
+        *self.keep.lock() = keep;
+        *self.pane.lock() = None;
     }
 }
 

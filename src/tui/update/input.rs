@@ -386,10 +386,21 @@ impl App {
             Action::Merge => self.ask_finish_selected(true),
             Action::Discard => self.ask_finish_selected(false),
             Action::Type => self.enter_terminal(),
+            // In the grid the panes are the tiles, and a page is the grid's page.
+            Action::NextPane if self.grid.is_some() => self.move_tile(Action::TileRight),
+            Action::PrevPane if self.grid.is_some() => self.move_tile(Action::TileLeft),
+            Action::PageBack if self.grid.is_some() => self.turn_grid_page(false),
+            Action::PageForward if self.grid.is_some() => self.turn_grid_page(true),
             Action::NextPane => self.cycle_focus(true),
             Action::PrevPane => self.cycle_focus(false),
             Action::PageBack => self.scroll_page(true),
             Action::PageForward => self.scroll_page(false),
+            Action::Grid => self.toggle_grid(),
+            Action::Zoom => self.toggle_zoom(),
+            Action::NextWaiting => self.jump_to_waiting(),
+            Action::TileLeft | Action::TileRight | Action::TileUp | Action::TileDown => {
+                self.move_tile(action)
+            }
             Action::SelectPrev => self.move_selection(-1),
             Action::SelectNext => self.move_selection(1),
             Action::SelectFirst => {

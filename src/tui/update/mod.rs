@@ -9,8 +9,10 @@ use crate::tui::state::*;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
 
+mod attention;
 mod diff;
 mod elapsed;
+mod grid;
 mod input;
 mod manage;
 mod mouse;
@@ -48,9 +50,13 @@ impl App {
     }
 
     pub fn refresh(&mut self) {
-        self.snap = self.cockpit.snapshot();
+        let old = std::mem::replace(&mut self.snap, self.cockpit.snapshot());
         self.stale = false;
         self.rebuild_rows();
+        if self.loaded {
+            self.note_arrivals(&old);
+        }
+        self.loaded = true;
         self.dirty = true;
     }
 
@@ -111,6 +117,9 @@ impl App {
         }
         if let Some(Selected::Task(id)) = &self.selected {
             self.unseen.remove(id);
+        }
+        if let Some(sel) = &self.selected {
+            self.waiting.retain(|w| &w.target != sel);
         }
     }
 
@@ -247,7 +256,7 @@ impl App {
     pub fn on_engine(&mut self, ev: Result<Event, broadcast::error::RecvError>) {
         match ev {
             Ok(Event::Screen { session_id }) => {
-                if self.shown_session_id().as_deref() == Some(session_id.as_str()) {
+                if self.on_show(&session_id) {
                     match &mut self.scroll {
                         Some(s) => {
                             if !s.new_output {
@@ -285,11 +294,13 @@ impl App {
         let now = Instant::now();
         let mut wake: Option<Instant> = None;
         let now_ms = self.now_ms();
-        // The next time a running task's elapsed time changes on screen.
+        // The next time a running task's elapsed time changes on screen (the grid shows
+        // none: idle agents in it cost no frames).
         let next_change = self
             .snap
             .tasks
             .iter()
+            .filter(|_| self.grid.is_none())
             .filter(|t| t.status() == TaskStatus::Running)
             .filter_map(|t| t.metadata.started_at)
             .map(|start| elapsed::next_change_in_ms(start, now_ms))
@@ -317,42 +328,34 @@ impl App {
     /// the shown PTY sized to the pane it is drawn in (decided here, never while drawing).
     pub fn draw(&mut self, frame: &mut ratatui::Frame) {
         self.refresh_if_stale();
-        self.areas = crate::tui::views::layout(frame.area());
-        if self.areas.is_some() {
+        let whole = self.zoom || self.grid.is_some();
+        self.areas = crate::tui::views::layout(frame.area()).map(|a| {
+            if whole {
+                crate::tui::views::zoomed(a)
+            } else {
+                a
+            }
+        });
+        if let Some(a) = self.areas {
+            self.layout_grid(a.term);
             self.prepare_transcript();
         }
         self.render(frame);
-        self.sync_pty_size();
+        if self.grid.is_some() {
+            self.sync_grid_sizes();
+        } else {
+            self.sync_pty_size();
+        }
     }
 
     /// Resizes the shown session's PTY to the terminal pane's inner size when they differ.
     pub(crate) fn sync_pty_size(&mut self) {
         let Some(a) = self.areas else { return };
-        let (cols, rows) = (a.term_inner.width, a.term_inner.height);
-        if cols == 0 || rows == 0 || !self.shown_session_live() {
+        if !self.shown_session_live() {
             return;
         }
-        let Some(sid) = self.shown_session_id() else {
-            return;
-        };
-        let mut size = None;
-        self.cockpit
-            .with_screen(&sid, &mut |s| size = Some(s.size()));
-        let Some((cur_rows, cur_cols)) = size else {
-            return;
-        };
-        if (cur_cols, cur_rows) == (cols, rows) || self.resize_sent.get(&sid) == Some(&(cols, rows))
-        {
-            return;
+        if let Some(sid) = self.shown_session_id() {
+            self.resize_to(&sid, a.term_inner.width, a.term_inner.height);
         }
-        self.resize_sent.insert(sid.clone(), (cols, rows));
-        self.run(
-            Command::Resize {
-                session_id: sid,
-                cols,
-                rows,
-            },
-            Origin::Quiet,
-        );
     }
 }

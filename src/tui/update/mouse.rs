@@ -6,6 +6,26 @@ use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
 impl App {
+    /// In the grid a click selects the tile under it and types into it, as a click in the
+    /// terminal pane does; the wheel does nothing (tiles show live screens only).
+    fn mouse_grid(&mut self, m: &MouseEvent, pos: Position) {
+        if m.kind != MouseEventKind::Down(MouseButton::Left) {
+            return;
+        }
+        let hit = self.grid.as_ref().and_then(|g| {
+            g.page
+                .tiles
+                .iter()
+                .find(|t| t.area.contains(pos))
+                .map(|t| t.session_id.clone())
+        });
+        if let Some(sid) = hit {
+            self.select_session(&sid);
+            self.enter_terminal();
+            self.dirty = true;
+        }
+    }
+
     pub fn on_mouse(&mut self, m: MouseEvent) {
         let Some(a) = self.areas else { return };
         if !matches!(self.modal, Modal::None) {
@@ -16,6 +36,10 @@ impl App {
             return;
         }
         let pos = Position::new(m.column, m.row);
+        if self.grid.is_some() {
+            self.mouse_grid(&m, pos);
+            return;
+        }
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) => {
                 self.dirty = true;

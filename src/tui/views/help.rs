@@ -69,7 +69,7 @@ pub fn help_lines_for(width: usize, keys: &KeyMap) -> Vec<Line<'static>> {
     let bound: String = keys.command_chars().into_iter().collect();
     note(
         &mut lines,
-        &format!("Option keys {bound} are commands: answer in the terminal"),
+        &format!("Options on command keys: answer in the terminal ({bound})"),
     );
     lines
 }

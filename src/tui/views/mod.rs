@@ -6,6 +6,7 @@ mod confirm;
 mod details;
 mod diff;
 pub mod form;
+mod grid;
 mod help;
 mod tasks;
 mod terminal;
@@ -149,6 +150,24 @@ pub fn layout(area: Rect) -> Option<Areas> {
     })
 }
 
+/// The same frame with the terminal pane over the whole middle (zoom, and the grid's area):
+/// the task list and the details get no room.
+pub fn zoomed(a: Areas) -> Areas {
+    let term = Rect::new(
+        a.tasks.x,
+        a.term.y,
+        a.term.right() - a.tasks.x,
+        a.term.height,
+    );
+    Areas {
+        tasks: Rect::default(),
+        steps: Rect::default(),
+        term,
+        term_inner: Block::bordered().inner(term),
+        ..a
+    }
+}
+
 fn pane_block<'a>(title: Line<'a>, focused: bool, typing: bool) -> Block<'a> {
     let (border, style) = if typing {
         (
@@ -216,9 +235,15 @@ impl App {
             return;
         };
         self.draw_top(frame, areas.top);
-        self.draw_tasks(frame, areas.tasks);
-        self.draw_steps(frame, areas.steps);
-        self.draw_terminal(frame, areas.term, areas.term_inner);
+        if self.grid.is_some() {
+            self.draw_grid(frame, areas.term);
+        } else {
+            if !self.zoom {
+                self.draw_tasks(frame, areas.tasks);
+                self.draw_steps(frame, areas.steps);
+            }
+            self.draw_terminal(frame, areas.term, areas.term_inner);
+        }
         self.draw_bottom(frame, areas.bottom);
         if self.review.diff.is_some() {
             self.draw_diff(frame, diff::diff_area(&areas));

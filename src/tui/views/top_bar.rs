@@ -36,6 +36,21 @@ impl App {
             (off, Style::default().fg(Color::Gray))
         };
         spans.push(Span::styled(ap, ap_style));
+        // Agents that need the user, and the key that goes to the next one.
+        if !self.waiting().is_empty() {
+            spans.push(Span::raw(" "));
+            spans.push(Span::styled(
+                format!(
+                    " ⚑ {} waiting · {} ",
+                    self.waiting().len(),
+                    self.key(Action::NextWaiting)
+                ),
+                Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+            ));
+        }
         // Counts with their names when everything fits, else symbols and numbers only.
         let url_w = snap.url.as_ref().map_or(0, |u| u.width() + 7);
         let wide_w: usize = TaskStatus::ALL
