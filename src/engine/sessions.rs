@@ -119,11 +119,19 @@ pub(crate) struct SessionEntry {
     pub(crate) facts: Mutex<Facts>,
     /// The status last published, for watchers of this one session (terminal streams).
     status_watch: tokio::sync::watch::Sender<SessionStatus>,
+    /// The secret its agent's hooks send with their events (`hooks.rs`); `None` for sessions
+    /// restored from a previous run.
+    pub(crate) hook_token: Option<String>,
 }
 
 impl SessionEntry {
     pub(crate) fn snapshot_info(&self) -> SessionInfo {
         self.info.lock().clone()
+    }
+
+    /// Forgets the reply being waited for: the agent's hook reported it.
+    pub(super) fn drop_pending_reply(&self) {
+        self.reply.lock().take();
     }
 
     fn live_pty(&self) -> EngineResult<&Arc<PtySession>> {
@@ -204,6 +212,11 @@ fn echo_end(lines: &[String], sent: &str) -> Option<usize> {
     Some(start + 1 + wrapped)
 }
 
+/// This orchestra's own executable: agents run it (`orchestra report`, `orchestra hook`).
+fn orchestra_exe() -> Option<std::path::PathBuf> {
+    std::env::current_exe().ok()
+}
+
 /// A provider whose program is missing is refused (503) with the one message that says what
 /// was looked for and how to install it: for sessions, tasks created, started and dispatched.
 pub(crate) fn ensure_installed(provider: &Provider) -> EngineResult<()> {
@@ -252,6 +265,7 @@ impl Engine {
         session_id: &str,
         task_id: Option<&str>,
         approval: Approval,
+        hook_token: &str,
     ) -> Vec<(String, String)> {
         let mut env = BTreeMap::new();
         for (k, v) in std::env::vars() {
@@ -273,10 +287,7 @@ impl Engine {
         // Subagents can call `orchestra report …`: put our own binary first on PATH.
         let base_path =
             std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
-        let path = match std::env::current_exe()
-            .ok()
-            .and_then(|e| e.parent().map(|d| d.to_path_buf()))
-        {
+        let path = match orchestra_exe().and_then(|e| e.parent().map(|d| d.to_path_buf())) {
             Some(dir) => format!("{}:{base_path}", dir.display()),
             None => base_path,
         };
@@ -301,6 +312,7 @@ impl Engine {
             env.insert("ORCHESTRA_URL".into(), url);
         }
         env.insert("ORCHESTRA_SESSION_ID".into(), session_id.into());
+        env.insert("ORCHESTRA_HOOK_TOKEN".into(), hook_token.into());
         env.insert(super::INSTANCE_VAR.into(), self.config().instance.clone());
         if let Some(t) = task_id {
             env.insert("ORCHESTRA_TASK_ID".into(), t.into());
@@ -368,9 +380,24 @@ impl Engine {
             // Before the task argument: flags first, as the CLIs' usage lines put them.
             launch.args.splice(0..0, told);
         }
+        // The agent's own hooks report its status (`hooks.rs`), through a settings file of
+        // this session's; flags first, like the instructions.
+        let hook_token = uuid::Uuid::new_v4().simple().to_string();
+        if let Some(exe) = orchestra_exe() {
+            let hooks = provider.hooks(&exe, || {
+                super::hooks::write_settings(self.state_dir(), &id, &exe)
+            });
+            launch.args.splice(0..0, hooks);
+        }
         let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
         spec.args = launch.args;
-        spec.env = self.session_env(&provider, &id, req.task_id.as_deref(), approval);
+        spec.env = self.session_env(
+            &provider,
+            &id,
+            req.task_id.as_deref(),
+            approval,
+            &hook_token,
+        );
         spec.cols = cols;
         spec.rows = rows;
         spec.scrollback = SCROLLBACK_LINES;
@@ -398,6 +425,7 @@ impl Engine {
             working_directory: cwd,
             pid: pty.pid(),
             status: decide(&facts, None, false),
+            status_source: Default::default(),
             ended: false,
             exit_code: None,
             signal: None,
@@ -430,6 +458,7 @@ impl Engine {
             ending_on_purpose: AtomicBool::new(false),
             agent: Default::default(),
             facts: Mutex::new(facts),
+            hook_token: Some(hook_token),
         });
         {
             let mut table = self.inner.sessions.write();
@@ -501,14 +530,12 @@ impl Engine {
 
     /// Records a fact the session runtime reported; when the status it decides (see
     /// `status.rs`) changed, persists and publishes it and acts on it.
-    async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
+    pub(super) async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
         let Some(info) = entry.record_fact(fact) else {
             return;
         };
         let status = info.status;
-        self.store()
-            .put_later(vec![session_record(&info, entry.seq)]);
-        self.publish_session(SessionEventKind::Status, &info);
+        self.save_status(entry, &info);
         if matches!(status, SessionStatus::Ready | SessionStatus::Blocked) {
             self.finish_reply(entry).await;
         }
@@ -516,6 +543,12 @@ impl Engine {
             self.type_first_instruction(entry).await;
         }
         self.session_status_changed(entry, status).await;
+    }
+
+    /// Persists and publishes a status `record_fact` decided.
+    fn save_status(&self, entry: &SessionEntry, info: &SessionInfo) {
+        self.store().put_later(vec![session_record(info, entry.seq)]);
+        self.publish_session(SessionEventKind::Status, info);
     }
 
     /// Types the first instruction if it is still pending; exactly once, whoever calls.
@@ -590,7 +623,7 @@ impl Engine {
         }
     }
 
-    async fn record_message(
+    pub(super) async fn record_message(
         &self,
         entry: &Arc<SessionEntry>,
         role: Role,
@@ -659,6 +692,11 @@ impl Engine {
         .await
         .map_err(|e| EngineError::Internal(format!("send failed: {e}")))?
         .map_err(session_error)?;
+        // What the agent's hook said last is over once something is typed: the screen
+        // decides until its next hook event.
+        if let Some(info) = entry.record_fact(Fact::Hook(None)) {
+            self.save_status(entry, &info);
+        }
         {
             let mut pending = entry.reply.lock();
             // Keys (a housekeeping or permission answer) do not end the wait for the reply
@@ -929,6 +967,7 @@ impl Engine {
                 ending_on_purpose: AtomicBool::new(false),
                 agent: Default::default(),
                 facts: Mutex::new(Facts::ended()),
+                hook_token: None,
             });
             table.by_id.insert(rec.id, entry.clone());
             table.order.push(entry);

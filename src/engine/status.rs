@@ -5,13 +5,15 @@
 //! busy indicator, an input prompt). [`decide`] combines them; [`SessionEntry::record_fact`]
 //! is the only writer of a session's `status` and `prompt` (`sessions.rs` publishes
 //! `session:status` for what it returns), and what the API and the TUI read.
-//! Hook events, when agents report through them, come before the screen patterns here.
+//! Hook events, when agents report through them (`hooks.rs`), come before the screen
+//! patterns here: the status they set holds until the next hook event or until orchestra
+//! types into the session; the screen still supplies a blocked session's prompt.
 
 use super::sessions::SessionEntry;
 use crate::providers::patterns::Verdict;
 use crate::session::Activity;
 use crate::wire::SessionInfo;
-pub use crate::wire::SessionStatus;
+pub use crate::wire::{SessionStatus, StatusSource};
 use std::time::Duration;
 
 /// How long a program that has printed nothing may stay quiet before it counts as ready:
@@ -33,6 +35,19 @@ pub(crate) struct Facts {
     pub activity: Activity,
     pub paused: bool,
     pub exited: bool,
+    /// What the agent's own hooks last said, until something is typed into it.
+    pub hook: Option<HookStatus>,
+}
+
+/// The status an agent's hook event stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HookStatus {
+    /// It took a request up, or ran a tool.
+    Busy,
+    /// It asks permission.
+    Blocked,
+    /// It finished its turn.
+    Ready,
 }
 
 impl Facts {
@@ -43,6 +58,7 @@ impl Facts {
             activity: Activity::Silent,
             paused: false,
             exited: false,
+            hook: None,
         }
     }
 
@@ -54,9 +70,12 @@ impl Facts {
         }
     }
 
-    /// Whether the screen matters: only a quiet screen of a running process is read.
+    /// Whether the screen matters: only a quiet screen of a running process is read, and
+    /// the screen of one whose hook says it asks permission (for the prompt's options).
     fn reads_screen(&self) -> bool {
-        self.activity.is_quiet() && !self.paused && !self.exited
+        !self.paused
+            && !self.exited
+            && (self.activity.is_quiet() || self.hook == Some(HookStatus::Blocked))
     }
 }
 
@@ -66,6 +85,9 @@ pub(crate) enum Fact {
     Activity(Activity),
     Paused(bool),
     Exited,
+    /// The agent's hook reported (`Some`), or input was typed into it (`None`: the screen
+    /// decides until its next hook event).
+    Hook(Option<HookStatus>),
 }
 
 impl Facts {
@@ -74,6 +96,7 @@ impl Facts {
             Fact::Activity(a) => self.activity = a,
             Fact::Paused(p) => self.paused = p,
             Fact::Exited => self.exited = true,
+            Fact::Hook(h) => self.hook = h,
         }
     }
 }
@@ -109,13 +132,40 @@ impl Screen {
 /// provider has no patterns). `recognised`: the patterns recognised this session's screen
 /// before; until then an unknown quiet screen is a CLI still starting.
 pub(crate) fn decide(facts: &Facts, screen: Option<Screen>, recognised: bool) -> SessionStatus {
-    use SessionStatus::*;
+    decide_with_source(facts, screen, recognised).0
+}
+
+/// [`decide`], and what decided it: a hook event is authoritative, except that a prompt on
+/// the quiet screen of an agent its hook calls busy blocks it (a question no hook reports).
+pub(crate) fn decide_with_source(
+    facts: &Facts,
+    screen: Option<Screen>,
+    recognised: bool,
+) -> (SessionStatus, StatusSource) {
     if facts.exited {
-        return Exited;
+        return (SessionStatus::Exited, StatusSource::Screen);
     }
     if facts.paused {
-        return Paused;
+        return (SessionStatus::Paused, StatusSource::Screen);
     }
+    let prompt_shown = screen == Some(Screen::Prompt) && facts.activity.is_quiet();
+    match facts.hook {
+        Some(HookStatus::Busy) if prompt_shown => (SessionStatus::Blocked, StatusSource::Screen),
+        Some(h) => (
+            match h {
+                HookStatus::Busy => SessionStatus::Busy,
+                HookStatus::Blocked => SessionStatus::Blocked,
+                HookStatus::Ready => SessionStatus::Ready,
+            },
+            StatusSource::Hook,
+        ),
+        None => (decide_by_screen(facts, screen, recognised), StatusSource::Screen),
+    }
+}
+
+/// The status from output activity and the screen alone.
+fn decide_by_screen(facts: &Facts, screen: Option<Screen>, recognised: bool) -> SessionStatus {
+    use SessionStatus::*;
     match facts.activity {
         Activity::Silent if facts.interactive => Starting,
         Activity::Silent | Activity::Active { .. } => Busy,
@@ -145,9 +195,9 @@ impl SessionEntry {
             None
         };
         let screen = verdict.as_ref().map(Screen::of);
-        let (status, prompt) = {
+        let (status, source, prompt) = {
             let mut agent = self.agent.lock();
-            let status = decide(&facts, screen, agent.recognised);
+            let (status, source) = decide_with_source(&facts, screen, agent.recognised);
             agent.recognised |=
                 screen.is_some_and(|s| !matches!(s, Screen::Unknown | Screen::Starting));
             if let Some(v) = &verdict {
@@ -157,13 +207,20 @@ impl SessionEntry {
                 Some(Verdict::Prompt(p)) if status == SessionStatus::Blocked => Some(p),
                 _ => None,
             };
-            (status, agent.prompt.as_ref().map(|p| p.prompt.clone()))
+            (
+                status,
+                source,
+                agent.prompt.as_ref().map(|p| p.prompt.clone()),
+            )
         };
         let mut info = self.info.lock();
-        if info.ended || (info.status == status && info.prompt == prompt) {
+        if info.ended
+            || (info.status == status && info.prompt == prompt && info.status_source == source)
+        {
             return None;
         }
         info.status = status;
+        info.status_source = source;
         info.prompt = prompt;
         Some(info.clone())
     }
