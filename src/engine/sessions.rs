@@ -682,6 +682,11 @@ impl Engine {
             Input::Text(t) => (t.clone(), None),
             Input::Keys(k) => (format!("[{}]", k.join(" ")), Some(k.clone())),
         };
+        // What the agent's hook said last is over once something is typed: the screen
+        // decides until its next hook event (cleared first: that event may follow at once).
+        if let Some(info) = entry.record_fact(Fact::Hook(None)) {
+            self.save_status(entry, &info);
+        }
         // A child that does not read its input can make a PTY write block: keep that off the
         // async workers.
         let writer = pty.clone();
@@ -692,11 +697,6 @@ impl Engine {
         .await
         .map_err(|e| EngineError::Internal(format!("send failed: {e}")))?
         .map_err(session_error)?;
-        // What the agent's hook said last is over once something is typed: the screen
-        // decides until its next hook event.
-        if let Some(info) = entry.record_fact(Fact::Hook(None)) {
-            self.save_status(entry, &info);
-        }
         {
             let mut pending = entry.reply.lock();
             // Keys (a housekeeping or permission answer) do not end the wait for the reply
