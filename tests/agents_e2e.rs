@@ -796,3 +796,53 @@ fn aider_0_86_2_manual_asks_first_then_before_writing() {
     };
     r.manual_flow(&[("question", "Yes")], "Yes");
 }
+
+#[test]
+fn claude_2_1_332_reports_its_status_through_its_hooks() {
+    // Claude Code's own hooks (a per-session settings file) post to orchestra: its permission
+    // prompt and its finished turn are decided by them, and the task's summary is the reply
+    // its Stop hook carried, exactly, with no screen chrome.
+    let Some(r) = run(
+        "claude",
+        hello_script(
+            "Write",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        claude_home,
+        claude_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "manual");
+    let (sid, trust) = r.wait_prompt(&id, "trust");
+    r.answer(&sid, &trust, "Yes");
+    let (sid, permission) = r.wait_prompt(&id, "permission");
+    let by_hook = |status: &str| {
+        let mut last = Value::Null;
+        let ok = wait_until(WAIT, || {
+            last = r.session(&id).1;
+            last["status"] == status && last["statusSource"] == "hook"
+        });
+        assert!(
+            ok,
+            "never {status} by its hook: {last}\n{}",
+            r.context(&r.task(&id))
+        );
+        last
+    };
+    let blocked = by_hook("blocked");
+    assert_eq!(blocked["prompt"]["kind"], "permission", "{blocked}");
+    r.answer(&sid, &permission, "Yes");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    assert_eq!(t["metadata"]["result"]["summary"], DONE, "{t}");
+    by_hook("ready");
+    r.follow_up(&t);
+    by_hook("ready");
+    // The settings file is the session's own, private, in the state directory.
+    let settings = r.s.state_dir.join("hooks").join(format!("{sid}.json"));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&settings).expect("hooks settings").permissions(),
+    );
+    assert_eq!(mode & 0o077, 0, "{}", settings.display());
+}
