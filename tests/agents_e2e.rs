@@ -409,6 +409,22 @@ fn claude_2_1_332_manual_asks_before_writing_and_the_api_answers() {
 }
 
 impl Run {
+    /// Waits until the task's session is `status` as its agent's hooks said; returns it.
+    fn by_hook(&self, task_id: &str, status: &str) -> Value {
+        let mut last = Value::Null;
+        let ok = wait_until(WAIT, || {
+            last = self.session(task_id).1;
+            last["status"] == status && last["statusSource"] == "hook"
+        });
+        assert!(
+            ok,
+            "{}: never {status} by its hook: {last}\n{}",
+            self.cli,
+            self.context(&self.task(task_id))
+        );
+        last
+    }
+
     /// Under `manual`, where orchestra answers nothing: the CLI's start-up prompts answered
     /// from the API in order (`(kind, option label start)`), then the CLI asks before it
     /// writes, the task waits, and `allow` (a label start) from the API lets it write.
@@ -645,6 +661,9 @@ fn codex_0_171_0_auto_writes_a_file_and_answers_a_follow_up() {
     let id = r.start_task(TASK, "auto");
     let t = r.wait_final(&id);
     r.assert_hello_done(&t, DONE);
+    // Its turn-complete notification (`notify`) ended the turn, with the reply it carried.
+    r.by_hook(&id, "ready");
+    assert_eq!(t["metadata"]["result"]["summary"], DONE, "{t}");
     r.follow_up(&t);
     let sent = r.model.requests_to("/v1/responses");
     assert!(
@@ -817,28 +836,15 @@ fn claude_2_1_332_reports_its_status_through_its_hooks() {
     let (sid, trust) = r.wait_prompt(&id, "trust");
     r.answer(&sid, &trust, "Yes");
     let (sid, permission) = r.wait_prompt(&id, "permission");
-    let by_hook = |status: &str| {
-        let mut last = Value::Null;
-        let ok = wait_until(WAIT, || {
-            last = r.session(&id).1;
-            last["status"] == status && last["statusSource"] == "hook"
-        });
-        assert!(
-            ok,
-            "never {status} by its hook: {last}\n{}",
-            r.context(&r.task(&id))
-        );
-        last
-    };
-    let blocked = by_hook("blocked");
+    let blocked = r.by_hook(&id, "blocked");
     assert_eq!(blocked["prompt"]["kind"], "permission", "{blocked}");
     r.answer(&sid, &permission, "Yes");
     let t = r.wait_final(&id);
     r.assert_hello_done(&t, DONE);
     assert_eq!(t["metadata"]["result"]["summary"], DONE, "{t}");
-    by_hook("ready");
+    r.by_hook(&id, "ready");
     r.follow_up(&t);
-    by_hook("ready");
+    r.by_hook(&id, "ready");
     // The settings file is the session's own, private, in the state directory.
     let settings = r.s.state_dir.join("hooks").join(format!("{sid}.json"));
     let mode = std::os::unix::fs::PermissionsExt::mode(

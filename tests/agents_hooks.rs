@@ -195,3 +195,35 @@ fn a_permission_asked_through_a_hook_shows_the_screens_options() {
         "{msgs}"
     );
 }
+
+#[test]
+fn a_turn_complete_for_a_side_turn_is_not_the_agents_turn() {
+    // Codex notifies every finished turn, its title generation's too: only a turn that worked
+    // on a request sent to the session finishes the agent's turn.
+    let (_d, s) = fake_with(&[]);
+    let id = spawn_session(&s, json!({"providerId": "fake"}));
+    wait_session(&s, &id, "ready", |v| v["status"] == "ready");
+    let r = s.post(&format!("{API}/sessions/{id}/messages"), json!({"text": "hello"}));
+    assert_eq!(r.status, 201, "{}", r.body);
+    wait_session(&s, &id, "ready", |v| v["status"] == "ready");
+    let token = hook_token(&id);
+    let side = json!({"event": "agent-turn-complete", "message": "{\"title\":\"Say hello\"}",
+                      "inputMessages": ["Generate a concise title.\n\nUser prompt:\nhello"]});
+    let r = post_hook(&s, &id, Some(&token), side);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["session"]["statusSource"], "screen", "{}", r.body);
+    let own = json!({"event": "agent-turn-complete", "message": "Hello to you.",
+                     "inputMessages": ["hello"]});
+    let r = post_hook(&s, &id, Some(&token), own);
+    assert_eq!(r.json()["session"]["statusSource"], "hook", "{}", r.body);
+    assert_eq!(r.json()["session"]["status"], "ready", "{}", r.body);
+    let texts: Vec<String> = s.get(&format!("{API}/sessions/{id}/messages")).json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "agent")
+        .filter_map(|m| m["text"].as_str().map(str::to_string))
+        .collect();
+    assert!(texts.iter().any(|t| t == "Hello to you."), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("title")), "{texts:?}");
+}

@@ -216,6 +216,7 @@ pub async fn hook(
         event: body.str("event")?,
         message: body.opt_str("message")?,
         notification_type: body.opt_str("notificationType")?,
+        input_messages: body.opt_str_list("inputMessages")?,
     };
     let token = headers
         .get(HOOK_TOKEN_HEADER)

@@ -42,6 +42,11 @@ pub fn report(event: &str, payload: &str) -> HookReport {
         event: event.to_string(),
         message: text(&["last_assistant_message", "last-assistant-message"]),
         notification_type: text(&["notification_type"]),
+        input_messages: v.get("input-messages").and_then(|m| m.as_array()).map(|m| {
+            m.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        }),
     }
 }
 
@@ -117,6 +122,11 @@ mod tests {
             r#"{"type":"agent-turn-complete","last-assistant-message":"Ok"}"#,
         );
         assert_eq!(r.message.as_deref(), Some("Ok"));
+        let r = report(
+            "agent-turn-complete",
+            r#"{"input-messages":["create hello.txt"],"last-assistant-message":"Ok"}"#,
+        );
+        assert_eq!(r.input_messages, Some(vec!["create hello.txt".to_string()]));
         let r = report(
             "Notification",
             r#"{"notification_type":"permission_prompt"}"#,

@@ -119,6 +119,26 @@ fn same_token(given: &str, want: &str) -> bool {
             == 0
 }
 
+impl SessionEntry {
+    /// Whether a finished turn is one of the agent's own: when the event names the requests
+    /// it worked on, one of them must be a request sent to the session (the task, or a
+    /// message); a side turn (Codex's title generation) works on a prompt of its own.
+    fn turn_is_the_agents(&self, report: &HookReport) -> bool {
+        let Some(inputs) = &report.input_messages else {
+            return true;
+        };
+        let task = self.info.lock().task.trim().to_string();
+        let messages = self.messages.lock();
+        let mut sent = std::iter::once(task.as_str()).chain(
+            messages
+                .iter()
+                .filter(|m| m.role == Role::User && m.keys.is_none())
+                .map(|m| m.text.trim()),
+        );
+        sent.any(|s| !s.is_empty() && inputs.iter().any(|i| i.trim() == s))
+    }
+}
+
 impl Engine {
     /// A hook event from the agent of session `id`, sent with `token`.
     pub async fn session_hook(
@@ -146,8 +166,10 @@ impl Engine {
         tracing::debug!(session = %id, event = %report.event, "hook event");
         match effect {
             HookEffect::Status(s) => self.on_session_fact(&entry, Fact::Hook(Some(s))).await,
-            HookEffect::TurnFinished => self.hook_turn_finished(&entry, report.message).await,
-            HookEffect::Nothing => {}
+            HookEffect::TurnFinished if entry.turn_is_the_agents(&report) => {
+                self.hook_turn_finished(&entry, report.message).await
+            }
+            HookEffect::TurnFinished | HookEffect::Nothing => {}
         }
         Ok(entry.snapshot_info())
     }
@@ -176,6 +198,7 @@ mod tests {
             event: event.into(),
             message: None,
             notification_type: notification_type.map(str::to_string),
+            input_messages: None,
         }
     }
 

@@ -114,6 +114,11 @@ pub struct HookReport {
     /// What a `Notification` is about (Claude's `notification_type`, e.g. `permission_prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notification_type: Option<String>,
+    /// The requests the finished turn worked on, when the event says (Codex's
+    /// `input-messages`): Codex notifies side turns too (its title generation), which are
+    /// not the agent's turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_messages: Option<Vec<String>>,
 }
 
 /// The header that carries a session's hook token.
@@ -222,8 +227,9 @@ mod tests {
                 event: "Stop".into(),
                 message: Some("Done.".into()),
                 notification_type: None,
+                input_messages: Some(vec!["hi".into()]),
             },
-            json!({"event": "Stop", "message": "Done."}),
+            json!({"event": "Stop", "message": "Done.", "inputMessages": ["hi"]}),
         );
     }
 }
