@@ -848,7 +848,9 @@ fn claude_2_1_332_reports_its_status_through_its_hooks() {
     // The settings file is the session's own, private, in the state directory.
     let settings = r.s.state_dir.join("hooks").join(format!("{sid}.json"));
     let mode = std::os::unix::fs::PermissionsExt::mode(
-        &std::fs::metadata(&settings).expect("hooks settings").permissions(),
+        &std::fs::metadata(&settings)
+            .expect("hooks settings")
+            .permissions(),
     );
     assert_eq!(mode & 0o077, 0, "{}", settings.display());
 }

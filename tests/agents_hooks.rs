@@ -21,7 +21,11 @@ fn wait_session(s: &Server, id: &str, what: &str, mut ok: impl FnMut(&Value) -> 
         last = session(s, id);
         ok(&last)
     });
-    assert!(done, "session never {what}: {last}\nscreen:\n{}", screen(s, id));
+    assert!(
+        done,
+        "session never {what}: {last}\nscreen:\n{}",
+        screen(s, id)
+    );
     last
 }
 
@@ -65,7 +69,11 @@ fn a_hook_without_the_sessions_own_token_is_refused() {
     let stop = json!({"event": "UserPromptSubmit"});
     let r = post_hook(&s, &a, None, stop.clone());
     assert_eq!(r.status, 401, "{}", r.body);
-    assert!(r.json()["error"].as_str().unwrap().contains("hook token"), "{}", r.body);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("hook token"),
+        "{}",
+        r.body
+    );
     let r = post_hook(&s, &a, Some("not-the-token"), stop.clone());
     assert_eq!(r.status, 403, "{}", r.body);
     assert!(r.json()["error"].is_string(), "{}", r.body);
@@ -73,13 +81,20 @@ fn a_hook_without_the_sessions_own_token_is_refused() {
     let r = post_hook(&s, &a, Some(&hook_token(&b)), stop.clone());
     assert_eq!(r.status, 403, "{}", r.body);
     let after = session(&s, &a);
-    assert_eq!(after["status"], "ready", "refused hooks change nothing: {after}");
+    assert_eq!(
+        after["status"], "ready",
+        "refused hooks change nothing: {after}"
+    );
     assert_eq!(after["statusSource"], "screen");
     // Its own token is taken; an unknown event is a 400 with the events it knows.
     let token = hook_token(&a);
     let r = post_hook(&s, &a, Some(&token), json!({"event": "Bogus"}));
     assert_eq!(r.status, 400, "{}", r.body);
-    assert!(r.json()["error"].as_str().unwrap().contains("Stop"), "{}", r.body);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("Stop"),
+        "{}",
+        r.body
+    );
     let r = post_hook(&s, &a, Some(&token), stop);
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["session"]["status"], "busy", "{}", r.body);
@@ -124,7 +139,10 @@ fn hook_events_decide_the_status_and_say_so() {
         "{msgs}"
     );
     // Typed input hands the status back to the screen until the next hook event.
-    let r = s.post(&format!("{API}/sessions/{id}/messages"), json!({"text": "hello"}));
+    let r = s.post(
+        &format!("{API}/sessions/{id}/messages"),
+        json!({"text": "hello"}),
+    );
     assert_eq!(r.status, 201, "{}", r.body);
     let back = wait_session(&s, &id, "back on the screen", |v| {
         v["statusSource"] == "screen" && v["status"] == "ready"
@@ -173,14 +191,23 @@ fn a_permission_asked_through_a_hook_shows_the_screens_options() {
     let (_d, s) = fake_with(&["--hooks"]);
     let id = spawn_session(&s, json!({"providerId": "fake"}));
     wait_session(&s, &id, "ready", |v| v["status"] == "ready");
-    let r = s.post(&format!("{API}/sessions/{id}/messages"), json!({"text": "perm"}));
+    let r = s.post(
+        &format!("{API}/sessions/{id}/messages"),
+        json!({"text": "perm"}),
+    );
     assert_eq!(r.status, 201, "{}", r.body);
     let blocked = wait_session(&s, &id, "blocked with options", |v| {
-        v["status"] == "blocked" && v["prompt"]["options"].as_array().is_some_and(|o| !o.is_empty())
+        v["status"] == "blocked"
+            && v["prompt"]["options"]
+                .as_array()
+                .is_some_and(|o| !o.is_empty())
     });
     assert_eq!(blocked["statusSource"], "hook", "{blocked}");
     assert_eq!(blocked["prompt"]["kind"], "permission", "{blocked}");
-    let r = s.post(&format!("{API}/sessions/{id}/answer"), json!({"option": "1"}));
+    let r = s.post(
+        &format!("{API}/sessions/{id}/answer"),
+        json!({"option": "1"}),
+    );
     assert_eq!(r.status, 200, "{}", r.body);
     let done = wait_session(&s, &id, "ready by its Stop hook", |v| {
         v["status"] == "ready" && v["statusSource"] == "hook"
@@ -203,7 +230,10 @@ fn a_turn_complete_for_a_side_turn_is_not_the_agents_turn() {
     let (_d, s) = fake_with(&[]);
     let id = spawn_session(&s, json!({"providerId": "fake"}));
     wait_session(&s, &id, "ready", |v| v["status"] == "ready");
-    let r = s.post(&format!("{API}/sessions/{id}/messages"), json!({"text": "hello"}));
+    let r = s.post(
+        &format!("{API}/sessions/{id}/messages"),
+        json!({"text": "hello"}),
+    );
     assert_eq!(r.status, 201, "{}", r.body);
     wait_session(&s, &id, "ready", |v| v["status"] == "ready");
     let token = hook_token(&id);

@@ -218,13 +218,13 @@ pub async fn hook(
         notification_type: body.opt_str("notificationType")?,
         input_messages: body.opt_str_list("inputMessages")?,
     };
-    let token = headers
-        .get(HOOK_TOKEN_HEADER)
-        .and_then(|v| v.to_str().ok());
+    let token = headers.get(HOOK_TOKEN_HEADER).and_then(|v| v.to_str().ok());
     match engine.session_hook(&id, token, report).await {
         Ok(session) => Ok(Json(session_body(session)).into_response()),
         Err(HookRefusal::Engine(e)) => Err(e.into()),
-        Err(e @ HookRefusal::Missing) => Err(ApiError::new(StatusCode::UNAUTHORIZED, e.to_string())),
+        Err(e @ HookRefusal::Missing) => {
+            Err(ApiError::new(StatusCode::UNAUTHORIZED, e.to_string()))
+        }
         Err(e @ HookRefusal::Wrong) => Err(ApiError::new(StatusCode::FORBIDDEN, e.to_string())),
     }
 }

@@ -178,7 +178,10 @@ impl Engine {
     /// last request, in place of the screen's; the turn counts as work on the task's request
     /// once that reached it.
     async fn hook_turn_finished(&self, entry: &Arc<SessionEntry>, message: Option<String>) {
-        if let Some(text) = message.map(|m| m.trim().to_string()).filter(|m| !m.is_empty()) {
+        if let Some(text) = message
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
+        {
             entry.drop_pending_reply();
             self.record_message(entry, Role::Agent, text, None, None)
                 .await;
@@ -206,7 +209,10 @@ mod tests {
     fn events_map_to_statuses() {
         use HookEffect::*;
         let table = [
-            (report("UserPromptSubmit", None), Some(Status(HookStatus::Busy))),
+            (
+                report("UserPromptSubmit", None),
+                Some(Status(HookStatus::Busy)),
+            ),
             (report("PostToolUse", None), Some(Status(HookStatus::Busy))),
             (
                 report("PermissionRequest", None),

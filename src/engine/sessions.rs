@@ -547,7 +547,8 @@ impl Engine {
 
     /// Persists and publishes a status `record_fact` decided.
     fn save_status(&self, entry: &SessionEntry, info: &SessionInfo) {
-        self.store().put_later(vec![session_record(info, entry.seq)]);
+        self.store()
+            .put_later(vec![session_record(info, entry.seq)]);
         self.publish_session(SessionEventKind::Status, info);
     }
 

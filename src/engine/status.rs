@@ -159,7 +159,10 @@ pub(crate) fn decide_with_source(
             },
             StatusSource::Hook,
         ),
-        None => (decide_by_screen(facts, screen, recognised), StatusSource::Screen),
+        None => (
+            decide_by_screen(facts, screen, recognised),
+            StatusSource::Screen,
+        ),
     }
 }
 
@@ -286,6 +289,83 @@ mod tests {
         for (name, facts, screen, recognised, want) in table {
             assert_eq!(decide(facts, *screen, *recognised), *want, "{name}");
         }
+    }
+
+    #[test]
+    fn hook_events_come_before_the_screen() {
+        let t = Instant::now();
+        let quiet = Activity::Quiet { since: t };
+        let active = Activity::Active { since: t };
+        let hooked = |h, activity| Facts {
+            hook: Some(h),
+            ..facts(true, activity)
+        };
+        use HookStatus as H;
+        use Screen as S;
+        use StatusSource::{Hook, Screen as ByScreen};
+        #[rustfmt::skip]
+        type Decided = (SessionStatus, StatusSource);
+        let table: &[(&str, Facts, Option<Screen>, Decided)] = &[
+            (
+                "busy by hook over a quiet input prompt",
+                hooked(H::Busy, quiet),
+                Some(S::Ready),
+                (Busy, Hook),
+            ),
+            (
+                "ready by hook while output still comes",
+                hooked(H::Ready, active),
+                None,
+                (Ready, Hook),
+            ),
+            (
+                "blocked by hook before the prompt is drawn",
+                hooked(H::Blocked, active),
+                Some(S::Unknown),
+                (Blocked, Hook),
+            ),
+            (
+                "a prompt no hook reported blocks a busy agent",
+                hooked(H::Busy, quiet),
+                Some(S::Prompt),
+                (Blocked, ByScreen),
+            ),
+            (
+                "no hook event: the screen",
+                facts(true, quiet),
+                Some(S::Busy),
+                (Busy, ByScreen),
+            ),
+            (
+                "paused over a hook",
+                Facts {
+                    paused: true,
+                    ..hooked(H::Busy, quiet)
+                },
+                None,
+                (Paused, ByScreen),
+            ),
+            (
+                "exited over a hook",
+                Facts {
+                    exited: true,
+                    ..hooked(H::Ready, quiet)
+                },
+                None,
+                (Exited, ByScreen),
+            ),
+        ];
+        for (name, facts, screen, want) in table {
+            assert_eq!(decide_with_source(facts, *screen, true), *want, "{name}");
+        }
+        let mut f = hooked(H::Blocked, active);
+        assert!(
+            f.reads_screen(),
+            "a hook's permission prompt is read for its options"
+        );
+        f.apply(Fact::Hook(None));
+        assert!(!f.reads_screen());
+        assert_eq!(decide_with_source(&f, None, true), (Busy, ByScreen));
     }
 
     #[test]

@@ -204,10 +204,15 @@ impl Provider {
     /// The arguments that give the agent `text` as instructions (`instructions_args`, fitted
     /// to the installed version), with `file()` called for a file holding it when they need one.
     pub fn instructions(&self, text: &str, file: impl FnOnce() -> Option<PathBuf>) -> Vec<String> {
-        self.fit_with_file(&self.instructions_args, "instructions", "{instructions_file}", file)
-            .into_iter()
-            .map(|a| a.replace("{instructions}", text))
-            .collect()
+        self.fit_with_file(
+            &self.instructions_args,
+            "instructions",
+            "{instructions_file}",
+            file,
+        )
+        .into_iter()
+        .map(|a| a.replace("{instructions}", text))
+        .collect()
     }
 
     /// The arguments that set up the agent's hooks (`hooks_args`, fitted to the installed
