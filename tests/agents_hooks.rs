@@ -187,6 +187,28 @@ fn a_task_completes_on_the_agents_stop_hook_with_its_reply() {
 }
 
 #[test]
+fn hooks_reach_an_orchestra_that_requires_its_api_token() {
+    // `orchestra hook` sends the API token of the session's environment besides the hook
+    // token: the agent's turn still finishes by its hook.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fake_agent_config(dir.path(), &["--hooks"]);
+    let s = Server::start_with(&["--config", &cfg.to_string_lossy(), "--token", "sekrit-42"]);
+    let id = spawn_session(&s, json!({"providerId": "fake"}));
+    wait_session(&s, &id, "ready", |v| v["status"] == "ready");
+    let r = s.post(
+        &format!("{API}/sessions/{id}/messages"),
+        json!({"text": "hi there"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    wait_session(&s, &id, "ready by its Stop hook", |v| {
+        v["status"] == "ready" && v["statusSource"] == "hook"
+    });
+    // Without the API token, even the right hook token is refused by the API's guard.
+    let r = post_hook(&s, &id, Some(&hook_token(&id)), json!({"event": "Stop"}));
+    assert_eq!(r.status, 401, "{}", r.body);
+}
+
+#[test]
 fn a_permission_asked_through_a_hook_shows_the_screens_options() {
     let (_d, s) = fake_with(&["--hooks"]);
     let id = spawn_session(&s, json!({"providerId": "fake"}));
