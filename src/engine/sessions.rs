@@ -1,7 +1,7 @@
 //! Sessions in the engine: spawning a provider in a PTY, following what it does, sending it
 //! messages, and ending it. A task run by a session follows it from here (see `runs.rs`).
 
-use super::status::{Fact, Facts, SessionStatus, decide, startup_quiet};
+use super::status::{Fact, Facts, SessionStatus, decide, decide_with_source, startup_quiet};
 use super::{Engine, EngineError, EngineResult, Event, SessionEventKind, now_ms};
 use crate::providers::patterns::Verdict;
 use crate::providers::{Delivery, Provider};
@@ -950,7 +950,8 @@ impl Engine {
             };
             if !info.ended {
                 info.ended = true;
-                info.status = decide(&Facts::ended(), None, false);
+                (info.status, info.status_source) =
+                    decide_with_source(&Facts::ended(), None, false);
                 info.ended_at = Some(now);
                 info.prompt = None;
                 repairs.push(session_record(&info, rec.seq));
