@@ -818,11 +818,20 @@ fn aider_0_86_2_manual_asks_first_then_before_writing() {
 
 #[test]
 fn claude_2_1_332_reports_its_status_through_its_hooks() {
-    // Claude Code's own hooks (a per-session settings file) post to orchestra: its permission
-    // prompt and its finished turn are decided by them, and the task's summary is the reply
-    // its Stop hook carried, exactly, with no screen chrome.
+    claude_hooks_flow("claude");
+}
+
+#[test]
+fn claude_2_1_197_reports_its_status_through_its_hooks() {
+    claude_hooks_flow(CLAUDE_OLDER);
+}
+
+/// Claude Code's own hooks (a per-session settings file) post to orchestra: its permission
+/// prompt and its finished turn are decided by them, and the task's summary is the reply its
+/// Stop hook carried, exactly, with no screen chrome.
+fn claude_hooks_flow(cli: &'static str) {
     let Some(r) = run(
-        "claude",
+        cli,
         hello_script(
             "Write",
             json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
