@@ -8,7 +8,7 @@
 
 use crate::wire::request::{HOOK_TOKEN_HEADER, HookReport};
 use clap::Args;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -70,6 +70,8 @@ fn post(args: &HookArgs, token: Option<&str>) -> Result<(), String> {
     let hook_token = var("ORCHESTRA_HOOK_TOKEN")?;
     let payload = match &args.payload {
         Some(p) => p.clone(),
+        // Run by hand at a terminal there is no payload to wait for.
+        None if std::io::stdin().is_terminal() => String::new(),
         None => {
             let mut s = String::new();
             std::io::stdin()
