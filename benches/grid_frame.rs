@@ -113,6 +113,7 @@ fn agents(n: usize) -> Screens {
             approval: Default::default(),
             prompt: None,
             resets_at: None,
+            status_source: Default::default(),
             transcript: None,
         });
         screens.insert(sid, vt100::Parser::new(24, 80, 0));

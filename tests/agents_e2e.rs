@@ -409,6 +409,22 @@ fn claude_2_1_332_manual_asks_before_writing_and_the_api_answers() {
 }
 
 impl Run {
+    /// Waits until the task's session is `status` as its agent's hooks said; returns it.
+    fn by_hook(&self, task_id: &str, status: &str) -> Value {
+        let mut last = Value::Null;
+        let ok = wait_until(WAIT, || {
+            last = self.session(task_id).1;
+            last["status"] == status && last["statusSource"] == "hook"
+        });
+        assert!(
+            ok,
+            "{}: never {status} by its hook: {last}\n{}",
+            self.cli,
+            self.context(&self.task(task_id))
+        );
+        last
+    }
+
     /// Under `manual`, where orchestra answers nothing: the CLI's start-up prompts answered
     /// from the API in order (`(kind, option label start)`), then the CLI asks before it
     /// writes, the task waits, and `allow` (a label start) from the API lets it write.
@@ -645,6 +661,9 @@ fn codex_0_171_0_auto_writes_a_file_and_answers_a_follow_up() {
     let id = r.start_task(TASK, "auto");
     let t = r.wait_final(&id);
     r.assert_hello_done(&t, DONE);
+    // Its turn-complete notification (`notify`) ended the turn, with the reply it carried.
+    r.by_hook(&id, "ready");
+    assert_eq!(t["metadata"]["result"]["summary"], DONE, "{t}");
     r.follow_up(&t);
     let sent = r.model.requests_to("/v1/responses");
     assert!(
@@ -795,4 +814,52 @@ fn aider_0_86_2_manual_asks_first_then_before_writing() {
         return;
     };
     r.manual_flow(&[("question", "Yes")], "Yes");
+}
+
+#[test]
+fn claude_2_1_332_reports_its_status_through_its_hooks() {
+    claude_hooks_flow("claude");
+}
+
+#[test]
+fn claude_2_1_197_reports_its_status_through_its_hooks() {
+    claude_hooks_flow(CLAUDE_OLDER);
+}
+
+/// Claude Code's own hooks (a per-session settings file) post to orchestra: its permission
+/// prompt and its finished turn are decided by them, and the task's summary is the reply its
+/// Stop hook carried, exactly, with no screen chrome.
+fn claude_hooks_flow(cli: &'static str) {
+    let Some(r) = run(
+        cli,
+        hello_script(
+            "Write",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        claude_home,
+        claude_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "manual");
+    let (sid, trust) = r.wait_prompt(&id, "trust");
+    r.answer(&sid, &trust, "Yes");
+    let (sid, permission) = r.wait_prompt(&id, "permission");
+    let blocked = r.by_hook(&id, "blocked");
+    assert_eq!(blocked["prompt"]["kind"], "permission", "{blocked}");
+    r.answer(&sid, &permission, "Yes");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    assert_eq!(t["metadata"]["result"]["summary"], DONE, "{t}");
+    r.by_hook(&id, "ready");
+    r.follow_up(&t);
+    r.by_hook(&id, "ready");
+    // The settings file is the session's own, private, in the state directory.
+    let settings = r.s.state_dir.join("hooks").join(format!("{sid}.json"));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&settings)
+            .expect("hooks settings")
+            .permissions(),
+    );
+    assert_eq!(mode & 0o077, 0, "{}", settings.display());
 }

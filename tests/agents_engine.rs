@@ -260,9 +260,21 @@ fn input_waits_until_the_cli_is_done_starting() {
 
 #[test]
 fn a_usage_limit_is_waited_out_and_the_task_continues() {
-    // The agent says its limit is reached and resets in 3 s: the session is `limited` with
-    // `resetsAt`, the task still runs, and after the reset orchestra continues it by itself.
-    let (_d, cfg) = config();
+    limit_waited_out(&["--trust"]);
+}
+
+#[test]
+fn a_usage_limit_outranks_the_ready_its_stop_hook_reports() {
+    limit_waited_out(&["--trust", "--hooks"]);
+}
+
+/// The agent says its limit is reached and resets in 3 s: the session is `limited` with
+/// `resetsAt`, the task still runs, and after the reset orchestra continues it by itself.
+fn limit_waited_out(agent_args: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fake_agent_config(dir.path(), agent_args)
+        .to_string_lossy()
+        .into_owned();
     let s = Server::start_with(&["--config", &cfg]);
     let r = s.post(
         &format!("{API}/tasks"),

@@ -116,6 +116,7 @@ fn session(id: &str, task_id: Option<&str>, status: SessionStatus, ended: bool) 
         working_directory: "/work/project".into(),
         pid: 4242,
         status,
+        status_source: Default::default(),
         ended,
         exit_code: ended.then_some(0),
         signal: None,
@@ -481,6 +482,8 @@ fn prompt(json: serde_json::Value) -> Prompt {
 fn blocked_on(prompt: Prompt) -> (Arc<Fake>, App) {
     let f = fake();
     f.snap.lock().sessions[1].prompt = Some(prompt);
+    // Its agent's hook said it asks permission: the details say what decided the status.
+    f.snap.lock().sessions[1].status_source = orchestra::wire::StatusSource::Hook;
     let mut a = app(&f);
     a.on_terminal_event(key(crossterm::event::KeyCode::Down));
     assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t-blk"));

@@ -82,6 +82,7 @@ fn routes(engine: Engine) -> Router {
         .route(&format!("{S}/{{id}}/pause"), post(sessions::pause))
         .route(&format!("{S}/{{id}}/resume"), post(sessions::resume))
         .route(&format!("{S}/{{id}}/answer"), post(sessions::answer))
+        .route(&format!("{S}/{{id}}/hook"), post(sessions::hook))
         .route("/api/coding-agents/status", get(orchestrator::status))
         .route("/api/coding-agents/providers", get(orchestrator::providers))
         .route("/api/coding-agents/events", get(events::stream))

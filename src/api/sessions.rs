@@ -2,7 +2,8 @@
 
 use super::body::Body;
 use super::error::ApiError;
-use crate::engine::{Engine, Input, SpawnSession};
+use crate::engine::{Engine, HookRefusal, Input, SpawnSession};
+use crate::wire::request::{HOOK_TOKEN_HEADER, HookReport};
 use crate::wire::{MessageBody, MessageList, SessionBody, SessionCreated, SessionList};
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
@@ -201,4 +202,29 @@ pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: 
         }
     };
     Ok(Json(session_body(engine.answer_prompt(&id, &option).await?)).into_response())
+}
+
+/// `POST /sessions/:id/hook`: an event from the agent's own hooks (`orchestra hook EVENT`),
+/// with the session's hook token; 401 without one, 403 with another session's or a wrong one.
+pub async fn hook(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: Body,
+) -> ApiResult {
+    let report = HookReport {
+        event: body.str("event")?,
+        message: body.opt_str("message")?,
+        notification_type: body.opt_str("notificationType")?,
+        input_messages: body.opt_str_list("inputMessages")?,
+    };
+    let token = headers.get(HOOK_TOKEN_HEADER).and_then(|v| v.to_str().ok());
+    match engine.session_hook(&id, token, report).await {
+        Ok(session) => Ok(Json(session_body(session)).into_response()),
+        Err(HookRefusal::Engine(e)) => Err(e.into()),
+        Err(e @ HookRefusal::Missing) => {
+            Err(ApiError::new(StatusCode::UNAUTHORIZED, e.to_string()))
+        }
+        Err(e @ HookRefusal::Wrong) => Err(ApiError::new(StatusCode::FORBIDDEN, e.to_string())),
+    }
 }

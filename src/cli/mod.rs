@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod guard;
+pub mod hook;
 pub mod serve;
 
 use clap::parser::ValueSource;
@@ -120,6 +121,9 @@ pub enum Command {
     Report(client::ReportArgs),
     /// Show a running orchestra's state: autopilot, task counts, sessions, uptime.
     Status(client::StatusArgs),
+    /// Report a coding agent's hook event to the session it runs in (run by the agent's own
+    /// hooks, which orchestra configures for each session; always exits 0).
+    Hook(hook::HookArgs),
     /// Stop the running orchestra: every agent ended (its whole process group), their tasks
     /// cancelled, the state saved; returns once it has exited.
     Stop(client::StopArgs),
@@ -212,7 +216,7 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
             )),
             None => Ok(()),
         },
-        Some(Command::Completions { .. } | Command::Man { .. }) => {
+        Some(Command::Completions { .. } | Command::Man { .. } | Command::Hook(_)) => {
             match server_flags.first().or(client_flags.first()) {
                 Some(flag) => Err(format!("`{name}` does not take {flag}")),
                 None => Ok(()),

@@ -18,7 +18,7 @@ use super::status::SessionStatus;
 use crate::providers::Delivery;
 use crate::providers::patterns::{Classifier, SeenPrompt, Verdict, find_option};
 use crate::task::{TaskResult, TaskStatus};
-use crate::wire::{Approval, PromptKind, Role};
+use crate::wire::{Approval, PromptKind, Role, StatusSource};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -66,6 +66,13 @@ impl SessionEntry {
     /// The agent replied to a request: it works on its task.
     pub(super) fn note_work(&self) {
         self.agent.lock().worked = true;
+    }
+
+    /// Its hook said it finished a turn: work on the task's request once that reached it.
+    pub(super) fn note_turn_finished(&self) {
+        if self.instruction_delivered() {
+            self.note_work();
+        }
     }
 
     /// What a quiet screen shows, from `status.rs`: a busy indicator or a permission prompt
@@ -187,6 +194,7 @@ impl Engine {
 
     /// Back at `ready` after working on the task: if it stays there for the settle time, the
     /// turn is finished and the task completes with the agent's last reply as its summary.
+    /// Ready by the agent's own hook, the turn is finished without waiting for the screen.
     fn maybe_finish_turn(&self, entry: &Arc<SessionEntry>, turn: u64) {
         let Some(task_id) = entry.info.lock().task_id.clone() else {
             return;
@@ -196,7 +204,10 @@ impl Engine {
         }
         let engine = self.clone();
         let entry = entry.clone();
-        let settle = self.config().settle;
+        let settle = match entry.info.lock().status_source {
+            StatusSource::Hook => std::time::Duration::ZERO,
+            StatusSource::Screen => self.config().settle,
+        };
         tokio::spawn(async move {
             tokio::time::sleep(settle).await;
             {

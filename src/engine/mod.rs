@@ -5,6 +5,7 @@ mod agents;
 mod autopilot;
 mod error;
 mod gitfiles;
+mod hooks;
 mod instructions;
 mod limits;
 mod removal;
@@ -24,6 +25,7 @@ pub use crate::wire::{
     Approval, Event, Message, Role, RunState, SessionEventKind, SessionInfo, TaskEventKind,
 };
 pub use error::{EngineError, EngineResult};
+pub use hooks::HookRefusal;
 pub use sessions::{Input, SpawnSession};
 pub use setup::{RepoConfig, RepoSetup};
 pub use tasks::{CreateTask, TaskPatch};

@@ -1,7 +1,7 @@
 //! Sessions in the engine: spawning a provider in a PTY, following what it does, sending it
 //! messages, and ending it. A task run by a session follows it from here (see `runs.rs`).
 
-use super::status::{Fact, Facts, SessionStatus, decide, startup_quiet};
+use super::status::{Fact, Facts, SessionStatus, decide, decide_with_source, startup_quiet};
 use super::{Engine, EngineError, EngineResult, Event, SessionEventKind, now_ms};
 use crate::providers::patterns::Verdict;
 use crate::providers::{Delivery, Provider};
@@ -140,11 +140,19 @@ pub(crate) struct SessionEntry {
     pub(crate) facts: Mutex<Facts>,
     /// The status last published, for watchers of this one session (terminal streams).
     status_watch: tokio::sync::watch::Sender<SessionStatus>,
+    /// The secret its agent's hooks send with their events (`hooks.rs`); `None` for sessions
+    /// restored from a previous run.
+    pub(crate) hook_token: Option<String>,
 }
 
 impl SessionEntry {
     pub(crate) fn snapshot_info(&self) -> SessionInfo {
         self.info.lock().clone()
+    }
+
+    /// Forgets the reply being waited for: the agent's hook reported it.
+    pub(super) fn drop_pending_reply(&self) {
+        self.reply.lock().take();
     }
 
     fn live_pty(&self) -> EngineResult<&Arc<PtySession>> {
@@ -264,6 +272,11 @@ fn echo_end(lines: &[String], sent: &str) -> Option<usize> {
     Some(start + 1 + wrapped)
 }
 
+/// This orchestra's own executable: agents run it (`orchestra report`, `orchestra hook`).
+fn orchestra_exe() -> Option<std::path::PathBuf> {
+    std::env::current_exe().ok()
+}
+
 /// A provider whose program is missing is refused (503) with the one message that says what
 /// was looked for and how to install it: for sessions, tasks created, started and dispatched.
 pub(crate) fn ensure_installed(provider: &Provider) -> EngineResult<()> {
@@ -312,6 +325,7 @@ impl Engine {
         session_id: &str,
         task_id: Option<&str>,
         approval: Approval,
+        hook_token: &str,
     ) -> Vec<(String, String)> {
         let mut env = BTreeMap::new();
         for (k, v) in std::env::vars() {
@@ -333,10 +347,7 @@ impl Engine {
         // Subagents can call `orchestra report …`: put our own binary first on PATH.
         let base_path =
             std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
-        let path = match std::env::current_exe()
-            .ok()
-            .and_then(|e| e.parent().map(|d| d.to_path_buf()))
-        {
+        let path = match orchestra_exe().and_then(|e| e.parent().map(|d| d.to_path_buf())) {
             Some(dir) => format!("{}:{base_path}", dir.display()),
             None => base_path,
         };
@@ -361,6 +372,7 @@ impl Engine {
             env.insert("ORCHESTRA_URL".into(), url);
         }
         env.insert("ORCHESTRA_SESSION_ID".into(), session_id.into());
+        env.insert("ORCHESTRA_HOOK_TOKEN".into(), hook_token.into());
         env.insert(super::INSTANCE_VAR.into(), self.config().instance.clone());
         if let Some(t) = task_id {
             env.insert("ORCHESTRA_TASK_ID".into(), t.into());
@@ -428,9 +440,24 @@ impl Engine {
             // Before the task argument: flags first, as the CLIs' usage lines put them.
             launch.args.splice(0..0, told);
         }
+        // The agent's own hooks report its status (`hooks.rs`), through a settings file of
+        // this session's; flags first, like the instructions.
+        let hook_token = uuid::Uuid::new_v4().simple().to_string();
+        if let Some(exe) = orchestra_exe() {
+            let hooks = provider.hooks(&exe, || {
+                super::hooks::write_settings(self.state_dir(), &id, &exe)
+            });
+            launch.args.splice(0..0, hooks);
+        }
         let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
         spec.args = launch.args;
-        spec.env = self.session_env(&provider, &id, req.task_id.as_deref(), approval);
+        spec.env = self.session_env(
+            &provider,
+            &id,
+            req.task_id.as_deref(),
+            approval,
+            &hook_token,
+        );
         spec.cols = cols;
         spec.rows = rows;
         spec.scrollback = SCROLLBACK_LINES;
@@ -458,6 +485,7 @@ impl Engine {
             working_directory: cwd,
             pid: pty.pid(),
             status: decide(&facts, None, false),
+            status_source: Default::default(),
             ended: false,
             exit_code: None,
             signal: None,
@@ -491,6 +519,7 @@ impl Engine {
             ending_on_purpose: AtomicBool::new(false),
             agent: Default::default(),
             facts: Mutex::new(facts),
+            hook_token: Some(hook_token),
         });
         {
             let mut table = self.inner.sessions.write();
@@ -591,14 +620,12 @@ impl Engine {
 
     /// Records a fact the session runtime reported; when the status it decides (see
     /// `status.rs`) changed, persists and publishes it and acts on it.
-    async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
+    pub(super) async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
         let Some(info) = entry.record_fact(fact) else {
             return;
         };
         let status = info.status;
-        self.store()
-            .put_later(vec![session_record(&info, entry.seq)]);
-        self.publish_session(SessionEventKind::Status, &info);
+        self.save_status(entry, &info);
         if matches!(status, SessionStatus::Ready | SessionStatus::Blocked) {
             self.finish_reply(entry).await;
         }
@@ -606,6 +633,13 @@ impl Engine {
             self.type_first_instruction(entry).await;
         }
         self.session_status_changed(entry, status).await;
+    }
+
+    /// Persists and publishes a status `record_fact` decided.
+    fn save_status(&self, entry: &SessionEntry, info: &SessionInfo) {
+        self.store()
+            .put_later(vec![session_record(info, entry.seq)]);
+        self.publish_session(SessionEventKind::Status, info);
     }
 
     /// Types the first instruction if it is still pending; exactly once, whoever calls.
@@ -683,7 +717,7 @@ impl Engine {
         self.note_limit(entry, &m.text);
     }
 
-    async fn record_message(
+    pub(super) async fn record_message(
         &self,
         entry: &Arc<SessionEntry>,
         role: Role,
@@ -743,6 +777,11 @@ impl Engine {
             Input::Text(t) => (t.clone(), None),
             Input::Keys(k) => (format!("[{}]", k.join(" ")), Some(k.clone())),
         };
+        // What the agent's hook said last is over once something is typed: the screen
+        // decides until its next hook event (cleared first: that event may follow at once).
+        if let Some(info) = entry.record_fact(Fact::Hook(None)) {
+            self.save_status(entry, &info);
+        }
         // A child that does not read its input can make a PTY write block: keep that off the
         // async workers.
         let writer = pty.clone();
@@ -996,7 +1035,8 @@ impl Engine {
             };
             if !info.ended {
                 info.ended = true;
-                info.status = decide(&Facts::ended(), None, false);
+                (info.status, info.status_source) =
+                    decide_with_source(&Facts::ended(), None, false);
                 info.ended_at = Some(now);
                 info.prompt = None;
                 repairs.push(session_record(&info, rec.seq));
@@ -1014,6 +1054,7 @@ impl Engine {
                 ending_on_purpose: AtomicBool::new(false),
                 agent: Default::default(),
                 facts: Mutex::new(Facts::ended()),
+                hook_token: None,
             });
             table.by_id.insert(rec.id, entry.clone());
             table.order.push(entry);

@@ -5,13 +5,15 @@
 //! busy indicator, an input prompt). [`decide`] combines them; [`SessionEntry::record_fact`]
 //! is the only writer of a session's `status` and `prompt` (`sessions.rs` publishes
 //! `session:status` for what it returns), and what the API and the TUI read.
-//! Hook events, when agents report through them, come before the screen patterns here.
+//! Hook events, when agents report through them (`hooks.rs`), come before the screen
+//! patterns here: the status they set holds until the next hook event or until orchestra
+//! types into the session; the screen still supplies a blocked session's prompt.
 
 use super::sessions::SessionEntry;
 use crate::providers::patterns::Verdict;
 use crate::session::Activity;
 use crate::wire::SessionInfo;
-pub use crate::wire::SessionStatus;
+pub use crate::wire::{SessionStatus, StatusSource};
 use std::time::Duration;
 
 /// How long a program that has printed nothing may stay quiet before it counts as ready:
@@ -36,6 +38,19 @@ pub(crate) struct Facts {
     /// The CLI said its usage limit is reached (`Some(resets_at)`, ms since the epoch when
     /// it named a time), until it is given input again.
     pub limited: Option<Option<i64>>,
+    /// What the agent's own hooks last said, until something is typed into it.
+    pub hook: Option<HookStatus>,
+}
+
+/// The status an agent's hook event stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HookStatus {
+    /// It took a request up, or ran a tool.
+    Busy,
+    /// It asks permission.
+    Blocked,
+    /// It finished its turn.
+    Ready,
 }
 
 impl Facts {
@@ -47,6 +62,7 @@ impl Facts {
             paused: false,
             exited: false,
             limited: None,
+            hook: None,
         }
     }
 
@@ -58,9 +74,12 @@ impl Facts {
         }
     }
 
-    /// Whether the screen matters: only a quiet screen of a running process is read.
+    /// Whether the screen matters: only a quiet screen of a running process is read, and
+    /// the screen of one whose hook says it asks permission (for the prompt's options).
     fn reads_screen(&self) -> bool {
-        self.activity.is_quiet() && !self.paused && !self.exited
+        !self.paused
+            && !self.exited
+            && (self.activity.is_quiet() || self.hook == Some(HookStatus::Blocked))
     }
 }
 
@@ -74,6 +93,9 @@ pub(crate) enum Fact {
     Limited(Option<i64>),
     /// Input was given after a limit: it is the CLI's again to say what it does.
     LimitOver,
+    /// The agent's hook reported (`Some`), or input was typed into it (`None`: the screen
+    /// decides until its next hook event).
+    Hook(Option<HookStatus>),
 }
 
 impl Facts {
@@ -84,6 +106,7 @@ impl Facts {
             Fact::Exited => self.exited = true,
             Fact::Limited(resets_at) => self.limited = Some(resets_at),
             Fact::LimitOver => self.limited = None,
+            Fact::Hook(h) => self.hook = h,
         }
     }
 }
@@ -119,17 +142,47 @@ impl Screen {
 /// provider has no patterns). `recognised`: the patterns recognised this session's screen
 /// before; until then an unknown quiet screen is a CLI still starting.
 pub(crate) fn decide(facts: &Facts, screen: Option<Screen>, recognised: bool) -> SessionStatus {
-    use SessionStatus::*;
+    decide_with_source(facts, screen, recognised).0
+}
+
+/// [`decide`], and what decided it: a hook event is authoritative, except that a prompt on
+/// the quiet screen of an agent its hook calls busy blocks it (a question no hook reports).
+pub(crate) fn decide_with_source(
+    facts: &Facts,
+    screen: Option<Screen>,
+    recognised: bool,
+) -> (SessionStatus, StatusSource) {
     if facts.exited {
-        return Exited;
+        return (SessionStatus::Exited, StatusSource::Screen);
     }
     if facts.paused {
-        return Paused;
+        return (SessionStatus::Paused, StatusSource::Screen);
     }
     // A CLI waiting out a limit may retry, spin or redraw: it is not working for hours.
     if facts.limited.is_some() {
-        return Limited;
+        return (SessionStatus::Limited, StatusSource::Screen);
     }
+    let prompt_shown = screen == Some(Screen::Prompt) && facts.activity.is_quiet();
+    match facts.hook {
+        Some(HookStatus::Busy) if prompt_shown => (SessionStatus::Blocked, StatusSource::Screen),
+        Some(h) => (
+            match h {
+                HookStatus::Busy => SessionStatus::Busy,
+                HookStatus::Blocked => SessionStatus::Blocked,
+                HookStatus::Ready => SessionStatus::Ready,
+            },
+            StatusSource::Hook,
+        ),
+        None => (
+            decide_by_screen(facts, screen, recognised),
+            StatusSource::Screen,
+        ),
+    }
+}
+
+/// The status from output activity and the screen alone.
+fn decide_by_screen(facts: &Facts, screen: Option<Screen>, recognised: bool) -> SessionStatus {
+    use SessionStatus::*;
     match facts.activity {
         Activity::Silent if facts.interactive => Starting,
         Activity::Silent | Activity::Active { .. } => Busy,
@@ -159,9 +212,9 @@ impl SessionEntry {
             None
         };
         let screen = verdict.as_ref().map(Screen::of);
-        let (status, prompt) = {
+        let (status, source, prompt) = {
             let mut agent = self.agent.lock();
-            let status = decide(&facts, screen, agent.recognised);
+            let (status, source) = decide_with_source(&facts, screen, agent.recognised);
             agent.recognised |=
                 screen.is_some_and(|s| !matches!(s, Screen::Unknown | Screen::Starting));
             if let Some(v) = &verdict {
@@ -171,16 +224,24 @@ impl SessionEntry {
                 Some(Verdict::Prompt(p)) if status == SessionStatus::Blocked => Some(p),
                 _ => None,
             };
-            (status, agent.prompt.as_ref().map(|p| p.prompt.clone()))
+            (
+                status,
+                source,
+                agent.prompt.as_ref().map(|p| p.prompt.clone()),
+            )
         };
         let mut info = self.info.lock();
         let resets_at = facts.limited.flatten();
         if info.ended
-            || (info.status == status && info.prompt == prompt && info.resets_at == resets_at)
+            || (info.status == status
+                && info.prompt == prompt
+                && info.resets_at == resets_at
+                && info.status_source == source)
         {
             return None;
         }
         info.status = status;
+        info.status_source = source;
         info.prompt = prompt;
         info.resets_at = resets_at;
         Some(info.clone())
@@ -274,6 +335,83 @@ mod tests {
         for (name, facts, screen, recognised, want) in table {
             assert_eq!(decide(facts, *screen, *recognised), *want, "{name}");
         }
+    }
+
+    #[test]
+    fn hook_events_come_before_the_screen() {
+        let t = Instant::now();
+        let quiet = Activity::Quiet { since: t };
+        let active = Activity::Active { since: t };
+        let hooked = |h, activity| Facts {
+            hook: Some(h),
+            ..facts(true, activity)
+        };
+        use HookStatus as H;
+        use Screen as S;
+        use StatusSource::{Hook, Screen as ByScreen};
+        #[rustfmt::skip]
+        type Decided = (SessionStatus, StatusSource);
+        let table: &[(&str, Facts, Option<Screen>, Decided)] = &[
+            (
+                "busy by hook over a quiet input prompt",
+                hooked(H::Busy, quiet),
+                Some(S::Ready),
+                (Busy, Hook),
+            ),
+            (
+                "ready by hook while output still comes",
+                hooked(H::Ready, active),
+                None,
+                (Ready, Hook),
+            ),
+            (
+                "blocked by hook before the prompt is drawn",
+                hooked(H::Blocked, active),
+                Some(S::Unknown),
+                (Blocked, Hook),
+            ),
+            (
+                "a prompt no hook reported blocks a busy agent",
+                hooked(H::Busy, quiet),
+                Some(S::Prompt),
+                (Blocked, ByScreen),
+            ),
+            (
+                "no hook event: the screen",
+                facts(true, quiet),
+                Some(S::Busy),
+                (Busy, ByScreen),
+            ),
+            (
+                "paused over a hook",
+                Facts {
+                    paused: true,
+                    ..hooked(H::Busy, quiet)
+                },
+                None,
+                (Paused, ByScreen),
+            ),
+            (
+                "exited over a hook",
+                Facts {
+                    exited: true,
+                    ..hooked(H::Ready, quiet)
+                },
+                None,
+                (Exited, ByScreen),
+            ),
+        ];
+        for (name, facts, screen, want) in table {
+            assert_eq!(decide_with_source(facts, *screen, true), *want, "{name}");
+        }
+        let mut f = hooked(H::Blocked, active);
+        assert!(
+            f.reads_screen(),
+            "a hook's permission prompt is read for its options"
+        );
+        f.apply(Fact::Hook(None));
+        assert!(!f.reads_screen());
+        assert_eq!(decide_with_source(&f, None, true), (Busy, ByScreen));
     }
 
     #[test]

@@ -85,6 +85,11 @@ pub struct Provider {
     /// `{instructions_file}` a file holding it. Fitted to the installed version like presets.
     #[serde(default)]
     pub instructions_args: Vec<String>,
+    /// Arguments that make the agent's own hooks report its status to orchestra through
+    /// `orchestra hook EVENT`: `{hooks_file}` is a per-session Claude Code settings file
+    /// holding the hooks, `{orchestra}` orchestra's executable. Fitted like presets.
+    #[serde(default)]
+    pub hooks_args: Vec<String>,
     /// Extra environment per approval preset: for CLIs whose permissions are set through
     /// their environment rather than flags (OpenCode's `OPENCODE_PERMISSION`).
     #[serde(default)]
@@ -124,6 +129,7 @@ pub struct ProviderOverride {
     pub approval_args: Option<BTreeMap<Approval, Vec<String>>>,
     pub approval_env: Option<BTreeMap<Approval, BTreeMap<String, String>>>,
     pub instructions_args: Option<Vec<String>>,
+    pub hooks_args: Option<Vec<String>>,
     pub version_args: Option<Vec<String>>,
     pub screen: Option<ScreenPatterns>,
     pub prompts: Option<Vec<PromptRule>>,
@@ -198,18 +204,44 @@ impl Provider {
     /// The arguments that give the agent `text` as instructions (`instructions_args`, fitted
     /// to the installed version), with `file()` called for a file holding it when they need one.
     pub fn instructions(&self, text: &str, file: impl FnOnce() -> Option<PathBuf>) -> Vec<String> {
-        if self.instructions_args.is_empty() {
+        self.fit_with_file(
+            &self.instructions_args,
+            "instructions",
+            "{instructions_file}",
+            file,
+        )
+        .into_iter()
+        .map(|a| a.replace("{instructions}", text))
+        .collect()
+    }
+
+    /// The arguments that set up the agent's hooks (`hooks_args`, fitted to the installed
+    /// version), with `file()` called for the settings file when they need one.
+    pub fn hooks(&self, orchestra: &Path, file: impl FnOnce() -> Option<PathBuf>) -> Vec<String> {
+        let exe = orchestra.to_string_lossy();
+        self.fit_with_file(&self.hooks_args, "hooks", "{hooks_file}", file)
+            .into_iter()
+            .map(|a| a.replace("{orchestra}", &exe))
+            .collect()
+    }
+
+    /// `args` fitted to the installed version, with `placeholder` replaced by the file `file()`
+    /// writes when an argument names it; nothing when that file cannot be written.
+    fn fit_with_file(
+        &self,
+        args: &[String],
+        what: &str,
+        placeholder: &str,
+        file: impl FnOnce() -> Option<PathBuf>,
+    ) -> Vec<String> {
+        if args.is_empty() {
             return Vec::new();
         }
-        let fitted = flags::fit(&self.instructions_args, self.help().as_deref());
+        let fitted = flags::fit(args, self.help().as_deref());
         for change in &fitted.changes {
-            tracing::info!(provider = %self.id, "instructions: {change}");
+            tracing::info!(provider = %self.id, "{what}: {change}");
         }
-        let file = if fitted
-            .args
-            .iter()
-            .any(|a| a.contains("{instructions_file}"))
-        {
+        let file = if fitted.args.iter().any(|a| a.contains(placeholder)) {
             match file() {
                 Some(f) => f.to_string_lossy().into_owned(),
                 None => return Vec::new(),
@@ -220,17 +252,17 @@ impl Provider {
         fitted
             .args
             .iter()
-            .map(|a| {
-                a.replace("{instructions_file}", &file)
-                    .replace("{instructions}", text)
-            })
+            .map(|a| a.replace(placeholder, &file))
             .collect()
     }
 
-    /// The installed CLI's `--help`, when it has preset or instructions flags to fit to it.
-    /// Blocking on the first call per binary; cached after.
+    /// The installed CLI's `--help`, when it has preset, instructions or hooks flags to fit
+    /// to it. Blocking on the first call per binary; cached after.
     pub fn help(&self) -> Option<String> {
-        if self.approval_args.values().all(|a| a.is_empty()) && self.instructions_args.is_empty() {
+        if self.approval_args.values().all(|a| a.is_empty())
+            && self.instructions_args.is_empty()
+            && self.hooks_args.is_empty()
+        {
             return None;
         }
         detect::cached_help(&self.resolved_path()?)
@@ -330,6 +362,9 @@ impl Provider {
         }
         if let Some(v) = o.approval_env {
             self.approval_env = v;
+        }
+        if let Some(v) = o.hooks_args {
+            self.hooks_args = v;
         }
         if let Some(v) = o.instructions_args {
             self.instructions_args = v;
@@ -448,6 +483,7 @@ impl Providers {
                         approval_args: BTreeMap::new(),
                         approval_env: BTreeMap::new(),
                         instructions_args: Vec::new(),
+                        hooks_args: Vec::new(),
                         version_args: default_version_args(),
                         screen: ScreenPatterns::default(),
                         prompts: vec![],

@@ -37,7 +37,7 @@ pub use prompt::{Prompt, PromptKind, PromptOption};
 pub use provider::{ProviderInfo, ProviderList};
 pub use session::{
     Approval, Cursor, Message, MessageBody, MessageList, Peek, Role, SessionBody, SessionCreated,
-    SessionInfo, SessionList, SessionStatus,
+    SessionInfo, SessionList, SessionStatus, StatusSource,
 };
 pub use status::{DaemonStopped, Limits, RunState, SessionCounts, Status, Switched, TaskCounts};
 pub use stream::{MouseEncoding, MouseMode, StreamEvent, StreamRequest, TerminalModes};

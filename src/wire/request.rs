@@ -99,6 +99,31 @@ pub struct Resize {
     pub rows: u16,
 }
 
+/// `POST /sessions/:id/hook`: an agent's own report of what it does, sent by `orchestra hook
+/// EVENT` from the agent's hooks with the session's hook token (`X-Orchestra-Hook-Token`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookReport {
+    /// The event as the CLI names it: Claude Code's `UserPromptSubmit`, `PermissionRequest`,
+    /// `PostToolUse`, `Notification`, `Stop`; Codex's `agent-turn-complete`.
+    pub event: String,
+    /// The agent's last reply, when the event carries it (Claude's `last_assistant_message`,
+    /// Codex's `last-assistant-message`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// What a `Notification` is about (Claude's `notification_type`, e.g. `permission_prompt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notification_type: Option<String>,
+    /// The requests the finished turn worked on, when the event says (Codex's
+    /// `input-messages`): Codex notifies side turns too (its title generation), which are
+    /// not the agent's turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_messages: Option<Vec<String>>,
+}
+
+/// The header that carries a session's hook token.
+pub const HOOK_TOKEN_HEADER: &str = "x-orchestra-hook-token";
+
 /// `POST /worktrees/gc`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -196,6 +221,15 @@ mod tests {
                 older_than_seconds: 60.0,
             },
             json!({"olderThanSeconds": 60.0}),
+        );
+        round_trip(
+            &HookReport {
+                event: "Stop".into(),
+                message: Some("Done.".into()),
+                notification_type: None,
+                input_messages: Some(vec!["hi".into()]),
+            },
+            json!({"event": "Stop", "message": "Done.", "inputMessages": ["hi"]}),
         );
     }
 }

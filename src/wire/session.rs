@@ -42,6 +42,31 @@ impl fmt::Display for SessionStatus {
     }
 }
 
+/// What decided a session's status: the agent itself through its hooks (authoritative once
+/// it reported), or orchestra reading its screen (the fallback).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusSource {
+    #[default]
+    Screen,
+    Hook,
+}
+
+impl StatusSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Screen => "screen",
+            Self::Hook => "hook",
+        }
+    }
+}
+
+impl fmt::Display for StatusSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A session as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -52,6 +77,9 @@ pub struct SessionInfo {
     pub working_directory: String,
     pub pid: u32,
     pub status: SessionStatus,
+    /// What decided `status`.
+    #[serde(default)]
+    pub status_source: StatusSource,
     pub ended: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
@@ -179,6 +207,7 @@ pub(crate) mod tests {
             } else {
                 SessionStatus::Ready
             },
+            status_source: StatusSource::Screen,
             ended: false,
             exit_code: None,
             signal: None,
@@ -201,7 +230,7 @@ pub(crate) mod tests {
                 session: session(None),
             },
             json!({"session": {"id": "s1", "providerId": "claude", "task": "fix it",
-                "workingDirectory": "/w", "pid": 42, "status": "ready", "ended": false,
+                "workingDirectory": "/w", "pid": 42, "status": "ready", "statusSource": "screen", "ended": false,
                 "cols": 120, "rows": 40, "createdAt": 7, "taskId": "t1", "approval": "safe"}}),
         );
     }
@@ -225,7 +254,7 @@ pub(crate) mod tests {
                 sessions: vec![ended],
             },
             json!({"sessions": [{"id": "s1", "providerId": "claude", "task": "fix it",
-                "workingDirectory": "/w", "pid": 42, "status": "blocked", "ended": false,
+                "workingDirectory": "/w", "pid": 42, "status": "blocked", "statusSource": "screen", "ended": false,
                 "exitCode": 0, "cols": 120, "rows": 40, "createdAt": 7, "endedAt": 9,
                 "taskId": "t1", "approval": "safe",
                 "prompt": {"kind": "permission", "text": "Do you want to proceed?",

@@ -415,6 +415,7 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
         Command::Gc(a) => {
             Ctx::connect(&a.client, global).and_then(|ctx| worktree::gc(&ctx, a.older_than))
         }
+        Command::Hook(a) => return Some(crate::cli::hook::run(a, global.token.as_deref())),
         Command::Serve(_) | Command::Completions { .. } | Command::Man { .. } => return None,
     };
     Some(match result {

@@ -2,6 +2,16 @@
 
 use super::*;
 
+/// A session's status, marked when its agent's own hooks decided it (otherwise orchestra
+/// read it from the screen).
+fn status_with_source(s: &crate::wire::SessionInfo) -> String {
+    match (s.ended, s.status_source) {
+        (true, _) => "exited".into(),
+        (false, crate::wire::StatusSource::Hook) => format!("{} (by hook)", s.status),
+        (false, crate::wire::StatusSource::Screen) => s.status.to_string(),
+    }
+}
+
 pub(super) fn step_symbol(s: StepStatus) -> (&'static str, Color) {
     match s {
         StepStatus::Pending => ("○", Color::Gray),
@@ -98,7 +108,7 @@ impl App {
                     label("dir"),
                     Span::raw(s.working_directory.clone()),
                 ]));
-                let status = if s.ended { "exited" } else { s.status.as_str() };
+                let status = status_with_source(s);
                 lines.push(Line::from(vec![
                     label("status"),
                     Span::raw(format!("{status} · pid {}", s.pid)),
@@ -198,7 +208,7 @@ impl App {
             .and_then(|sid| self.snapshot().sessions.iter().find(|s| &s.id == sid));
         match session {
             Some(s) => {
-                let status = if s.ended { "exited" } else { s.status.as_str() };
+                let status = status_with_source(s);
                 let style = match (s.ended, s.status) {
                     (true, _) => dim,
                     (_, crate::engine::SessionStatus::Blocked) => Style::default()

@@ -1,0 +1,139 @@
+//! `orchestra hook EVENT [PAYLOAD]`: run by a coding agent's own hooks (Claude Code's hooks,
+//! Codex's `notify`) inside a session orchestra started. It posts the event to the session's
+//! hook route with the session's hook token, all from the environment the session set
+//! (ORCHESTRA_URL, ORCHESTRA_SESSION_ID, ORCHESTRA_HOOK_TOKEN, ORCHESTRA_TOKEN).
+//!
+//! It must never disturb the agent: it waits at most a few seconds, prints nothing on stdout
+//! (Claude Code reads a hook's stdout), and exits 0 whatever happened, orchestra gone included.
+
+use crate::wire::request::{HOOK_TOKEN_HEADER, HookReport};
+use clap::Args;
+use std::io::{IsTerminal, Read};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The most a hook waits for orchestra: the agent waits for its hooks.
+const TIMEOUT: Duration = Duration::from_secs(3);
+/// The most of a payload read from stdin (Claude's hook input is a small JSON object).
+const MAX_PAYLOAD: u64 = 4 << 20;
+
+/// `orchestra hook …`
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The event: Claude Code's hook event name (UserPromptSubmit, PermissionRequest,
+    /// PostToolUse, Notification, Stop) or Codex's agent-turn-complete.
+    #[arg(value_name = "EVENT")]
+    pub event: String,
+    /// The event's JSON (as Codex's notify passes it); read from stdin when absent (as
+    /// Claude Code's hooks pass it).
+    #[arg(value_name = "PAYLOAD")]
+    pub payload: Option<String>,
+}
+
+/// What the agent's JSON says that orchestra uses.
+pub fn report(event: &str, payload: &str) -> HookReport {
+    let v: serde_json::Value = serde_json::from_str(payload).unwrap_or_default();
+    let text = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| v.get(*k).and_then(|x| x.as_str()))
+            .map(str::to_string)
+    };
+    HookReport {
+        event: event.to_string(),
+        message: text(&["last_assistant_message", "last-assistant-message"]),
+        notification_type: text(&["notification_type"]),
+        input_messages: v.get("input-messages").and_then(|m| m.as_array()).map(|m| {
+            m.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        }),
+    }
+}
+
+/// Posts the event; always exits 0 (a failure is one line on stderr).
+pub fn run(args: &HookArgs, token: Option<&str>) -> ExitCode {
+    if let Err(e) = post(args, token) {
+        eprintln!("orchestra hook: {e}");
+    }
+    ExitCode::SUCCESS
+}
+
+fn post(args: &HookArgs, token: Option<&str>) -> Result<(), String> {
+    let var = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("{name} is not set: run inside a session orchestra started"))
+    };
+    let url = var("ORCHESTRA_URL")?;
+    let session = var("ORCHESTRA_SESSION_ID")?;
+    let hook_token = var("ORCHESTRA_HOOK_TOKEN")?;
+    let payload = match &args.payload {
+        Some(p) => p.clone(),
+        // Run by hand at a terminal there is no payload to wait for.
+        None if std::io::stdin().is_terminal() => String::new(),
+        None => {
+            let mut s = String::new();
+            std::io::stdin()
+                .take(MAX_PAYLOAD)
+                .read_to_string(&mut s)
+                .map_err(|e| format!("cannot read the hook's input: {e}"))?;
+            s
+        }
+    };
+    let body = serde_json::to_string(&report(&args.event, &payload)).map_err(|e| e.to_string())?;
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .timeout_global(Some(TIMEOUT))
+        .user_agent(concat!("orchestra-hook/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .new_agent();
+    let uri = format!(
+        "{}/api/coding-agents/sessions/{}/hook",
+        url.trim_end_matches('/'),
+        crate::wire::path_segment(&session)
+    );
+    let mut rb = agent
+        .post(&uri)
+        .header("Content-Type", "application/json")
+        .header(HOOK_TOKEN_HEADER, &hook_token);
+    if let Some(t) = token {
+        rb = rb.header("Authorization", &format!("Bearer {t}"));
+    }
+    let resp = rb.send(body.as_str()).map_err(|e| format!("{uri}: {e}"))?;
+    match resp.status().as_u16() {
+        200 => Ok(()),
+        status => Err(format!("{uri} answered {status}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_claude_and_codex_payloads() {
+        let r = report(
+            "Stop",
+            r#"{"session_id":"x","transcript_path":"/t","last_assistant_message":"Done."}"#,
+        );
+        assert_eq!(r.message.as_deref(), Some("Done."));
+        let r = report(
+            "agent-turn-complete",
+            r#"{"type":"agent-turn-complete","last-assistant-message":"Ok"}"#,
+        );
+        assert_eq!(r.message.as_deref(), Some("Ok"));
+        let r = report(
+            "agent-turn-complete",
+            r#"{"input-messages":["create hello.txt"],"last-assistant-message":"Ok"}"#,
+        );
+        assert_eq!(r.input_messages, Some(vec!["create hello.txt".to_string()]));
+        let r = report(
+            "Notification",
+            r#"{"notification_type":"permission_prompt"}"#,
+        );
+        assert_eq!(r.notification_type.as_deref(), Some("permission_prompt"));
+        assert_eq!(report("Stop", "not json").message, None);
+    }
+}

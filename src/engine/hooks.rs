@@ -1,0 +1,259 @@
+//! Status from the agent itself: a coding agent's own hooks (Claude Code's hooks, Codex's
+//! `notify`) run `orchestra hook EVENT`, which posts the event to the session's hook route with
+//! the session's own token. Each event becomes a fact for `status.rs` (the one writer of the
+//! status), so a hook event decides busy / blocked / ready before the screen patterns do; a
+//! finished turn (`Stop`) carries the agent's reply, recorded without any screen chrome.
+//!
+//! The hooks are configured per session, never in the user's files: Claude Code gets a
+//! settings file written here (0600, in the private state directory) through `--settings`.
+
+use super::sessions::SessionEntry;
+use super::status::{Fact, HookStatus};
+use super::{Engine, EngineError};
+use crate::wire::request::HookReport;
+use crate::wire::{Role, SessionInfo};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The Claude Code hook events orchestra listens to.
+pub(crate) const CLAUDE_EVENTS: &[&str] = &[
+    "UserPromptSubmit",
+    "PermissionRequest",
+    "PostToolUse",
+    "Notification",
+    "Stop",
+];
+
+/// What one hook event means for the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HookEffect {
+    /// The status it stands for.
+    Status(HookStatus),
+    /// Its turn is finished: ready, and the task's request was worked on.
+    TurnFinished,
+    /// Nothing to change (a notification of another kind).
+    Nothing,
+}
+
+/// The effect of `report`, or `None` for an event orchestra does not know.
+pub(crate) fn effect(report: &HookReport) -> Option<HookEffect> {
+    use HookEffect::*;
+    Some(match report.event.as_str() {
+        "UserPromptSubmit" | "PostToolUse" => Status(HookStatus::Busy),
+        "PermissionRequest" => Status(HookStatus::Blocked),
+        "Notification" => match report.notification_type.as_deref() {
+            Some("permission_prompt") => Status(HookStatus::Blocked),
+            Some("idle_prompt") => Status(HookStatus::Ready),
+            _ => Nothing,
+        },
+        "Stop" | "agent-turn-complete" => TurnFinished,
+        _ => return None,
+    })
+}
+
+/// A single-quoted word for `sh`, whatever `s` holds.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Claude Code settings that run `orchestra hook EVENT` on each of [`CLAUDE_EVENTS`].
+pub(crate) fn claude_settings(orchestra: &Path) -> serde_json::Value {
+    let exe = shell_quote(&orchestra.to_string_lossy());
+    let hooks: serde_json::Map<String, serde_json::Value> = CLAUDE_EVENTS
+        .iter()
+        .map(|event| {
+            let command = serde_json::json!({
+                "type": "command",
+                "command": format!("{exe} hook {event}"),
+                "timeout": 10,
+            });
+            (
+                event.to_string(),
+                serde_json::json!([{ "hooks": [command] }]),
+            )
+        })
+        .collect();
+    serde_json::json!({ "hooks": hooks })
+}
+
+/// Writes the session's Claude Code hook settings to `<state>/hooks/<session>.json` (0600).
+pub(crate) fn write_settings(
+    state_dir: &Path,
+    session_id: &str,
+    orchestra: &Path,
+) -> Option<PathBuf> {
+    let dir = state_dir.join("hooks");
+    crate::state_dir::create_private_dir(&dir).ok()?;
+    let path = dir.join(format!("{session_id}.json"));
+    let mut f = crate::state_dir::private_file()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .ok()?;
+    let text = serde_json::to_string_pretty(&claude_settings(orchestra)).ok()?;
+    std::io::Write::write_all(&mut f, text.as_bytes()).ok()?;
+    Some(path)
+}
+
+/// Why a hook request is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum HookRefusal {
+    #[error(
+        "missing hook token: send the session's ORCHESTRA_HOOK_TOKEN in the X-Orchestra-Hook-Token header"
+    )]
+    Missing,
+    #[error("wrong hook token for this session")]
+    Wrong,
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// Compares every byte, so the time taken does not say how much matched.
+fn same_token(given: &str, want: &str) -> bool {
+    given.len() == want.len()
+        && given
+            .bytes()
+            .zip(want.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+impl SessionEntry {
+    /// Whether a finished turn is one of the agent's own: when the event names the requests
+    /// it worked on, one of them must be a request sent to the session (the task, or a
+    /// message); a side turn (Codex's title generation) works on a prompt of its own.
+    fn turn_is_the_agents(&self, report: &HookReport) -> bool {
+        let Some(inputs) = &report.input_messages else {
+            return true;
+        };
+        let task = self.info.lock().task.trim().to_string();
+        let messages = self.messages.lock();
+        let mut sent = std::iter::once(task.as_str()).chain(
+            messages
+                .iter()
+                .filter(|m| m.role == Role::User && m.keys.is_none())
+                .map(|m| m.text.trim()),
+        );
+        sent.any(|s| !s.is_empty() && inputs.iter().any(|i| i.trim() == s))
+    }
+}
+
+impl Engine {
+    /// A hook event from the agent of session `id`, sent with `token`.
+    pub async fn session_hook(
+        &self,
+        id: &str,
+        token: Option<&str>,
+        report: HookReport,
+    ) -> Result<SessionInfo, HookRefusal> {
+        let entry = self.session_entry(id)?;
+        let token = token.ok_or(HookRefusal::Missing)?;
+        match entry.hook_token.as_deref() {
+            Some(want) if same_token(token, want) => {}
+            _ => return Err(HookRefusal::Wrong),
+        }
+        let effect = effect(&report).ok_or_else(|| {
+            EngineError::Invalid(format!(
+                "unknown hook event {:?}: orchestra knows {} and agent-turn-complete",
+                report.event,
+                CLAUDE_EVENTS.join(", ")
+            ))
+        })?;
+        if entry.info.lock().ended {
+            return Err(EngineError::Conflict(format!("session {id} has ended")).into());
+        }
+        tracing::debug!(session = %id, event = %report.event, "hook event");
+        match effect {
+            HookEffect::Status(s) => self.on_session_fact(&entry, Fact::Hook(Some(s))).await,
+            HookEffect::TurnFinished if entry.turn_is_the_agents(&report) => {
+                self.hook_turn_finished(&entry, report.message).await
+            }
+            HookEffect::TurnFinished | HookEffect::Nothing => {}
+        }
+        Ok(entry.snapshot_info())
+    }
+
+    /// The agent finished its turn: its reply (when the hook carries it) is the reply to the
+    /// last request, in place of the screen's; the turn counts as work on the task's request
+    /// once that reached it.
+    async fn hook_turn_finished(&self, entry: &Arc<SessionEntry>, message: Option<String>) {
+        if let Some(text) = message
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
+        {
+            entry.drop_pending_reply();
+            let m = self
+                .record_message(entry, Role::Agent, text, None, None)
+                .await;
+            // Before the ready: a reply that says the limit is reached keeps it limited.
+            self.note_limit(entry, &m.text);
+        }
+        entry.note_turn_finished();
+        self.on_session_fact(entry, Fact::Hook(Some(HookStatus::Ready)))
+            .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(event: &str, notification_type: Option<&str>) -> HookReport {
+        HookReport {
+            event: event.into(),
+            message: None,
+            notification_type: notification_type.map(str::to_string),
+            input_messages: None,
+        }
+    }
+
+    #[test]
+    fn events_map_to_statuses() {
+        use HookEffect::*;
+        let table = [
+            (
+                report("UserPromptSubmit", None),
+                Some(Status(HookStatus::Busy)),
+            ),
+            (report("PostToolUse", None), Some(Status(HookStatus::Busy))),
+            (
+                report("PermissionRequest", None),
+                Some(Status(HookStatus::Blocked)),
+            ),
+            (
+                report("Notification", Some("permission_prompt")),
+                Some(Status(HookStatus::Blocked)),
+            ),
+            (
+                report("Notification", Some("idle_prompt")),
+                Some(Status(HookStatus::Ready)),
+            ),
+            (report("Notification", Some("auth_success")), Some(Nothing)),
+            (report("Stop", None), Some(TurnFinished)),
+            (report("agent-turn-complete", None), Some(TurnFinished)),
+            (report("Bogus", None), None),
+        ];
+        for (r, want) in table {
+            assert_eq!(effect(&r), want, "{}", r.event);
+        }
+    }
+
+    #[test]
+    fn claude_settings_run_orchestra_hook_for_each_event() {
+        let v = claude_settings(Path::new("/opt/it's/orchestra"));
+        for event in CLAUDE_EVENTS {
+            let command = v["hooks"][event][0]["hooks"][0]["command"]
+                .as_str()
+                .unwrap_or_default();
+            assert_eq!(command, format!(r"'/opt/it'\''s/orchestra' hook {event}"));
+        }
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_token("abc", "abc"));
+        assert!(!same_token("abd", "abc"));
+        assert!(!same_token("ab", "abc"));
+    }
+}
