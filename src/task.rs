@@ -210,6 +210,10 @@ pub struct TaskMetadata {
     /// The task's worktree once it has one (kept, with its outcome, after removal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<TaskWorktree>,
+    /// The agent's conversation, pinned by orchestra at the first start (the provider's
+    /// `conversation_args`): `continue` resumes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
 }
 
 /// How much a session's agent may do without asking: the preset chooses the CLI's own flags
@@ -373,6 +377,7 @@ impl Task {
                 isolation: Isolation::None,
                 base_ref: None,
                 worktree: None,
+                conversation_id: None,
             },
         }
     }
@@ -416,6 +421,41 @@ impl Task {
         }
         if to == TaskStatus::Completed {
             self.metadata.progress = Progress::DONE;
+        }
+        Ok(())
+    }
+
+    /// Runs a finished task again on its earlier conversation (`continue`): its steps, output
+    /// and start time are kept, its earlier outcome becomes a step saying what was asked next.
+    pub fn reopen(&mut self, message: &str) -> Result<(), TransitionError> {
+        let from = self.status();
+        if !from.is_final() {
+            return Err(TransitionError::Illegal {
+                from,
+                to: TaskStatus::Running,
+            });
+        }
+        let earlier = self
+            .metadata
+            .result
+            .as_ref()
+            .map(|r| r.summary.clone())
+            .or_else(|| self.metadata.error.clone())
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| format!(": {s}"))
+            .unwrap_or_default();
+        self.metadata.steps.push(Step {
+            id: uuid::Uuid::new_v4().to_string(),
+            description: format!("continued: {message}"),
+            status: StepStatus::Completed,
+            output: Some(format!("it had {from}{earlier}")),
+        });
+        self.metadata.status = TaskStatus::Running;
+        self.metadata.completed_at = None;
+        self.metadata.result = None;
+        self.metadata.error = None;
+        if self.metadata.progress == Progress::DONE {
+            self.metadata.progress = Progress::default();
         }
         Ok(())
     }

@@ -26,6 +26,9 @@ pub struct SpawnSession {
     pub rows: Option<u16>,
     pub task_id: Option<String>,
     pub approval: Option<Approval>,
+    /// Arguments before all others: a task's conversation pinned or resumed
+    /// (`conversation_args`, `resume_args`), already fitted to the installed CLI.
+    pub conversation_args: Vec<String>,
 }
 
 /// What a send is: text to type and submit, or named keys.
@@ -368,6 +371,9 @@ impl Engine {
             // Before the task argument: flags first, as the CLIs' usage lines put them.
             launch.args.splice(0..0, told);
         }
+        launch
+            .args
+            .splice(0..0, req.conversation_args.iter().cloned());
         let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
         spec.args = launch.args;
         spec.env = self.session_env(&provider, &id, req.task_id.as_deref(), approval);

@@ -1,0 +1,253 @@
+//! `POST /tasks/:id/continue`: the agent started again on the task's conversation, on the fake
+//! agent (tests/fixtures/agents/fake/agent.py), which keeps each conversation's requests by the
+//! id it was given (`--session-id`) and shows them when resumed (`--resume`).
+
+mod support;
+
+use serde_json::{Value, json};
+use std::path::Path;
+use support::*;
+
+const API: &str = "/api/coding-agents";
+
+/// A config with the fake agent able to pin and resume its conversations, run as its own
+/// program: its flags are fitted to its `--help` like a real CLI's.
+fn config(dir: &Path) -> String {
+    let path = fake_agent_config(dir, &[]);
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/fake/agent.py");
+    let cfg = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("command = \"python3\"", &format!("command = {:?}", agent.display().to_string()))
+        .replace(&format!("args = [{:?}]", agent.display().to_string()), "args = []")
+        .replace(
+            "coding_agent = true\n",
+            "coding_agent = true\nconversation_args = [\"--session-id\", \"{conversation}\"]\nresume_args = [\"--resume\", \"{conversation}\"]\n",
+        );
+    assert!(cfg.contains("args = []"), "{cfg}");
+    std::fs::write(&path, cfg).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn start_fake_task(s: &Server, description: &str) -> String {
+    let task = create_task(
+        s,
+        "t",
+        json!({"description": description, "providerId": "fake", "approval": "safe"}),
+    );
+    let tid = task["id"].as_str().unwrap().to_string();
+    let r = s.post_empty(&format!("{API}/tasks/{tid}/start"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    tid
+}
+
+fn continue_task(s: &Server, tid: &str, body: Value) -> Value {
+    let r = s.post(&format!("{API}/tasks/{tid}/continue"), body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["task"].clone()
+}
+
+fn wait_screen_of_task(s: &Server, task: &Value, needle: &str) {
+    wait_screen(s, task["metadata"]["sessionId"].as_str().unwrap(), needle);
+}
+
+#[test]
+fn continue_resumes_the_conversation_with_a_new_request() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_with(&["--config", &config(d.path())]);
+    let tid = start_fake_task(&s, "work one");
+    let first = wait_task_status(&s, &tid, "completed");
+    let conversation = first["metadata"]["conversationId"]
+        .as_str()
+        .expect("a conversation id recorded at the start")
+        .to_string();
+
+    let running = continue_task(&s, &tid, json!({"message": "work two"}));
+    assert_eq!(running["metadata"]["status"], "running", "{running}");
+    assert!(running["metadata"]["result"].is_null(), "{running}");
+    assert_ne!(
+        running["metadata"]["sessionId"],
+        first["metadata"]["sessionId"]
+    );
+    let step = running["metadata"]["steps"]
+        .as_array()
+        .unwrap()
+        .last()
+        .cloned();
+    let step = step.expect("the continue is a step");
+    assert_eq!(step["description"], "continued: work two", "{step}");
+    assert!(
+        step["output"].as_str().unwrap().contains("Done: work one"),
+        "the earlier result is kept in the step: {step}"
+    );
+
+    // The agent was started on the same conversation: it shows the earlier request.
+    wait_screen_of_task(&s, &running, &format!("Resumed {conversation}: work one"));
+    // And completes again only after working on the new request.
+    let done = wait_task_status(&s, &tid, "completed");
+    assert_eq!(
+        done["metadata"]["result"]["summary"], "Done: work two",
+        "{done}"
+    );
+    assert_eq!(done["metadata"]["conversationId"], conversation.as_str());
+    let output = done["metadata"]["output"].to_string();
+    assert!(output.contains("Done: work one"), "output kept: {output}");
+}
+
+#[test]
+fn continue_after_orchestra_restarts_with_the_default_request() {
+    let d = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let cfg = config(d.path());
+    let mut s = Server::start_in(state.path(), &["--config", &cfg]);
+    // The agent thinks for 3 s: orchestra is stopped meanwhile, the task interrupted.
+    let tid = start_fake_task(&s, "slow thinking");
+    let running = wait_task_status(&s, &tid, "running");
+    // The agent took the request up (its conversation holds it), then orchestra stops.
+    let log = state.path().join("home/.fake-agent").join(
+        running["metadata"]["conversationId"]
+            .as_str()
+            .expect("a conversation id"),
+    );
+    let taken = wait_until(std::time::Duration::from_secs(20), || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("slow thinking"))
+    });
+    assert!(taken, "the agent never took the request up");
+    s.stop();
+
+    let s = Server::start_in(state.path(), &["--config", &cfg]);
+    let interrupted = s.get(&format!("{API}/tasks/{tid}")).json()["task"].clone();
+    assert_eq!(
+        interrupted["metadata"]["status"], "cancelled",
+        "{interrupted}"
+    );
+    let conversation = interrupted["metadata"]["conversationId"]
+        .as_str()
+        .expect("the conversation id survives the restart")
+        .to_string();
+    let running = continue_task(&s, &tid, json!({}));
+    wait_screen_of_task(
+        &s,
+        &running,
+        &format!("Resumed {conversation}: slow thinking"),
+    );
+    let done = wait_task_status(&s, &tid, "completed");
+    assert_eq!(
+        done["metadata"]["result"]["summary"], "You said: Continue where you left off.",
+        "{done}"
+    );
+}
+
+#[test]
+fn only_a_finished_task_of_a_provider_that_can_resume_is_continued() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_with(&["--config", &config(d.path())]);
+    let pending = create_task(&s, "p", json!({"providerId": "fake"}));
+    let r = s.post_empty(&format!(
+        "{API}/tasks/{}/continue",
+        pending["id"].as_str().unwrap()
+    ));
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("only a finished task"),
+        "{}",
+        r.body
+    );
+
+    let tid = start_fake_task(&s, "slow and quiet");
+    wait_task_status(&s, &tid, "running");
+    let r = s.post(
+        &format!("{API}/tasks/{tid}/continue"),
+        json!({"message": "x"}),
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("task is running"),
+        "{}",
+        r.body
+    );
+    wait_task_status(&s, &tid, "completed");
+
+    // A command has no conversation: its task is run again by a retry.
+    let exec = create_task(
+        &s,
+        "e",
+        json!({"description": "true", "providerId": "exec"}),
+    );
+    let eid = exec["id"].as_str().unwrap();
+    assert_eq!(
+        s.post_empty(&format!("{API}/tasks/{eid}/start")).status,
+        200
+    );
+    wait_task_status(&s, eid, "completed");
+    let r = s.post_empty(&format!("{API}/tasks/{eid}/continue"));
+    assert_eq!(r.status, 409, "{}", r.body);
+    let e = r.json()["error"].as_str().unwrap().to_string();
+    assert!(e.contains("provider 'exec' cannot continue"), "{e}");
+
+    let r = s.post(
+        &format!("{API}/tasks/{tid}/continue"),
+        json!({"message": 5}),
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(
+        s.post_empty(&format!("{API}/tasks/nope/continue")).status,
+        404
+    );
+}
+
+#[test]
+fn of_continues_racing_each_other_exactly_one_wins() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_with(&["--config", &config(d.path())]);
+    let tid = start_fake_task(&s, "work first");
+    wait_task_status(&s, &tid, "completed");
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|i| {
+                let (s, tid) = (&s, &tid);
+                scope.spawn(move || {
+                    s.post(
+                        &format!("{API}/tasks/{tid}/continue"),
+                        json!({"message": format!("work {i}")}),
+                    )
+                    .status
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        statuses.iter().filter(|c| **c == 200).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|c| **c == 409).count(),
+        3,
+        "{statuses:?}"
+    );
+    let done = wait_task_status(&s, &tid, "completed");
+    let continued = done["metadata"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|st| st["description"].as_str().unwrap().starts_with("continued"))
+        .count();
+    assert_eq!(continued, 1, "{done}");
+    let live = s.get(&format!("{API}/sessions")).json()["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["ended"] == false)
+        .count();
+    assert_eq!(
+        live, 1,
+        "only the continue's session: the first run's was ended"
+    );
+}
