@@ -251,3 +251,44 @@ fn of_continues_racing_each_other_exactly_one_wins() {
         "only the continue's session: the first run's was ended"
     );
 }
+
+/// `orchestra task continue ID [--message M]` against the server at `s`.
+fn cli_continue(s: &Server, args: &[&str]) -> std::process::Output {
+    let home = tempfile::tempdir().unwrap();
+    std::process::Command::new(BIN)
+        .args(["task", "continue"])
+        .args(args)
+        .args(["--url", &s.url])
+        .env_remove("ORCHESTRA_URL")
+        .env_remove("ORCHESTRA_TOKEN")
+        .env_remove("ORCHESTRA_TASK_ID")
+        .env_remove("ORCHESTRA_STATE_DIR")
+        .env_remove("ORCHESTRA_SESSION_ID")
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the orchestra CLI")
+}
+
+#[test]
+fn the_cli_continues_a_task_by_a_prefix_of_its_id() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_with(&["--config", &config(d.path())]);
+    let tid = start_fake_task(&s, "work one");
+    wait_task_status(&s, &tid, "completed");
+    let out = cli_continue(&s, &[&tid[..8], "--message", "work again", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let task: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(task["task"]["metadata"]["status"], "running", "{task}");
+    let done = wait_task_status(&s, &tid, "completed");
+    assert_eq!(done["metadata"]["result"]["summary"], "Done: work again");
+
+    // A running task: the server's sentence, and the conflict's exit code.
+    let running = start_fake_task(&s, "slow going");
+    let out = cli_continue(&s, &[&running]);
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("only a finished task"), "{err}");
+    wait_task_status(&s, &running, "completed");
+}
