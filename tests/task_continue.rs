@@ -11,7 +11,8 @@ use support::*;
 const API: &str = "/api/coding-agents";
 
 /// A config with the fake agent able to pin and resume its conversations, run as its own
-/// program: its flags are fitted to its `--help` like a real CLI's.
+/// program: its flags are fitted to its `--help` like a real CLI's. It keeps them in
+/// `dir/conversations`.
 fn config(dir: &Path) -> String {
     let path = fake_agent_config(dir, &[]);
     let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/fake/agent.py");
@@ -21,7 +22,7 @@ fn config(dir: &Path) -> String {
         .replace(&format!("args = [{:?}]", agent.display().to_string()), "args = []")
         .replace(
             "coding_agent = true\n",
-            "coding_agent = true\nconversation_args = [\"--session-id\", \"{conversation}\"]\nresume_args = [\"--resume\", \"{conversation}\"]\n",
+            &format!("coding_agent = true\nenv = {{ FAKE_AGENT_CONVERSATIONS = {:?} }}\nconversation_args = [\"--session-id\", \"{{conversation}}\"]\nresume_args = [\"--resume\", \"{{conversation}}\"]\n", dir.join("conversations").display().to_string()),
         );
     assert!(cfg.contains("args = []"), "{cfg}");
     std::fs::write(&path, cfg).unwrap();
@@ -103,7 +104,7 @@ fn continue_after_orchestra_restarts_with_the_default_request() {
     let tid = start_fake_task(&s, "slow thinking");
     let running = wait_task_status(&s, &tid, "running");
     // The agent took the request up (its conversation holds it), then orchestra stops.
-    let log = state.path().join("home/.fake-agent").join(
+    let log = d.path().join("conversations").join(
         running["metadata"]["conversationId"]
             .as_str()
             .expect("a conversation id"),
@@ -291,4 +292,73 @@ fn the_cli_continues_a_task_by_a_prefix_of_its_id() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("only a finished task"), "{err}");
     wait_task_status(&s, &running, "completed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_continues_a_finished_task_with_a_typed_request() {
+    use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
+    use orchestra::engine::{CreateTask, Engine, EngineConfig};
+    use orchestra::task::TaskStatus;
+    use orchestra::tui::{App, EngineCockpit};
+    let key = |c| E::Key(KeyEvent::new(c, KeyModifiers::NONE));
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let cfg = config(dir.path());
+    let providers = orchestra::providers::Providers::from_config(
+        &orchestra::providers::Config::load(Some(Path::new(&cfg))).unwrap(),
+        None,
+    )
+    .unwrap();
+    let state = orchestra::state_dir::StateDir::lock(&dir.path().join("state")).unwrap();
+    let engine = Engine::open(&state, EngineConfig::new(providers, work))
+        .await
+        .unwrap();
+    let mut events = engine.subscribe();
+    let mut app = App::new(std::sync::Arc::new(EngineCockpit::new(engine.clone())));
+    let task = engine
+        .create_task(CreateTask {
+            name: "t".into(),
+            description: "work one".into(),
+            provider_id: Some("fake".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    app.select_task(&task.id);
+    // Not finished yet: C says so.
+    app.on_terminal_event(key(KeyCode::Char('C')));
+    assert!(
+        app.notice()
+            .is_some_and(|n| n.text.contains("only a finished task")),
+        "{:?}",
+        app.notice()
+    );
+    engine.start_task(&task.id).await.unwrap();
+    let status = |engine: &Engine| engine.get_task(&task.id).unwrap().status();
+    app_wait_for(&mut app, &mut events, "completed", |_| {
+        status(&engine) == TaskStatus::Completed
+    })
+    .await;
+
+    // C asks for the next request, Enter continues with it.
+    app.on_terminal_event(key(KeyCode::Char('C')));
+    for c in "work two".chars() {
+        app.on_terminal_event(key(KeyCode::Char(c)));
+    }
+    app.on_terminal_event(key(KeyCode::Enter));
+    app_wait_for(&mut app, &mut events, "the continue", |a| {
+        a.notice().is_some_and(|n| n.text == "continued \"t\"")
+    })
+    .await;
+    app_wait_for(&mut app, &mut events, "the continued turn", |_| {
+        let t = engine.get_task(&task.id).unwrap();
+        t.metadata
+            .result
+            .as_ref()
+            .is_some_and(|r| r.summary == "Done: work two")
+    })
+    .await;
+    assert_eq!(status(&engine), TaskStatus::Completed);
+    engine.shutdown().await;
 }

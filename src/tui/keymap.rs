@@ -111,6 +111,8 @@ pub enum Action {
     Resume,
     Cancel,
     Retry,
+    /// Start a finished task's agent again on its conversation, with a typed request.
+    Continue,
     Message,
     Autopilot,
     /// Show the shown session's transcript (its whole output, from its file).
@@ -216,6 +218,7 @@ impl Action {
             Resume => "resume",
             Cancel => "cancel",
             Retry => "retry",
+            Continue => "continue",
             Message => "msg",
             Autopilot => "autopilot",
             Transcript => "transcript",
@@ -280,6 +283,7 @@ impl Action {
             Pause | Resume => "pause / resume it",
             Cancel => "cancel it (asks y/n); ends a session without a task",
             Retry => "run a finished task again (a new task)",
+            Continue => "continue a finished task's conversation (type its next request)",
             Message => "send a one-line message to the agent",
             Autopilot => "autopilot on/off (it starts pending tasks)",
             Transcript => "the session's whole transcript (ended ones too)",
@@ -482,6 +486,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Panes, Key::ch('r'), A::Resume),
     bind(C::Panes, Key::ch('c'), A::Cancel),
     bind(C::Panes, Key::ch('R'), A::Retry),
+    bind(C::Panes, Key::ch('C'), A::Continue),
     bind(C::Panes, Key::ch('m'), A::Message),
     bind(C::Panes, Key::ch('a'), A::Autopilot),
     bind(C::Panes, Key::ch('t'), A::Transcript),
