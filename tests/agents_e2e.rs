@@ -67,6 +67,10 @@ struct Run {
     /// older claude, run through a config that points the `claude` provider at it).
     provider: &'static str,
     _config: tempfile::TempDir,
+    /// The server's environment, for [`Run::restart`].
+    env: Vec<(&'static str, String)>,
+    /// Servers stopped by a restart: their handles keep the state directory.
+    stopped: Vec<Server>,
     _guard: std::sync::MutexGuard<'static, ()>,
 }
 
@@ -102,6 +106,7 @@ fn run(
         ("PATH", path),
     ];
     all.extend(env(&model.url));
+    let kept = all.clone();
     let all: Vec<(&str, &str)> = all.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let provider = cli.split('-').next().unwrap_or(cli);
     let config = tempfile::tempdir().expect("tempdir");
@@ -121,6 +126,8 @@ fn run(
         cli,
         provider,
         _config: config,
+        env: kept,
+        stopped: Vec::new(),
         _guard: guard,
     })
 }
@@ -795,4 +802,77 @@ fn aider_0_86_2_manual_asks_first_then_before_writing() {
         return;
     };
     r.manual_flow(&[("question", "Yes")], "Yes");
+}
+
+impl Run {
+    /// Stops orchestra and starts another on the same state directory, as a user restarting
+    /// it would (the agents' own files, in HOME, stay).
+    fn restart(&mut self) {
+        self.s.stop();
+        let config = self._config.path().join("config.toml");
+        let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let s = Server::try_start_env(
+            &self.s.state_dir,
+            &["--config", &config.to_string_lossy()],
+            &env,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        // The stopped server's handle keeps the state directory alive; the new one runs.
+        let stopped = std::mem::replace(&mut self.s, s);
+        self.stopped.push(stopped);
+    }
+}
+
+const CONTINUE: &str = "now say what the new file holds";
+const CONTINUE_REPLY: &str = "The file holds hi.";
+
+#[test]
+fn claude_2_1_332_continues_its_conversation_after_orchestra_restarts() {
+    let script = |cwd: &Path| {
+        hello_script(
+            "Write",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        )(cwd)
+        .turn(Turn::on_prompt(CONTINUE, Reply::text(CONTINUE_REPLY)))
+    };
+    let Some(mut r) = run("claude", script, claude_home, claude_env) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    let conversation = t["metadata"]["conversationId"]
+        .as_str()
+        .expect("claude's conversation pinned with --session-id")
+        .to_string();
+
+    r.restart();
+    let before = r.task(&id);
+    assert_eq!(before["metadata"]["conversationId"], conversation.as_str());
+    let c = r.s.post(
+        &format!("{API}/tasks/{id}/continue"),
+        json!({"message": CONTINUE}),
+    );
+    assert_eq!(c.status, 200, "{}", c.body);
+    assert_eq!(c.json()["task"]["metadata"]["status"], "running");
+    let t = r.wait_final(&id);
+    let ctx = r.context(&t);
+    assert_eq!(t["metadata"]["status"], "completed", "{t}\n{ctx}");
+    let summary = t["metadata"]["result"]["summary"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(summary.contains(CONTINUE_REPLY), "{summary:?}\n{ctx}");
+    assert_eq!(t["metadata"]["conversationId"], conversation.as_str());
+    // The resumed CLI sent the earlier turns with the new request.
+    let last = r
+        .model
+        .requests_to("/v1/messages")
+        .into_iter()
+        .rfind(|q| q.body.to_string().contains(CONTINUE))
+        .expect("a request with the new message");
+    let body = last.body.to_string();
+    assert!(
+        body.contains(TASK) && body.contains(DONE) && body.contains("tool_result"),
+        "{body}"
+    );
 }
