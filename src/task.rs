@@ -571,6 +571,42 @@ mod tests {
         );
     }
 
+    #[test]
+    fn reopening_runs_a_finished_task_again_keeping_its_history() {
+        let mut t = task();
+        assert!(
+            t.reopen("more").is_err(),
+            "a pending task is started, not continued"
+        );
+        t.move_to(Running, 10).unwrap();
+        t.append_output_lines(["working".to_string()]);
+        t.finish_with(
+            TaskResult {
+                success: true,
+                summary: "did it".into(),
+                files_modified: vec![],
+                files_created: vec![],
+                error: None,
+            },
+            20,
+        )
+        .unwrap();
+        t.reopen("and the tests").unwrap();
+        assert_eq!(t.status(), Running);
+        assert_eq!(t.metadata.started_at, Some(10));
+        assert_eq!(t.metadata.completed_at, None);
+        assert!(t.metadata.result.is_none());
+        assert_eq!(t.metadata.progress, Progress::default());
+        assert_eq!(t.metadata.output, ["working"]);
+        let step = t.metadata.steps.last().unwrap();
+        assert_eq!(step.description, "continued: and the tests");
+        assert_eq!(step.output.as_deref(), Some("it had completed: did it"));
+        assert!(
+            t.reopen("again").is_err(),
+            "a running task is not continued"
+        );
+    }
+
     fn with_steps(statuses: &[StepStatus]) -> Task {
         let mut t = task();
         t.metadata.steps = statuses

@@ -37,14 +37,28 @@ impl Provider {
     /// `None` when the provider has none or the installed version lacks the flag (then no
     /// id is recorded: it would name nothing).
     pub fn pin_conversation(&self, id: &str) -> Option<Vec<String>> {
-        let args = self.fitted("conversation", &self.conversation_args)?;
+        self.pin_conversation_for(id, self.help().as_deref())
+    }
+
+    /// The arguments that resume the conversation `id` (recorded at the first start).
+    pub fn resume_conversation(&self, id: Option<&str>) -> Result<Vec<String>, CannotContinue> {
+        self.resume_conversation_for(id, self.help().as_deref())
+    }
+
+    /// [`Provider::pin_conversation`] for the installed CLI's `help`.
+    fn pin_conversation_for(&self, id: &str, help: Option<&str>) -> Option<Vec<String>> {
+        let args = self.fitted("conversation", &self.conversation_args, help)?;
         args.iter()
             .any(|a| a.contains(CONVERSATION))
             .then(|| fill(&args, id))
     }
 
-    /// The arguments that resume the conversation `id` (recorded at the first start).
-    pub fn resume_conversation(&self, id: Option<&str>) -> Result<Vec<String>, CannotContinue> {
+    /// [`Provider::resume_conversation`] for the installed CLI's `help`.
+    fn resume_conversation_for(
+        &self,
+        id: Option<&str>,
+        help: Option<&str>,
+    ) -> Result<Vec<String>, CannotContinue> {
         if !self.can_continue() {
             return Err(CannotContinue::NotSupported(self.id.clone()));
         }
@@ -53,7 +67,9 @@ impl Provider {
             (true, None) => return Err(CannotContinue::NoConversation),
             (_, id) => id.unwrap_or_default(),
         };
-        let args = self.fitted("resume", &self.resume_args).unwrap_or_default();
+        let args = self
+            .fitted("resume", &self.resume_args, help)
+            .unwrap_or_default();
         // The flag that names the conversation (or the first one) must have survived.
         let lost = self
             .resume_args
@@ -69,11 +85,11 @@ impl Provider {
         Ok(fill(&args, id))
     }
 
-    fn fitted(&self, what: &str, args: &[String]) -> Option<Vec<String>> {
+    fn fitted(&self, what: &str, args: &[String], help: Option<&str>) -> Option<Vec<String>> {
         if args.is_empty() {
             return None;
         }
-        let fitted = flags::fit(args, self.help().as_deref());
+        let fitted = flags::fit(args, help);
         for change in &fitted.changes {
             tracing::info!(provider = %self.id, "{what}: {change}");
         }
@@ -94,22 +110,51 @@ mod tests {
         Providers::built_in().get(id).cloned().expect("built-in")
     }
 
+    // As Claude Code 2.1.332 prints them (commander).
+    const CLAUDE_HELP: &str = "Options:
+  -r, --resume [value]                  Resume a conversation by session ID or
+                                        name, or pick from a list
+  --session-id <uuid>                   Use a specific session ID for the
+                                        conversation (must be a valid UUID)
+";
+
     #[test]
     fn claude_pins_and_resumes_by_id() {
-        // Not on PATH here: no help to fit to, the table's flags pass as written.
-        let mut claude = provider("claude");
-        claude.command = "/nonexistent/claude".into();
+        let claude = provider("claude");
+        for help in [Some(CLAUDE_HELP), None] {
+            assert_eq!(
+                claude.pin_conversation_for("abc", help).unwrap(),
+                ["--session-id", "abc"]
+            );
+            assert_eq!(
+                claude.resume_conversation_for(Some("abc"), help).unwrap(),
+                ["--resume", "abc"]
+            );
+        }
         assert_eq!(
-            claude.pin_conversation("abc").unwrap(),
-            ["--session-id", "abc"]
-        );
-        assert_eq!(
-            claude.resume_conversation(Some("abc")).unwrap(),
-            ["--resume", "abc"]
-        );
-        assert_eq!(
-            claude.resume_conversation(None),
+            claude.resume_conversation_for(None, Some(CLAUDE_HELP)),
             Err(CannotContinue::NoConversation)
+        );
+    }
+
+    #[test]
+    fn a_version_without_the_flags_is_not_pinned_and_cannot_resume() {
+        let claude = provider("claude");
+        let old = "Options:\n  -p, --print   Print and exit\n";
+        assert_eq!(claude.pin_conversation_for("abc", Some(old)), None);
+        let e = claude
+            .resume_conversation_for(Some("abc"), Some(old))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            CannotContinue::NotInstalledVersion("claude".into(), "--resume".into())
+        );
+        // One that resumes the directory's latest conversation needs no id.
+        let opencode = provider("opencode");
+        let help = "Options:\n  -c, --continue      continue the last session\n";
+        assert_eq!(
+            opencode.resume_conversation_for(None, Some(help)).unwrap(),
+            ["--continue"]
         );
     }
 
