@@ -111,7 +111,7 @@ impl Engine {
             self.inner.git.lock().insert(task.id.clone(), s);
         }
         let sid = info.id.clone();
-        self.run_on_session(id, &sid, |t| {
+        self.run_on_session(&task.id, &sid, |t| {
             t.move_to(TaskStatus::Running, now_ms())?;
             t.metadata.conversation_id = conversation;
             Ok(())
@@ -128,7 +128,7 @@ impl Engine {
             .filter(|m| !m.is_empty())
             .unwrap_or(DEFAULT_CONTINUE_MESSAGE)
             .to_string();
-        let (task, _claim) = self.claim_continue(id)?;
+        let (task, _claim) = self.claim_finished(id, "continued")?;
         self.ensure_task_provider(&task.metadata.provider_id)?;
         let provider = self.fitted_provider(&task.metadata.provider_id).await?;
         let resume = provider
@@ -171,24 +171,29 @@ impl Engine {
                 ..Default::default()
             })
             .await?;
-        self.run_on_session(id, &info.id, |t| Ok(t.reopen(&message)?))
+        self.run_on_session(&task.id, &info.id, |t| Ok(t.reopen(&message)?))
             .await
     }
 
-    /// Claims a finished task for one continue, as [`Engine::claim_start`] claims a pending
-    /// one for a start: of continues racing each other exactly one wins.
-    fn claim_continue(&self, id: &str) -> EngineResult<(Arc<Task>, StartClaim)> {
+    /// Claims a finished task to be `verb` (continued or retried), as [`Engine::claim_start`]
+    /// claims a pending one for a start: of continues and retries racing each other exactly
+    /// one wins. The claim ends when the returned guard is dropped.
+    pub(super) fn claim_finished(
+        &self,
+        id: &str,
+        verb: &str,
+    ) -> EngineResult<(Arc<Task>, impl Drop + use<>)> {
         let mut starting = self.inner.starting.lock();
         let task = self.get_task(id)?;
         if starting.contains(&task.id) {
             return Err(EngineError::Conflict(
-                "task is being continued (it was continued elsewhere)".into(),
+                "task is being continued or retried elsewhere".into(),
             ));
         }
         if !task.status().is_final() {
             return Err(conflict(
                 &task,
-                "only a finished task (completed, failed or cancelled) can be continued",
+                &format!("only a finished task (completed, failed or cancelled) can be {verb}"),
             ));
         }
         starting.insert(task.id.clone());
