@@ -826,53 +826,89 @@ impl Run {
 const CONTINUE: &str = "now say what the new file holds";
 const CONTINUE_REPLY: &str = "The file holds hi.";
 
+/// [`hello_script`] with a reply to [`CONTINUE`].
+fn continue_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Script {
+    move |cwd| {
+        hello_script(tool, input)(cwd).turn(Turn::on_prompt(CONTINUE, Reply::text(CONTINUE_REPLY)))
+    }
+}
+
+impl Run {
+    /// The file-writing task done under `auto`, orchestra restarted, the task continued with
+    /// [`CONTINUE`] on the same conversation: the CLI's last request to `endpoint` (a suffix)
+    /// carries the earlier turns, and the task completes again with the new reply.
+    fn continue_after_restart(&mut self, endpoint: &str) {
+        let id = self.start_task(TASK, "auto");
+        let t = self.wait_final(&id);
+        self.assert_hello_done(&t, DONE);
+        let conversation = t["metadata"]["conversationId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}: no conversation pinned: {t}", self.cli))
+            .to_string();
+
+        self.restart();
+        assert_eq!(
+            self.task(&id)["metadata"]["conversationId"],
+            conversation.as_str()
+        );
+        let c = self.s.post(
+            &format!("{API}/tasks/{id}/continue"),
+            json!({"message": CONTINUE}),
+        );
+        assert_eq!(c.status, 200, "{}: {}", self.cli, c.body);
+        assert_eq!(c.json()["task"]["metadata"]["status"], "running");
+        let t = self.wait_final(&id);
+        let ctx = self.context(&t);
+        assert_eq!(
+            t["metadata"]["status"], "completed",
+            "{}: {t}\n{ctx}",
+            self.cli
+        );
+        let summary = t["metadata"]["result"]["summary"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            summary.contains(CONTINUE_REPLY),
+            "{}: {summary:?}\n{ctx}",
+            self.cli
+        );
+        assert_eq!(t["metadata"]["conversationId"], conversation.as_str());
+        // The resumed CLI sent the earlier turns with the new request.
+        let last = self
+            .model
+            .requests_to(endpoint)
+            .into_iter()
+            .rfind(|q| q.body.to_string().contains(CONTINUE))
+            .unwrap_or_else(|| panic!("{}: no request with the new message\n{ctx}", self.cli));
+        let body = last.body.to_string();
+        assert!(
+            body.contains(TASK) && body.contains(DONE),
+            "{}: {body}",
+            self.cli
+        );
+    }
+}
+
 #[test]
 fn claude_2_1_332_continues_its_conversation_after_orchestra_restarts() {
-    let script = |cwd: &Path| {
-        hello_script(
-            "Write",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        )(cwd)
-        .turn(Turn::on_prompt(CONTINUE, Reply::text(CONTINUE_REPLY)))
-    };
+    let script = continue_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
     let Some(mut r) = run("claude", script, claude_home, claude_env) else {
         return;
     };
-    let id = r.start_task(TASK, "auto");
-    let t = r.wait_final(&id);
-    r.assert_hello_done(&t, DONE);
-    let conversation = t["metadata"]["conversationId"]
-        .as_str()
-        .expect("claude's conversation pinned with --session-id")
-        .to_string();
+    r.continue_after_restart("/v1/messages");
+}
 
-    r.restart();
-    let before = r.task(&id);
-    assert_eq!(before["metadata"]["conversationId"], conversation.as_str());
-    let c = r.s.post(
-        &format!("{API}/tasks/{id}/continue"),
-        json!({"message": CONTINUE}),
+#[test]
+fn gemini_0_61_0_continues_its_conversation_after_orchestra_restarts() {
+    let script = continue_script(
+        "write_file",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
     );
-    assert_eq!(c.status, 200, "{}", c.body);
-    assert_eq!(c.json()["task"]["metadata"]["status"], "running");
-    let t = r.wait_final(&id);
-    let ctx = r.context(&t);
-    assert_eq!(t["metadata"]["status"], "completed", "{t}\n{ctx}");
-    let summary = t["metadata"]["result"]["summary"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(summary.contains(CONTINUE_REPLY), "{summary:?}\n{ctx}");
-    assert_eq!(t["metadata"]["conversationId"], conversation.as_str());
-    // The resumed CLI sent the earlier turns with the new request.
-    let last = r
-        .model
-        .requests_to("/v1/messages")
-        .into_iter()
-        .rfind(|q| q.body.to_string().contains(CONTINUE))
-        .expect("a request with the new message");
-    let body = last.body.to_string();
-    assert!(
-        body.contains(TASK) && body.contains(DONE) && body.contains("tool_result"),
-        "{body}"
-    );
+    let Some(mut r) = run("gemini", script, gemini_home, gemini_env) else {
+        return;
+    };
+    r.continue_after_restart(":streamGenerateContent");
 }
