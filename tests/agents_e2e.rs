@@ -836,21 +836,17 @@ fn continue_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Sc
 impl Run {
     /// The file-writing task done under `auto`, orchestra restarted, the task continued with
     /// [`CONTINUE`] on the same conversation: the CLI's last request to `endpoint` (a suffix)
-    /// carries the earlier turns, and the task completes again with the new reply.
-    fn continue_after_restart(&mut self, endpoint: &str) {
+    /// carries the earlier turns, and the task completes again with the new reply. `pinned`:
+    /// orchestra gives the conversation its id (else the CLI resumes the directory's latest).
+    fn continue_after_restart(&mut self, endpoint: &str, pinned: bool) {
         let id = self.start_task(TASK, "auto");
         let t = self.wait_final(&id);
         self.assert_hello_done(&t, DONE);
-        let conversation = t["metadata"]["conversationId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{}: no conversation pinned: {t}", self.cli))
-            .to_string();
+        let conversation = t["metadata"]["conversationId"].clone();
+        assert_eq!(conversation.is_string(), pinned, "{}: {t}", self.cli);
 
         self.restart();
-        assert_eq!(
-            self.task(&id)["metadata"]["conversationId"],
-            conversation.as_str()
-        );
+        assert_eq!(self.task(&id)["metadata"]["conversationId"], conversation);
         let c = self.s.post(
             &format!("{API}/tasks/{id}/continue"),
             json!({"message": CONTINUE}),
@@ -872,7 +868,7 @@ impl Run {
             "{}: {summary:?}\n{ctx}",
             self.cli
         );
-        assert_eq!(t["metadata"]["conversationId"], conversation.as_str());
+        assert_eq!(t["metadata"]["conversationId"], conversation);
         // The resumed CLI sent the earlier turns with the new request.
         let last = self
             .model
@@ -898,7 +894,7 @@ fn claude_2_1_332_continues_its_conversation_after_orchestra_restarts() {
     let Some(mut r) = run("claude", script, claude_home, claude_env) else {
         return;
     };
-    r.continue_after_restart("/v1/messages");
+    r.continue_after_restart("/v1/messages", true);
 }
 
 #[test]
@@ -910,5 +906,17 @@ fn gemini_0_61_0_continues_its_conversation_after_orchestra_restarts() {
     let Some(mut r) = run("gemini", script, gemini_home, gemini_env) else {
         return;
     };
-    r.continue_after_restart(":streamGenerateContent");
+    r.continue_after_restart(":streamGenerateContent", true);
+}
+
+#[test]
+fn opencode_1_18_33_continues_its_conversation_after_orchestra_restarts() {
+    let script = continue_script(
+        "write",
+        json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(mut r) = run("opencode", script, opencode_home, |_| vec![]) else {
+        return;
+    };
+    r.continue_after_restart("/v1/messages", false);
 }
