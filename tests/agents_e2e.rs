@@ -920,3 +920,24 @@ fn opencode_1_18_33_continues_its_conversation_after_orchestra_restarts() {
     };
     r.continue_after_restart("/v1/messages", false);
 }
+
+#[test]
+fn aider_0_86_2_continues_its_chat_after_orchestra_restarts() {
+    // Aider edits through edit blocks in its reply text; it keeps the chat in the directory.
+    let edit =
+        format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let Some(mut r) = run(
+        "aider",
+        |cwd| {
+            Script::new(cwd)
+                .turn(Turn::on_prompt(TASK, Reply::text(&edit)))
+                .turn(Turn::on_prompt(CONTINUE, Reply::text(CONTINUE_REPLY)))
+                .fallback("Add hello.txt")
+        },
+        aider_home,
+        aider_env,
+    ) else {
+        return;
+    };
+    r.continue_after_restart("/v1/chat/completions", false);
+}
