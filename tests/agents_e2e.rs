@@ -941,3 +941,13 @@ fn aider_0_86_2_continues_its_chat_after_orchestra_restarts() {
     };
     r.continue_after_restart("/v1/chat/completions", false);
 }
+
+#[test]
+fn codex_0_171_0_continues_its_session_after_orchestra_restarts() {
+    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+    let script = continue_script("apply_patch", json!(patch));
+    let Some(mut r) = run("codex", script, codex_home, |_| vec![]) else {
+        return;
+    };
+    r.continue_after_restart("/v1/responses", false);
+}
