@@ -951,3 +951,15 @@ fn codex_0_171_0_continues_its_session_after_orchestra_restarts() {
     };
     r.continue_after_restart("/v1/responses", false);
 }
+
+#[test]
+fn claude_2_1_197_continues_its_conversation_after_orchestra_restarts() {
+    let script = continue_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(mut r) = run("claude-2.1.197", script, claude_home, claude_env) else {
+        return;
+    };
+    r.continue_after_restart("/v1/messages", true);
+}
