@@ -362,3 +362,54 @@ async fn the_tui_continues_a_finished_task_with_a_typed_request() {
     assert_eq!(status(&engine), TaskStatus::Completed);
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_attached_to_a_daemon_continues_over_the_api() {
+    use orchestra::tui::backend::{Cockpit, Command, Outcome};
+    use orchestra::tui::remote::RemoteCockpit;
+    use orchestra::tui::remote::http::Api;
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_with(&["--config", &config(d.path())]);
+    let tid = start_fake_task(&s, "work one");
+    wait_task_status(&s, &tid, "completed");
+    let dir = s.state_dir.clone();
+    let cockpit = RemoteCockpit::attach(
+        Api::new(&s.url, None),
+        Box::new(move || orchestra::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
+        Some(s.state_dir.clone()),
+    )
+    .expect("attach");
+    let done = cockpit
+        .execute(Command::Continue {
+            id: tid.clone(),
+            message: Some("work two".into()),
+        })
+        .await
+        .expect("continued");
+    assert!(
+        matches!(&done, Outcome::Done(n) if n.starts_with("continued")),
+        "{done:?}"
+    );
+    let t = wait_task_status(&s, &tid, "completed");
+    assert_eq!(t["metadata"]["result"]["summary"], "Done: work two", "{t}");
+    // Refused: the server's sentence reaches the TUI.
+    let exec = create_task(
+        &s,
+        "e",
+        json!({"description": "true", "providerId": "exec"}),
+    );
+    let eid = exec["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        s.post_empty(&format!("{API}/tasks/{eid}/start")).status,
+        200
+    );
+    wait_task_status(&s, &eid, "completed");
+    let refused = cockpit
+        .execute(Command::Continue {
+            id: eid,
+            message: None,
+        })
+        .await
+        .expect_err("exec cannot continue");
+    assert!(refused.contains("cannot continue"), "{refused}");
+}
