@@ -413,3 +413,45 @@ async fn the_tui_attached_to_a_daemon_continues_over_the_api() {
         .expect_err("exec cannot continue");
     assert!(refused.contains("cannot continue"), "{refused}");
 }
+
+#[test]
+fn a_worktree_task_continues_in_its_worktree_until_it_is_discarded() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = git_repo();
+    let s = Server::start_with(&["--config", &config(d.path())]);
+    let task = create_task(
+        &s,
+        "t",
+        json!({"description": "work one", "providerId": "fake", "isolation": "worktree",
+               "workingDirectory": repo.path()}),
+    );
+    let tid = task["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        s.post_empty(&format!("{API}/tasks/{tid}/start")).status,
+        200
+    );
+    let first = wait_task_status(&s, &tid, "completed");
+    let worktree = first["metadata"]["worktree"]["path"]
+        .as_str()
+        .expect("a worktree")
+        .to_string();
+
+    let running = continue_task(&s, &tid, json!({"message": "work two"}));
+    let sid = running["metadata"]["sessionId"].as_str().unwrap();
+    let session = s.get(&format!("{API}/sessions/{sid}")).json()["session"].clone();
+    assert_eq!(session["workingDirectory"], worktree.as_str(), "{session}");
+    wait_task_status(&s, &tid, "completed");
+
+    let r = s.post_empty(&format!("{API}/tasks/{tid}/discard"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = s.post_empty(&format!("{API}/tasks/{tid}/continue"));
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("worktree is gone"),
+        "{}",
+        r.body
+    );
+}
