@@ -283,7 +283,7 @@ impl Action {
             Pause | Resume => "pause / resume it",
             Cancel => "cancel it (asks y/n); ends a session without a task",
             Retry => "run a finished task again (a new task)",
-            Continue => "continue a finished task's conversation (type its next request)",
+            Continue => "continue a finished task's conversation (a new request)",
             Message => "send a one-line message to the agent",
             Autopilot => "autopilot on/off (it starts pending tasks)",
             Transcript => "the session's whole transcript (ended ones too)",
@@ -342,7 +342,7 @@ impl Action {
             PageBack | PageForward => context == Context::Typing,
             Refresh | Back | PrevPane | Help | Oldest | HelpPageUp | HelpPageDown | StepsTop
             | StepsBottom | SelectFirst | SelectLast | Order | Edit | Transcript | Delete
-            | Diff | DiffTop | DiffBottom | DiffLeft | DiffRight | ReloadDiff => false,
+            | Diff | DiffTop | DiffBottom | DiffLeft | DiffRight | ReloadDiff | Continue => false,
             // Offered where the diff is read; in the panes they are in `?`.
             Merge | Discard => context == Context::Diff,
             _ => true,
@@ -486,7 +486,6 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Panes, Key::ch('r'), A::Resume),
     bind(C::Panes, Key::ch('c'), A::Cancel),
     bind(C::Panes, Key::ch('R'), A::Retry),
-    bind(C::Panes, Key::ch('C'), A::Continue),
     bind(C::Panes, Key::ch('m'), A::Message),
     bind(C::Panes, Key::ch('a'), A::Autopilot),
     bind(C::Panes, Key::ch('t'), A::Transcript),
@@ -496,6 +495,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Panes, Key::ch('d'), A::Diff),
     bind(C::Panes, Key::ch('M'), A::Merge),
     bind(C::Panes, Key::ch('X'), A::Discard),
+    bind(C::Panes, Key::ch('C'), A::Continue),
     bind(C::Panes, Key::ch('q'), A::Detach),
     bind(C::Panes, Key::ctrl('c'), A::Detach),
     bind(C::Panes, Key::ch('Q'), A::Stop),
