@@ -239,7 +239,8 @@ impl Provider {
             .collect()
     }
 
-    /// The installed CLI's `--help`, when it has preset or instructions flags to fit to it.
+    /// The installed CLI's `--help`, when it has preset, instructions or conversation flags to
+    /// fit to it.
     /// Blocking on the first call per binary; cached after.
     pub fn help(&self) -> Option<String> {
         if self.approval_args.values().all(|a| a.is_empty())
