@@ -210,6 +210,10 @@ pub struct TaskMetadata {
     /// The task's worktree once it has one (kept, with its outcome, after removal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<TaskWorktree>,
+    /// The agent's conversation, pinned by orchestra at the first start (the provider's
+    /// `conversation_args`): `continue` resumes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
 }
 
 /// How much a session's agent may do without asking: the preset chooses the CLI's own flags
@@ -373,6 +377,7 @@ impl Task {
                 isolation: Isolation::None,
                 base_ref: None,
                 worktree: None,
+                conversation_id: None,
             },
         }
     }
@@ -416,6 +421,41 @@ impl Task {
         }
         if to == TaskStatus::Completed {
             self.metadata.progress = Progress::DONE;
+        }
+        Ok(())
+    }
+
+    /// Runs a finished task again on its earlier conversation (`continue`): its steps, output
+    /// and start time are kept, its earlier outcome becomes a step saying what was asked next.
+    pub fn reopen(&mut self, message: &str) -> Result<(), TransitionError> {
+        let from = self.status();
+        if !from.is_final() {
+            return Err(TransitionError::Illegal {
+                from,
+                to: TaskStatus::Running,
+            });
+        }
+        let earlier = self
+            .metadata
+            .result
+            .as_ref()
+            .map(|r| r.summary.clone())
+            .or_else(|| self.metadata.error.clone())
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| format!(": {s}"))
+            .unwrap_or_default();
+        self.metadata.steps.push(Step {
+            id: uuid::Uuid::new_v4().to_string(),
+            description: format!("continued: {message}"),
+            status: StepStatus::Completed,
+            output: Some(format!("it had {from}{earlier}")),
+        });
+        self.metadata.status = TaskStatus::Running;
+        self.metadata.completed_at = None;
+        self.metadata.result = None;
+        self.metadata.error = None;
+        if self.metadata.progress == Progress::DONE {
+            self.metadata.progress = Progress::default();
         }
         Ok(())
     }
@@ -528,6 +568,42 @@ mod tests {
         assert_eq!(
             t.move_to(Running, 50),
             Err(TransitionError::Finished { from: Completed })
+        );
+    }
+
+    #[test]
+    fn reopening_runs_a_finished_task_again_keeping_its_history() {
+        let mut t = task();
+        assert!(
+            t.reopen("more").is_err(),
+            "a pending task is started, not continued"
+        );
+        t.move_to(Running, 10).unwrap();
+        t.append_output_lines(["working".to_string()]);
+        t.finish_with(
+            TaskResult {
+                success: true,
+                summary: "did it".into(),
+                files_modified: vec![],
+                files_created: vec![],
+                error: None,
+            },
+            20,
+        )
+        .unwrap();
+        t.reopen("and the tests").unwrap();
+        assert_eq!(t.status(), Running);
+        assert_eq!(t.metadata.started_at, Some(10));
+        assert_eq!(t.metadata.completed_at, None);
+        assert!(t.metadata.result.is_none());
+        assert_eq!(t.metadata.progress, Progress::default());
+        assert_eq!(t.metadata.output, ["working"]);
+        let step = t.metadata.steps.last().unwrap();
+        assert_eq!(step.description, "continued: and the tests");
+        assert_eq!(step.output.as_deref(), Some("it had completed: did it"));
+        assert!(
+            t.reopen("again").is_err(),
+            "a running task is not continued"
         );
     }
 

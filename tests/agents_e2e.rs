@@ -67,6 +67,10 @@ struct Run {
     /// older claude, run through a config that points the `claude` provider at it).
     provider: &'static str,
     _config: tempfile::TempDir,
+    /// The server's environment, for [`Run::restart`].
+    env: Vec<(&'static str, String)>,
+    /// Servers stopped by a restart: their handles keep the state directory.
+    stopped: Vec<Server>,
     _guard: std::sync::MutexGuard<'static, ()>,
 }
 
@@ -102,6 +106,7 @@ fn run(
         ("PATH", path),
     ];
     all.extend(env(&model.url));
+    let kept = all.clone();
     let all: Vec<(&str, &str)> = all.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let provider = cli.split('-').next().unwrap_or(cli);
     let config = tempfile::tempdir().expect("tempdir");
@@ -121,6 +126,8 @@ fn run(
         cli,
         provider,
         _config: config,
+        env: kept,
+        stopped: Vec::new(),
         _guard: guard,
     })
 }
@@ -862,4 +869,164 @@ fn claude_hooks_flow(cli: &'static str) {
             .permissions(),
     );
     assert_eq!(mode & 0o077, 0, "{}", settings.display());
+}
+
+impl Run {
+    /// Stops orchestra and starts another on the same state directory, as a user restarting
+    /// it would (the agents' own files, in HOME, stay).
+    fn restart(&mut self) {
+        self.s.stop();
+        let config = self._config.path().join("config.toml");
+        let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let s = Server::try_start_env(
+            &self.s.state_dir,
+            &["--config", &config.to_string_lossy()],
+            &env,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        // The stopped server's handle keeps the state directory alive; the new one runs.
+        let stopped = std::mem::replace(&mut self.s, s);
+        self.stopped.push(stopped);
+    }
+}
+
+const CONTINUE: &str = "now say what the new file holds";
+const CONTINUE_REPLY: &str = "The file holds hi.";
+
+/// [`hello_script`] with a reply to [`CONTINUE`].
+fn continue_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Script {
+    move |cwd| {
+        hello_script(tool, input)(cwd).turn(Turn::on_prompt(CONTINUE, Reply::text(CONTINUE_REPLY)))
+    }
+}
+
+impl Run {
+    /// The file-writing task done under `auto`, orchestra restarted, the task continued with
+    /// [`CONTINUE`] on the same conversation: the CLI's last request to `endpoint` (a suffix)
+    /// carries the earlier turns, and the task completes again with the new reply. `pinned`:
+    /// orchestra gives the conversation its id (else the CLI resumes the directory's latest).
+    fn continue_after_restart(&mut self, endpoint: &str, pinned: bool) {
+        let id = self.start_task(TASK, "auto");
+        let t = self.wait_final(&id);
+        self.assert_hello_done(&t, DONE);
+        let conversation = t["metadata"]["conversationId"].clone();
+        assert_eq!(conversation.is_string(), pinned, "{}: {t}", self.cli);
+
+        self.restart();
+        assert_eq!(self.task(&id)["metadata"]["conversationId"], conversation);
+        let c = self.s.post(
+            &format!("{API}/tasks/{id}/continue"),
+            json!({"message": CONTINUE}),
+        );
+        assert_eq!(c.status, 200, "{}: {}", self.cli, c.body);
+        assert_eq!(c.json()["task"]["metadata"]["status"], "running");
+        let t = self.wait_final(&id);
+        let ctx = self.context(&t);
+        assert_eq!(
+            t["metadata"]["status"], "completed",
+            "{}: {t}\n{ctx}",
+            self.cli
+        );
+        let summary = t["metadata"]["result"]["summary"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            summary.contains(CONTINUE_REPLY),
+            "{}: {summary:?}\n{ctx}",
+            self.cli
+        );
+        assert_eq!(t["metadata"]["conversationId"], conversation);
+        // The resumed CLI sent the earlier turns with the new request.
+        let last = self
+            .model
+            .requests_to(endpoint)
+            .into_iter()
+            .rfind(|q| q.body.to_string().contains(CONTINUE))
+            .unwrap_or_else(|| panic!("{}: no request with the new message\n{ctx}", self.cli));
+        let body = last.body.to_string();
+        assert!(
+            body.contains(TASK) && body.contains(DONE),
+            "{}: {body}",
+            self.cli
+        );
+    }
+}
+
+#[test]
+fn claude_2_1_332_continues_its_conversation_after_orchestra_restarts() {
+    let script = continue_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(mut r) = run("claude", script, claude_home, claude_env) else {
+        return;
+    };
+    r.continue_after_restart("/v1/messages", true);
+}
+
+#[test]
+fn gemini_0_61_0_continues_its_conversation_after_orchestra_restarts() {
+    let script = continue_script(
+        "write_file",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(mut r) = run("gemini", script, gemini_home, gemini_env) else {
+        return;
+    };
+    r.continue_after_restart(":streamGenerateContent", true);
+}
+
+#[test]
+fn opencode_1_18_33_continues_its_conversation_after_orchestra_restarts() {
+    let script = continue_script(
+        "write",
+        json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(mut r) = run("opencode", script, opencode_home, |_| vec![]) else {
+        return;
+    };
+    r.continue_after_restart("/v1/messages", false);
+}
+
+#[test]
+fn aider_0_86_2_continues_its_chat_after_orchestra_restarts() {
+    // Aider edits through edit blocks in its reply text; it keeps the chat in the directory.
+    let edit =
+        format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let Some(mut r) = run(
+        "aider",
+        |cwd| {
+            Script::new(cwd)
+                .turn(Turn::on_prompt(TASK, Reply::text(&edit)))
+                .turn(Turn::on_prompt(CONTINUE, Reply::text(CONTINUE_REPLY)))
+                .fallback("Add hello.txt")
+        },
+        aider_home,
+        aider_env,
+    ) else {
+        return;
+    };
+    r.continue_after_restart("/v1/chat/completions", false);
+}
+
+#[test]
+fn codex_0_171_0_continues_its_session_after_orchestra_restarts() {
+    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+    let script = continue_script("apply_patch", json!(patch));
+    let Some(mut r) = run("codex", script, codex_home, |_| vec![]) else {
+        return;
+    };
+    r.continue_after_restart("/v1/responses", false);
+}
+
+#[test]
+fn claude_2_1_197_continues_its_conversation_after_orchestra_restarts() {
+    let script = continue_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(mut r) = run("claude-2.1.197", script, claude_home, claude_env) else {
+        return;
+    };
+    r.continue_after_restart("/v1/messages", true);
 }

@@ -51,6 +51,7 @@ fn routes(engine: Engine) -> Router {
         .route(&format!("{T}/{{id}}/resume"), post(tasks::resume))
         .route(&format!("{T}/{{id}}/cancel"), post(tasks::cancel))
         .route(&format!("{T}/{{id}}/retry"), post(tasks::retry))
+        .route(&format!("{T}/{{id}}/continue"), post(tasks::continue_))
         .route(&format!("{T}/{{id}}/output"), post(tasks::output))
         .route(&format!("{T}/{{id}}/steps"), post(tasks::add_step))
         .route(

@@ -31,6 +31,7 @@ pub async fn spawn(State(engine): State<Engine>, body: Body) -> ApiResult {
         rows: body.opt_u16("rows", 2, MAX_ROWS)?,
         task_id: None,
         approval: super::sessions_common::approval(&body)?,
+        conversation_args: Vec::new(),
     };
     let info = engine.spawn_session(req).await?;
     Ok((

@@ -205,6 +205,18 @@ pub async fn retry(State(engine): State<Engine>, Path(id): Path<String>) -> ApiR
     created(task_body(&engine.retry_task(&id).await?))
 }
 
+/// Starts the agent again on the task's conversation; `message` (optional) is its next request.
+pub async fn continue_(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
+    let message = body.opt_str("message")?;
+    ok(task_body(
+        &engine.continue_task(&id, message.as_deref()).await?,
+    ))
+}
+
 pub async fn output(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_task(&id)?;
     let text = body.str("output")?;

@@ -6,7 +6,7 @@ use super::sessions::{SessionEntry, SpawnSession};
 use super::status::SessionStatus;
 use super::{Engine, EngineError, EngineResult, RunState, STOPPED_BY_API, TaskEventKind, now_ms};
 use crate::session::ExitInfo;
-use crate::task::{OUTPUT_LINES_KEPT, Task, TaskResult, TaskStatus};
+use crate::task::{Isolation, OUTPUT_LINES_KEPT, Task, TaskResult, TaskStatus};
 use crate::wire::{ProviderInfo, SessionInfo};
 use std::path::Path;
 use std::sync::Arc;
@@ -20,6 +20,9 @@ fn exit_sentence(exit: &ExitInfo) -> String {
         (None, None) => "ended without an exit status".into(),
     }
 }
+
+/// The request a continue without a message gives the agent.
+pub const DEFAULT_CONTINUE_MESSAGE: &str = "Continue where you left off.";
 
 fn conflict(task: &Task, wanted: &str) -> EngineError {
     EngineError::Conflict(format!("task is {}; {wanted}", task.status()))
@@ -79,22 +82,20 @@ impl Engine {
         let (task, _claim) = self.claim_start(id)?;
         // A missing CLI releases the claim at once: the task stays pending, nothing spawned.
         self.ensure_task_provider(&task.metadata.provider_id)?;
+        let provider = self.fitted_provider(&task.metadata.provider_id).await?;
+        // Its conversation gets an id of ours, so that `continue` can resume it.
+        let conversation = uuid::Uuid::new_v4().to_string();
+        let pinned = provider.pin_conversation(&conversation);
         let worktree = self.prepare_worktree(&task).await?;
         let (dir, snapshot) = match worktree {
             // Its files are judged against the base, not a snapshot of the directory.
             Some(wt) => (wt.agent_dir().to_string_lossy().into_owned(), None),
             None => {
                 let dir = task.metadata.working_directory.clone();
-                let snapshot = {
-                    let dir = dir.clone();
-                    tokio::task::spawn_blocking(move || GitSnapshot::take(Path::new(&dir)))
-                        .await
-                        .ok()
-                        .flatten()
-                };
-                (dir, snapshot)
+                (dir.clone(), Self::git_snapshot(dir).await)
             }
         };
+        let conversation = pinned.is_some().then_some(conversation);
         let info = self
             .spawn_session(SpawnSession {
                 task: task.description.clone(),
@@ -102,6 +103,7 @@ impl Engine {
                 working_directory: Some(dir),
                 task_id: Some(task.id.clone()),
                 approval: task.metadata.approval,
+                conversation_args: pinned.unwrap_or_default(),
                 ..Default::default()
             })
             .await?;
@@ -109,17 +111,139 @@ impl Engine {
             self.inner.git.lock().insert(task.id.clone(), s);
         }
         let sid = info.id.clone();
+        self.run_on_session(&task.id, &sid, |t| {
+            t.move_to(TaskStatus::Running, now_ms())?;
+            t.metadata.conversation_id = conversation;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Starts the agent of a finished task again on its earlier conversation (the provider's
+    /// `resume_args`), with `message` as its new request; the task runs again, its steps,
+    /// output and earlier outcome kept. A retry, by contrast, starts a fresh task.
+    pub async fn continue_task(&self, id: &str, message: Option<&str>) -> EngineResult<Arc<Task>> {
+        let message = message
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .unwrap_or(DEFAULT_CONTINUE_MESSAGE)
+            .to_string();
+        let (task, _claim) = self.claim_finished(id, "continued")?;
+        self.ensure_task_provider(&task.metadata.provider_id)?;
+        let provider = self.fitted_provider(&task.metadata.provider_id).await?;
+        let resume = provider
+            .resume_conversation(task.metadata.conversation_id.as_deref())
+            .map_err(|e| EngineError::Conflict(e.to_string()))?;
+        // The agent left open after its turn holds the conversation: it ends first (the task
+        // is finished, so its exit decides nothing).
+        if let Some(entry) = self.task_session(&task) {
+            self.end_session(&entry).await;
+        }
+        let dir = match task.metadata.isolation {
+            Isolation::Worktree => match task.metadata.worktree.as_ref() {
+                Some(wt) if wt.is_live() => wt.at.agent_dir().to_string_lossy().into_owned(),
+                _ => {
+                    return Err(EngineError::Conflict(
+                        "the task's worktree is gone (merged, discarded or never made); retry it instead".into(),
+                    ));
+                }
+            },
+            Isolation::None => {
+                let dir = task.metadata.working_directory.clone();
+                // Files are judged from the first start while orchestra runs; after a
+                // restart, from the continue.
+                if !self.inner.git.lock().contains_key(&task.id)
+                    && let Some(s) = Self::git_snapshot(dir.clone()).await
+                {
+                    self.inner.git.lock().insert(task.id.clone(), s);
+                }
+                dir
+            }
+        };
+        let info = self
+            .spawn_session(SpawnSession {
+                task: message.clone(),
+                provider_id: Some(task.metadata.provider_id.clone()),
+                working_directory: Some(dir),
+                task_id: Some(task.id.clone()),
+                approval: task.metadata.approval,
+                conversation_args: resume,
+                ..Default::default()
+            })
+            .await?;
+        self.run_on_session(&task.id, &info.id, |t| Ok(t.reopen(&message)?))
+            .await
+    }
+
+    /// Claims a finished task to be `verb` (continued or retried), as [`Engine::claim_start`]
+    /// claims a pending one for a start: of continues and retries racing each other exactly
+    /// one wins. The claim ends when the returned guard is dropped.
+    pub(super) fn claim_finished(
+        &self,
+        id: &str,
+        verb: &str,
+    ) -> EngineResult<(Arc<Task>, impl Drop + use<>)> {
+        let mut starting = self.inner.starting.lock();
+        let task = self.get_task(id)?;
+        if starting.contains(&task.id) {
+            return Err(EngineError::Conflict(
+                "task is being continued or retried elsewhere".into(),
+            ));
+        }
+        if !task.status().is_final() {
+            return Err(conflict(
+                &task,
+                &format!("only a finished task (completed, failed or cancelled) can be {verb}"),
+            ));
+        }
+        starting.insert(task.id.clone());
+        let claim = StartClaim {
+            engine: self.clone(),
+            id: task.id.clone(),
+        };
+        Ok((task, claim))
+    }
+
+    /// The task's provider with its `--help` read (off the async workers), so its flags
+    /// can be fitted to the installed version.
+    async fn fitted_provider(&self, id: &str) -> EngineResult<crate::providers::Provider> {
+        let provider = self
+            .providers()
+            .get(id)
+            .cloned()
+            .ok_or_else(|| EngineError::Invalid(format!("unknown providerId {id:?}")))?;
+        let for_help = provider.clone();
+        let _ = tokio::task::spawn_blocking(move || for_help.help()).await;
+        Ok(provider)
+    }
+
+    async fn git_snapshot(dir: String) -> Option<GitSnapshot> {
+        tokio::task::spawn_blocking(move || GitSnapshot::take(Path::new(&dir)))
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// Marks the task as run by the new session `sid` (`change` moves it to running); if
+    /// someone else moved it meanwhile the session is ended, and if the session ended
+    /// before, its exit decides the task.
+    async fn run_on_session(
+        &self,
+        id: &str,
+        sid: &str,
+        change: impl FnOnce(&mut Task) -> EngineResult<()>,
+    ) -> EngineResult<Arc<Task>> {
         let moved = self
-            .mutate(&task.id, |t| {
-                t.move_to(TaskStatus::Running, now_ms())?;
-                t.metadata.session_id = Some(sid.clone());
+            .mutate(id, |t| {
+                change(t)?;
+                t.metadata.session_id = Some(sid.to_string());
                 Ok((vec![(TaskEventKind::Started, vec![])], ()))
             })
             .await;
         match moved {
             Ok((task, ())) => {
                 // The session may have ended before the task was marked running.
-                let entry = self.session_entry(&sid)?;
+                let entry = self.session_entry(sid)?;
                 let info = entry.snapshot_info();
                 if info.ended {
                     let exit = ExitInfo {
@@ -133,7 +257,7 @@ impl Engine {
             }
             Err(e) => {
                 // Someone else moved the task meanwhile: this session has nothing to do.
-                if let Ok(entry) = self.session_entry(&sid) {
+                if let Ok(entry) = self.session_entry(sid) {
                     self.end_session(&entry).await;
                 }
                 Err(e)

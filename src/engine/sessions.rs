@@ -39,6 +39,9 @@ pub struct SpawnSession {
     pub rows: Option<u16>,
     pub task_id: Option<String>,
     pub approval: Option<Approval>,
+    /// Arguments before all others: a task's conversation pinned or resumed
+    /// (`conversation_args`, `resume_args`), already fitted to the installed CLI.
+    pub conversation_args: Vec<String>,
 }
 
 /// What a send is: text to type and submit, or named keys.
@@ -449,6 +452,9 @@ impl Engine {
             });
             launch.args.splice(0..0, hooks);
         }
+        launch
+            .args
+            .splice(0..0, req.conversation_args.iter().cloned());
         let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
         spec.args = launch.args;
         spec.env = self.session_env(

@@ -462,13 +462,8 @@ impl Engine {
     /// A new pending task like a finished one (a retry, or a rerun of a completed one),
     /// linked to it by `retryOf`.
     pub async fn retry_task(&self, id: &str) -> EngineResult<Arc<Task>> {
-        let old = self.get_task(id)?;
-        if !old.status().is_final() {
-            return Err(EngineError::Conflict(format!(
-                "task is {}; only a finished task (completed, failed or cancelled) can be run again",
-                old.status()
-            )));
-        }
+        // Not while it is being continued: one of the two wins.
+        let (old, _claim) = self.claim_finished(id, "run again")?;
         self.insert_task(
             NewTask {
                 name: old.name.clone(),

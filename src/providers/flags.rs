@@ -26,19 +26,25 @@ pub struct Fitted {
 
 /// Fits `args` (flags, each followed by its value when it takes one; values may list
 /// alternatives separated by `|`) to `help`, the CLI's `--help` output. Without a help text
-/// (it could not be run) every value is its first alternative.
+/// (it could not be run) every value is its first alternative. A bare word names a
+/// subcommand (`codex resume --last`): it and what follows pass as written, the top-level
+/// help does not describe them.
 pub fn fit(args: &[String], help: Option<&str>) -> Fitted {
     let mut out = Fitted::default();
     let mut i = 0;
     while i < args.len() {
         let flag = &args[i];
+        if !flag.starts_with('-') {
+            out.args.extend(args[i..].iter().cloned());
+            break;
+        }
         let value = args
             .get(i + 1)
             .filter(|v| flag.starts_with('-') && !v.starts_with('-'));
         i += 1 + usize::from(value.is_some());
         let in_help = match help {
-            Some(h) if flag.starts_with('-') => describe(h, flag),
-            _ => InHelp::Free,
+            Some(h) => describe(h, flag),
+            None => InHelp::Free,
         };
         if in_help == InHelp::Absent {
             out.changes.push(format!(
@@ -236,6 +242,13 @@ mod tests {
         let f = fit(&s(&["-a", "untrusted|on-request"]), Some(CLAP_LONG));
         assert_eq!(f.args, s(&["-a", "on-request"]));
         assert_eq!(describe(CLAP_LONG, "--search"), InHelp::Free);
+    }
+
+    #[test]
+    fn a_subcommand_and_what_follows_it_pass_as_written() {
+        let f = fit(&s(&["resume", "--last", "--x|y"]), Some(CLAP));
+        assert_eq!(f.args, s(&["resume", "--last", "--x|y"]));
+        assert!(f.changes.is_empty());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! (`assets/providers.toml`) that the user's config file can override and extend.
 
 mod config;
+mod conversation;
 pub mod detect;
 pub mod flags;
 pub mod patterns;
@@ -106,6 +107,15 @@ pub struct Provider {
     /// How a user installs it (a command line, or a sentence for what comes with the system).
     #[serde(default)]
     pub install: Option<String>,
+    /// Arguments that pin a task's conversation to an id orchestra chooses at its first start
+    /// (`{conversation}`: a UUID), so it can be resumed by that id. See `conversation.rs`.
+    #[serde(default)]
+    pub conversation_args: Vec<String>,
+    /// Arguments that start the agent again on a task's earlier conversation (`continue`):
+    /// `{conversation}` is the id recorded on the task; without it, the CLI's own "most
+    /// recent conversation in this directory". Empty: the provider cannot continue.
+    #[serde(default)]
+    pub resume_args: Vec<String>,
 }
 
 fn default_version_args() -> Vec<String> {
@@ -134,6 +144,8 @@ pub struct ProviderOverride {
     pub screen: Option<ScreenPatterns>,
     pub prompts: Option<Vec<PromptRule>>,
     pub install: Option<String>,
+    pub conversation_args: Option<Vec<String>>,
+    pub resume_args: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -256,12 +268,14 @@ impl Provider {
             .collect()
     }
 
-    /// The installed CLI's `--help`, when it has preset, instructions or hooks flags to fit
-    /// to it. Blocking on the first call per binary; cached after.
+    /// The installed CLI's `--help`, when it has preset, instructions, hooks or conversation
+    /// flags to fit to it. Blocking on the first call per binary; cached after.
     pub fn help(&self) -> Option<String> {
         if self.approval_args.values().all(|a| a.is_empty())
             && self.instructions_args.is_empty()
             && self.hooks_args.is_empty()
+            && self.conversation_args.is_empty()
+            && self.resume_args.is_empty()
         {
             return None;
         }
@@ -381,6 +395,12 @@ impl Provider {
         if let Some(v) = o.install {
             self.install = Some(v);
         }
+        if let Some(v) = o.conversation_args {
+            self.conversation_args = v;
+        }
+        if let Some(v) = o.resume_args {
+            self.resume_args = v;
+        }
     }
 }
 
@@ -488,6 +508,8 @@ impl Providers {
                         screen: ScreenPatterns::default(),
                         prompts: vec![],
                         install: None,
+                        conversation_args: Vec::new(),
+                        resume_args: Vec::new(),
                     };
                     entry.apply(o);
                     p.list.push(entry);

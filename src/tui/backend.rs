@@ -60,6 +60,11 @@ pub enum Command {
     Resume(String),
     Cancel(String),
     Retry(String),
+    /// Start a finished task's agent again on its conversation.
+    Continue {
+        id: String,
+        message: Option<String>,
+    },
     SetAutopilot(bool),
     /// Type one line into a session and submit it.
     Message {
@@ -306,6 +311,13 @@ impl Cockpit for EngineCockpit {
                         task_id: t.id.clone(),
                         note: Some(format!("retry of {:?} created", t.name)),
                     })
+                }
+                Command::Continue { id, message } => {
+                    let t = engine
+                        .continue_task(&id, message.as_deref())
+                        .await
+                        .map_err(msg)?;
+                    Ok(Outcome::Done(format!("continued {:?}", t.name)))
                 }
                 Command::SetAutopilot(on) => {
                     engine.set_autopilot(on).await;

@@ -115,6 +115,8 @@ pub enum Action {
     Resume,
     Cancel,
     Retry,
+    /// Start a finished task's agent again on its conversation, with a typed request.
+    Continue,
     Message,
     Autopilot,
     /// Show the shown session's transcript (its whole output, from its file).
@@ -231,6 +233,7 @@ impl Action {
             Resume => "resume",
             Cancel => "cancel",
             Retry => "retry",
+            Continue => "continue",
             Message => "msg",
             Autopilot => "autopilot",
             Transcript => "transcript",
@@ -299,6 +302,7 @@ impl Action {
             Pause | Resume => "pause / resume it",
             Cancel => "cancel it (asks y/n); ends a session without a task",
             Retry => "run a finished task again (a new task)",
+            Continue => "continue a finished task's conversation (a new request)",
             Message => "send a one-line message to the agent",
             Autopilot => "autopilot on/off (it starts pending tasks)",
             Transcript => "the session's whole transcript (ended ones too)",
@@ -361,7 +365,7 @@ impl Action {
             PageBack | PageForward => context == Context::Typing,
             Refresh | Back | PrevPane | Help | Oldest | HelpPageUp | HelpPageDown | StepsTop
             | StepsBottom | SelectFirst | SelectLast | Order | Edit | Transcript | Delete
-            | Diff | DiffTop | DiffBottom | DiffLeft | DiffRight | ReloadDiff => false,
+            | Diff | DiffTop | DiffBottom | DiffLeft | DiffRight | ReloadDiff | Continue => false,
             // Named in the top bar (the waiting count) and `?`; the grid offers its own keys.
             Grid | Zoom | NextWaiting => false,
             // Offered where the diff is read; in the panes they are in `?`.
@@ -516,6 +520,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Panes, Key::ch('d'), A::Diff),
     bind(C::Panes, Key::ch('M'), A::Merge),
     bind(C::Panes, Key::ch('X'), A::Discard),
+    bind(C::Panes, Key::ch('C'), A::Continue),
     bind(C::Panes, Key::ch('q'), A::Detach),
     bind(C::Panes, Key::ctrl('c'), A::Detach),
     bind(C::Panes, Key::ch('Q'), A::Stop),

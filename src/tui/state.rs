@@ -86,6 +86,16 @@ pub enum Confirm {
     },
 }
 
+/// Where a one-line message typed in the bottom bar goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MessageTo {
+    /// Typed into a live session.
+    Session(String),
+    /// The next request of a finished task continued on its conversation (empty: the
+    /// server's default request).
+    Continue(String),
+}
+
 /// An overlay that takes the keyboard.
 #[derive(Debug, Clone)]
 pub enum Modal {
@@ -94,7 +104,7 @@ pub enum Modal {
     Form(Box<Form>),
     Confirm(Confirm),
     Message {
-        session_id: String,
+        to: MessageTo,
         name: String,
         edit: LineEdit,
     },

@@ -59,6 +59,14 @@ pub struct StepChange {
     pub output: Option<String>,
 }
 
+/// `POST /tasks/:id/continue`: the agent's next request on the task's conversation
+/// (without one, the engine's default, "Continue where you left off.").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContinueTask {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 /// `POST /sessions`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -187,6 +195,13 @@ mod tests {
                 description: "s".into(),
             },
             json!({"description": "s"}),
+        );
+        round_trip(&ContinueTask::default(), json!({}));
+        round_trip(
+            &ContinueTask {
+                message: Some("and now tests".into()),
+            },
+            json!({"message": "and now tests"}),
         );
     }
 

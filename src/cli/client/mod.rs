@@ -135,6 +135,17 @@ pub enum TaskCmd {
         /// Task id, or a unique prefix of one.
         id: String,
     },
+    /// Start the agent of a finished task (completed, failed, cancelled, or interrupted by a
+    /// restart) again on the same conversation, where a retry starts afresh: the task runs
+    /// again, its steps, output and earlier result kept.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Continue {
+        /// Task id, or a unique prefix of one.
+        id: String,
+        /// The agent's next request (default: "Continue where you left off.").
+        #[arg(long, short, value_name = "TEXT")]
+        message: Option<String>,
+    },
     /// Change the name or description of a pending task.
     #[command(after_long_help = EXIT_CODES_HELP)]
     #[command(group(ArgGroup::new("change").required(true).multiple(true).args(["name", "description"])))]

@@ -5,7 +5,7 @@ use super::http::{Reply, segment};
 use super::output::{Table, ago, clean, clean_lines, out, percent, short_id, truncate};
 use super::{Ctx, TaskCmd, absolute_dir, resolve_id, trash_place};
 use crate::task::{Isolation, StepStatus, Task, TaskStatus};
-use crate::wire::request::{NewTask, TaskChange};
+use crate::wire::request::{ContinueTask, NewTask, TaskChange};
 use crate::wire::{TaskBody, TaskList};
 
 pub const TASKS: &str = "/api/coding-agents/tasks";
@@ -47,6 +47,7 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
         TaskCmd::Cancel { id } => lifecycle(ctx, id, "cancel"),
         TaskCmd::Retry { id } => lifecycle(ctx, id, "retry"),
         TaskCmd::Rerun { id } => lifecycle(ctx, id, "rerun"),
+        TaskCmd::Continue { id, message } => continue_task(ctx, id, message.clone()),
         TaskCmd::Edit {
             id,
             name,
@@ -202,6 +203,9 @@ pub fn render_task(t: &Task, output_lines: usize) -> String {
     if let Some(s) = &m.session_id {
         field("session", clean(s));
     }
+    if let Some(c) = &m.conversation_id {
+        field("conversation", clean(c));
+    }
     if let Some(r) = &m.retry_of {
         field("retry of", clean(r));
     }
@@ -300,6 +304,14 @@ fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
         _ => "retried as",
     };
     print(ctx, &answer, |t| one_line(t, verb));
+    Ok(())
+}
+
+/// `task continue ID [--message M]`: the agent again, on the task's conversation.
+fn continue_task(ctx: &Ctx, id: &str, message: Option<String>) -> CliResult<()> {
+    let path = format!("{}/continue", task_path(ctx, id)?);
+    let answer: Reply<TaskBody> = ctx.client.post(&path, &ContinueTask { message }, A_TASK)?;
+    print(ctx, &answer, |t| one_line(t, "continued"));
     Ok(())
 }
 

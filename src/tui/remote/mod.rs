@@ -346,6 +346,11 @@ fn run_command(
                 note: Some(format!("retry of {} created", task_name(&t))),
             })
         }
+        Command::Continue { id, message } => {
+            let body = crate::wire::request::ContinueTask { message };
+            let t = task_call(api, Method::Post, &task(&id, "continue"), &body).map_err(e)?;
+            Ok(Outcome::Done(format!("continued {}", task_name(&t))))
+        }
         Command::SetAutopilot(on) => {
             let path = if on {
                 "/api/agent/resume"

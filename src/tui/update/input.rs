@@ -216,26 +216,25 @@ impl App {
                 Some(Action::No) => Modal::None,
                 _ => Modal::Confirm(c),
             },
-            Modal::Message {
-                session_id,
-                name,
-                mut edit,
-            } => match action {
+            Modal::Message { to, name, mut edit } => match action {
                 Some(Action::CancelMessage) => Modal::None,
                 Some(Action::SendMessage) => {
                     let text = edit.text().trim().to_string();
-                    if !text.is_empty() {
-                        self.run(Command::Message { session_id, text }, Origin::Action);
+                    match to {
+                        MessageTo::Session(session_id) if !text.is_empty() => {
+                            self.run(Command::Message { session_id, text }, Origin::Action)
+                        }
+                        MessageTo::Session(_) => {}
+                        MessageTo::Continue(id) => {
+                            let message = (!text.is_empty()).then_some(text);
+                            self.run(Command::Continue { id, message }, Origin::Action)
+                        }
                     }
                     Modal::None
                 }
                 _ => {
                     edit_line(&mut edit, &key);
-                    Modal::Message {
-                        session_id,
-                        name,
-                        edit,
-                    }
+                    Modal::Message { to, name, edit }
                 }
             },
             Modal::Search(edit) => self.on_search_key(action, &key, edit),
@@ -357,6 +356,25 @@ impl App {
                     self.run(Command::Retry(t.id.clone()), Origin::Action);
                 }
             }
+            Action::Continue => {
+                if let Some(t) = self.selected_task_or_notice() {
+                    if t.status().is_final() {
+                        self.open(Modal::Message {
+                            to: MessageTo::Continue(t.id.clone()),
+                            name: t.name.clone(),
+                            edit: LineEdit::default(),
+                        });
+                    } else {
+                        self.notify(
+                            format!(
+                                "task is {}; only a finished task can be continued",
+                                t.status()
+                            ),
+                            Level::Error,
+                        );
+                    }
+                }
+            }
             Action::Cancel => self.ask_cancel(),
             Action::Autopilot => {
                 let on = !self.snap.autopilot;
@@ -366,7 +384,7 @@ impl App {
                 Some(sid) if self.shown_session_live() => {
                     let name = self.shown_name();
                     self.open(Modal::Message {
-                        session_id: sid,
+                        to: MessageTo::Session(sid),
                         name,
                         edit: LineEdit::default(),
                     });

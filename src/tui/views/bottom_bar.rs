@@ -1,6 +1,7 @@
 //! The bottom bar: the keys that work here, a notice, or the filter, message or search being typed.
 
 use super::*;
+use crate::tui::state::MessageTo;
 
 impl App {
     pub(super) fn draw_bottom(&self, frame: &mut Frame, area: Rect) {
@@ -46,8 +47,14 @@ impl App {
                 place_edit_cursor(frame, area, 8, edit);
                 return;
             }
-            Modal::Message { name, edit, .. } => {
-                let prefix = format!("message to {}: ", fit(name, 20).trim_end());
+            Modal::Message { to, name, edit } => {
+                let name = fit(name, 20);
+                let prefix = match to {
+                    MessageTo::Session(_) => format!("message to {}: ", name.trim_end()),
+                    MessageTo::Continue(_) => {
+                        format!("continue {} with (empty: carry on): ", name.trim_end())
+                    }
+                };
                 let pw = prefix.width() as u16;
                 let mut spans = vec![
                     Span::styled(prefix, key),
