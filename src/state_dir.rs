@@ -65,6 +65,20 @@ pub fn private_file() -> OpenOptions {
     options
 }
 
+/// Writes `bytes` to `<dir>/<name>` (the directory 0700, the file 0600, replacing an older
+/// one): the per-session files orchestra hands to agents (instructions, hook settings).
+pub fn write_private_file(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    create_private_dir(dir)?;
+    let path = dir.join(name);
+    let mut f = private_file()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)?;
+    std::io::Write::write_all(&mut f, bytes)?;
+    Ok(path)
+}
+
 /// Takes group and other permissions away from `path` (not following symlinks) and, for a
 /// directory, from everything in it; pushes each path it changed onto `changed`.
 fn tighten_tree(path: &Path, changed: &mut Vec<PathBuf>) {

@@ -82,18 +82,13 @@ pub(crate) fn write_settings(
     session_id: &str,
     orchestra: &Path,
 ) -> Option<PathBuf> {
-    let dir = state_dir.join("hooks");
-    crate::state_dir::create_private_dir(&dir).ok()?;
-    let path = dir.join(format!("{session_id}.json"));
-    let mut f = crate::state_dir::private_file()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .ok()?;
     let text = serde_json::to_string_pretty(&claude_settings(orchestra)).ok()?;
-    std::io::Write::write_all(&mut f, text.as_bytes()).ok()?;
-    Some(path)
+    crate::state_dir::write_private_file(
+        &state_dir.join("hooks"),
+        &format!("{session_id}.json"),
+        text.as_bytes(),
+    )
+    .ok()
 }
 
 /// Why a hook request is refused.

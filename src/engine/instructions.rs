@@ -23,17 +23,12 @@ pub(crate) fn text(task_id: &str) -> String {
 /// Writes the instructions to `<state>/instructions/<session>.md` (0600, in the private
 /// state directory) for CLIs that take a file.
 pub(crate) fn write_file(state_dir: &Path, session_id: &str, text: &str) -> Option<PathBuf> {
-    let dir = state_dir.join("instructions");
-    crate::state_dir::create_private_dir(&dir).ok()?;
-    let path = dir.join(format!("{session_id}.md"));
-    let mut f = crate::state_dir::private_file()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .ok()?;
-    std::io::Write::write_all(&mut f, text.as_bytes()).ok()?;
-    Some(path)
+    crate::state_dir::write_private_file(
+        &state_dir.join("instructions"),
+        &format!("{session_id}.md"),
+        text.as_bytes(),
+    )
+    .ok()
 }
 
 #[cfg(test)]

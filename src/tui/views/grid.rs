@@ -137,16 +137,8 @@ impl App {
             }
             frame.render_widget(block, tile.area);
             let inner = tile.inner;
-            let (color, typing) = (self.color, self.typing && selected);
-            let drawn = self.cockpit.with_screen(&tile.session_id, &mut |screen| {
-                frame.render_widget(TermView::new(screen).color(color), inner);
-                if typing && !screen.hide_cursor() {
-                    let (r, c) = screen.cursor_position();
-                    if r < inner.height && c < inner.width {
-                        cursor = Some(Position::new(inner.x + c, inner.y + r));
-                    }
-                }
-            });
+            let typing = self.typing && selected;
+            let drawn = self.draw_live_screen(frame, &tile.session_id, inner, typing, &mut cursor);
             if !drawn {
                 frame.render_widget(
                     Paragraph::new("connecting to the agent's terminal…")

@@ -68,17 +68,7 @@ impl App {
             return;
         }
         let mut cursor = None;
-        let color = self.color;
-        let typing = self.typing;
-        let drawn = self.cockpit.with_screen(&sid, &mut |screen| {
-            frame.render_widget(TermView::new(screen).color(color), inner);
-            if typing && !screen.hide_cursor() {
-                let (r, c) = screen.cursor_position();
-                if r < inner.height && c < inner.width {
-                    cursor = Some(Position::new(inner.x + c, inner.y + r));
-                }
-            }
-        });
+        let drawn = self.draw_live_screen(frame, &sid, inner, self.typing, &mut cursor);
         if !drawn {
             frame.render_widget(
                 Paragraph::new(if self.transcript_loading() {
@@ -101,6 +91,28 @@ impl App {
 
     /// The first key bound to `action` where the keyboard is now; under an overlay, the key
     /// of the pane behind it (pane hints stay true once the overlay closes).
+    /// Draws session `sid`'s live screen into `inner` (the terminal pane, a grid tile), with
+    /// where its cursor goes when the user types into it. `false`: no screen to draw yet.
+    pub(super) fn draw_live_screen(
+        &self,
+        frame: &mut Frame,
+        sid: &str,
+        inner: Rect,
+        typing: bool,
+        cursor: &mut Option<Position>,
+    ) -> bool {
+        let color = self.color;
+        self.cockpit.with_screen(sid, &mut |screen| {
+            frame.render_widget(TermView::new(screen).color(color), inner);
+            if typing && !screen.hide_cursor() {
+                let (r, c) = screen.cursor_position();
+                if r < inner.height && c < inner.width {
+                    *cursor = Some(Position::new(inner.x + c, inner.y + r));
+                }
+            }
+        })
+    }
+
     pub(super) fn key(&self, action: Action) -> String {
         self.keymap
             .key_for(self.key_context(), action)
