@@ -326,3 +326,45 @@ fn limit_waited_out(agent_args: &[&str]) {
         "{msgs:?}"
     );
 }
+
+#[test]
+fn the_instructions_file_is_the_sessions_and_goes_with_it() {
+    // A provider that takes orchestra's instructions as a file (as aider's `--read` does):
+    // `cat` shows that it got them; once it has ended, the file is removed.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        "[[provider]]\nid = \"teller\"\nname = \"Teller\"\ncommand = \"cat\"\ndeliver = \"none\"\n\
+         instructions_args = [\"{instructions_file}\"]\n",
+    )
+    .unwrap();
+    let s = Server::start_with(&["--config", &cfg.to_string_lossy()]);
+    let r = s.post(
+        &format!("{API}/tasks"),
+        json!({"name": "t", "description": "tell", "providerId": "teller"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let tid = r.json()["task"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        s.post_empty(&format!("{API}/tasks/{tid}/start")).status,
+        200
+    );
+    let mut sid = String::new();
+    let ended = wait_until(Duration::from_secs(20), || {
+        let t = s.get(&format!("{API}/tasks/{tid}")).json()["task"].clone();
+        sid = t["metadata"]["sessionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        !sid.is_empty() && session(&s, &sid)["ended"] == true
+    });
+    assert!(ended, "{}", session(&s, &sid));
+    assert!(
+        screen(&s, &sid).contains("orchestra report step"),
+        "{}",
+        screen(&s, &sid)
+    );
+    let file = s.state_dir.join("instructions").join(format!("{sid}.md"));
+    assert!(!file.exists(), "{} is still there", file.display());
+}

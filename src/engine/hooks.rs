@@ -91,6 +91,11 @@ pub(crate) fn write_settings(
     .ok()
 }
 
+/// Removes a session's hook settings once its CLI has ended.
+pub(crate) fn remove_settings(state_dir: &Path, session_id: &str) {
+    let _ = std::fs::remove_file(state_dir.join("hooks").join(format!("{session_id}.json")));
+}
+
 /// Why a hook request is refused.
 #[derive(Debug, thiserror::Error)]
 pub enum HookRefusal {

@@ -31,6 +31,16 @@ pub(crate) fn write_file(state_dir: &Path, session_id: &str, text: &str) -> Opti
     .ok()
 }
 
+/// Removes a session's instructions file once its CLI has ended (a continued task's new
+/// session gets its own).
+pub(crate) fn remove_file(state_dir: &Path, session_id: &str) {
+    let _ = std::fs::remove_file(
+        state_dir
+            .join("instructions")
+            .join(format!("{session_id}.md")),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -992,6 +992,9 @@ impl Engine {
             tracing::error!(error = %e, "could not persist a session's end");
         }
         self.publish_session(SessionEventKind::Exited, &info);
+        // The files handed to its CLI at start are of no use to anyone now.
+        super::instructions::remove_file(self.state_dir(), &info.id);
+        super::hooks::remove_settings(self.state_dir(), &info.id);
         self.session_status_changed(entry, info.status).await;
         tracing::info!(session = %info.id, %exit, "session ended");
         self.session_exited(entry, &info, &exit).await;
