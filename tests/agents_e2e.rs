@@ -11,7 +11,6 @@ mod support;
 use model::{ModelServer, Reply, Script, Turn};
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 use support::*;
@@ -32,28 +31,9 @@ fn git_repo() -> tempfile::TempDir {
 
 /// Commits everything in `dir` (making it a repository first if it is not one).
 fn commit_all(dir: &Path) {
-    let git = |args: &[&str]| {
-        let ok = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(dir)
-            .env("HOME", dir)
-            .output()
-            .expect("git")
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["add", "."]);
-    git(&["commit", "-qm", "start"]);
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", "start"]);
 }
 
 /// One CLI's run: the model server, the orchestra server whose sessions reach it, the repo.
@@ -133,6 +113,24 @@ fn run(
 }
 
 impl Run {
+    /// The file-writing task under `auto`, asking nothing: started, finished and checked.
+    fn hello_under_auto(&self) -> (String, Value) {
+        let id = self.start_task(TASK, "auto");
+        let t = self.wait_final(&id);
+        self.assert_hello_done(&t, DONE);
+        (id, t)
+    }
+
+    /// The model got the task's text in a request to `path`.
+    fn assert_model_got_the_task(&self, path: &str) {
+        let sent = self.model.requests_to(path);
+        assert!(
+            sent.iter().any(|q| q.body.to_string().contains(TASK)),
+            "{}",
+            self.model.log()
+        );
+    }
+
     /// Creates the task for this CLI under `approval` and starts it; returns its id. The
     /// agent works in the repository itself (no worktree): the scripted model's tool calls
     /// name paths under it. Worktrees are tested in `git_worktrees.rs`.
@@ -259,9 +257,7 @@ fn claude_2_1_332_auto_writes_a_file_and_answers_a_follow_up() {
     let Some(r) = run("claude", write, claude_home, claude_env) else {
         return;
     };
-    let id = r.start_task(TASK, "auto");
-    let t = r.wait_final(&id);
-    r.assert_hello_done(&t, DONE);
+    let (_, t) = r.hello_under_auto();
     // The model saw the task as the prompt and offered Write; the Write result came back.
     let sent = r.model.requests_to("/v1/messages");
     let main: Vec<_> = sent
@@ -498,16 +494,8 @@ fn claude_2_1_332_is_told_how_to_report_and_its_step_shows_in_the_task() {
             .contains("orchestra report step")
     });
     assert!(told, "{}", r.model.log());
-    let status = std::process::Command::new("git")
-        .args(["status", "--porcelain"])
-        .current_dir(r.work.path())
-        .output()
-        .expect("git status");
-    assert!(
-        status.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&status.stdout)
-    );
+    let status = git(r.work.path(), &["status", "--porcelain"]);
+    assert!(status.is_empty(), "{status}");
 }
 
 /// Claude Code from about six months before the pinned one: its `--permission-mode` has
@@ -566,9 +554,7 @@ fn claude_2_1_197_auto_writes_without_asking() {
     let Some(r) = run(CLAUDE_OLDER, write, claude_home, claude_env) else {
         return;
     };
-    let id = r.start_task(TASK, "auto");
-    let t = r.wait_final(&id);
-    r.assert_hello_done(&t, DONE);
+    r.hello_under_auto();
 }
 
 fn gemini_home(home: &Path, _work: &Path, _url: &str) {
@@ -599,16 +585,9 @@ fn gemini_0_61_0_auto_writes_a_file_and_answers_a_follow_up() {
     ) else {
         return;
     };
-    let id = r.start_task(TASK, "auto");
-    let t = r.wait_final(&id);
-    r.assert_hello_done(&t, DONE);
+    let (_, t) = r.hello_under_auto();
     r.follow_up(&t);
-    let streamed = r.model.requests_to(":streamGenerateContent");
-    assert!(
-        streamed.iter().any(|q| q.body.to_string().contains(TASK)),
-        "{}",
-        r.model.log()
-    );
+    r.assert_model_got_the_task(":streamGenerateContent");
 }
 
 fn codex_home(home: &Path, _work: &Path, url: &str) {
@@ -665,19 +644,12 @@ fn codex_0_171_0_auto_writes_a_file_and_answers_a_follow_up() {
     ) else {
         return;
     };
-    let id = r.start_task(TASK, "auto");
-    let t = r.wait_final(&id);
-    r.assert_hello_done(&t, DONE);
+    let (id, t) = r.hello_under_auto();
     // Its turn-complete notification (`notify`) ended the turn, with the reply it carried.
     r.by_hook(&id, "ready");
     assert_eq!(t["metadata"]["result"]["summary"], DONE, "{t}");
     r.follow_up(&t);
-    let sent = r.model.requests_to("/v1/responses");
-    assert!(
-        sent.iter().any(|q| q.body.to_string().contains(TASK)),
-        "{}",
-        r.model.log()
-    );
+    r.assert_model_got_the_task("/v1/responses");
 }
 
 fn opencode_home(home: &Path, _work: &Path, url: &str) {
@@ -706,16 +678,9 @@ fn opencode_1_18_33_auto_writes_a_file_and_answers_a_follow_up() {
     ) else {
         return;
     };
-    let id = r.start_task(TASK, "auto");
-    let t = r.wait_final(&id);
-    r.assert_hello_done(&t, DONE);
+    let (_, t) = r.hello_under_auto();
     r.follow_up(&t);
-    let sent = r.model.requests_to("/v1/messages");
-    assert!(
-        sent.iter().any(|q| q.body.to_string().contains(TASK)),
-        "{}",
-        r.model.log()
-    );
+    r.assert_model_got_the_task("/v1/messages");
 }
 
 #[test]
@@ -785,16 +750,9 @@ fn aider_0_86_2_auto_writes_a_file_and_answers_a_follow_up() {
     ) else {
         return;
     };
-    let id = r.start_task(TASK, "auto");
-    let t = r.wait_final(&id);
-    r.assert_hello_done(&t, DONE);
+    let (_, t) = r.hello_under_auto();
     r.follow_up(&t);
-    let sent = r.model.requests_to("/v1/chat/completions");
-    assert!(
-        sent.iter().any(|q| q.body.to_string().contains(TASK)),
-        "{}",
-        r.model.log()
-    );
+    r.assert_model_got_the_task("/v1/chat/completions");
 }
 
 #[test]

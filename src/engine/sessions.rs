@@ -697,17 +697,15 @@ impl Engine {
         };
         let Some(pty) = &entry.pty else { return };
         let after = screen_lines(pty);
-        // After the echo, the echo is behind: a reply that quotes the request is reply.
-        let (before, sent) = if pending.after_echo {
-            match echo_end(&after, &pending.sent) {
-                Some(end) => (&after[..end], ""),
-                // Not taken up yet (a trust screen first): keep waiting.
-                None => (&after[..], ""),
-            }
+        // After the echo, the echo is behind: a reply that quotes the request is reply. No
+        // echo yet: the CLI has not taken the instruction up (a trust screen first).
+        let text = if pending.after_echo {
+            echo_end(&after, &pending.sent)
+                .map(|end| self.agent_reply_text(entry, &after[..end], &after, ""))
+                .unwrap_or_default()
         } else {
-            (&pending.before[..], pending.sent.as_str())
+            self.agent_reply_text(entry, &pending.before, &after, &pending.sent)
         };
-        let text = self.agent_reply_text(entry, before, &after, sent);
         if text.is_empty() {
             // No reply yet (the agent only echoed the send, or looked idle before it began
             // working): keep waiting for it, or the reply that follows is never recorded.
