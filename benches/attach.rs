@@ -49,23 +49,6 @@ fn shell_quote(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
 
-/// Coloured lines that all differ (as `stream_flood` uses).
-fn make_file(path: &Path, mb: u64) -> std::io::Result<u64> {
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let (target, mut written, mut i) = (mb * 1024 * 1024, 0u64, 0u64);
-    while written < target {
-        let line = format!(
-            "\x1b[3{c}m[{i:09}]\x1b[0m building unit {i} of the flood, \x1b[1mbold\x1b[0m and plain text {i:x}\r\n",
-            c = i % 7 + 1
-        );
-        f.write_all(line.as_bytes())?;
-        written += line.len() as u64;
-        i += 1;
-    }
-    f.flush()?;
-    Ok(written)
-}
-
 fn mkfifo(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
         return false;
@@ -575,7 +558,7 @@ fn main() {
         }
     }
     let file = root.join("flood.txt");
-    let Ok(bytes) = make_file(&file, cfg.mb) else {
+    let Ok(bytes) = support::flood_file(&file, cfg.mb) else {
         println!("attach: cannot write the flood file");
         return;
     };

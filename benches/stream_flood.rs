@@ -17,29 +17,12 @@ mod support;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use support::env_num;
 use tokio_tungstenite::tungstenite::Message;
-
-/// Lines that all differ, with colours, so every screen update has work in it.
-fn make_file(path: &Path, mb: u64) -> std::io::Result<u64> {
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let (target, mut written, mut i) = (mb * 1024 * 1024, 0u64, 0u64);
-    while written < target {
-        let line = format!(
-            "\x1b[3{c}m[{i:09}]\x1b[0m building unit {i} of the flood, \x1b[1mbold\x1b[0m and plain text {i:x}\r\n",
-            c = i % 7 + 1
-        );
-        f.write_all(line.as_bytes())?;
-        written += line.len() as u64;
-        i += 1;
-    }
-    f.flush()?;
-    Ok(written)
-}
 
 struct Server {
     child: Child,
@@ -278,7 +261,7 @@ fn main() {
         return;
     };
     let file = dir.path().join("flood.txt");
-    let Ok(bytes) = make_file(&file, mb) else {
+    let Ok(bytes) = support::flood_file(&file, mb) else {
         eprintln!("cannot write the flood file");
         return;
     };

@@ -42,3 +42,21 @@ pub fn json_call(
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(serde_json::Value::Null)
 }
+
+/// Writes about `mb` MiB of coloured lines that all differ (so every screen update has work
+/// in it) to `path`; returns the bytes written.
+pub fn flood_file(path: &std::path::Path, mb: u64) -> std::io::Result<u64> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let (target, mut written, mut i) = (mb * 1024 * 1024, 0u64, 0u64);
+    while written < target {
+        let line = format!(
+            "\x1b[3{c}m[{i:09}]\x1b[0m building unit {i} of the flood, \x1b[1mbold\x1b[0m and plain text {i:x}\r\n",
+            c = i % 7 + 1
+        );
+        std::io::Write::write_all(&mut f, line.as_bytes())?;
+        written += line.len() as u64;
+        i += 1;
+    }
+    std::io::Write::flush(&mut f)?;
+    Ok(written)
+}
