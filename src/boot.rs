@@ -80,7 +80,7 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
     ec.isolation = config.isolation;
     ec.repos = config.repo.clone();
     ec.continue_after_limit = config.limits.continue_after_reset;
-    ec.limit_retry = Duration::from_secs(u64::from(config.limits.retry_minutes.max(1)) * 60);
+    ec.limit_retry = Duration::from_secs(u64::from(config.limits.retry_minutes) * 60);
     ec.max_sessions = args.max_sessions as usize;
     if !(args.grace.is_finite() && args.grace >= 0.0 && args.grace <= 3600.0) {
         anyhow::bail!("--grace must be a number of seconds from 0 to 3600");

@@ -96,9 +96,45 @@ impl Config {
             }
             Err(source) => return Err(ConfigError::Read { path, source }),
         };
-        toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            path,
+        let config: Config = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.clone(),
             message: e.to_string(),
-        })
+        })?;
+        if config.limits.retry_minutes == 0 {
+            return Err(ConfigError::Parse {
+                path,
+                message: "[limits] retry_minutes must be at least 1".into(),
+            });
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, text).expect("write config");
+        Config::load(Some(&path))
+    }
+
+    #[test]
+    fn limits_are_read_and_checked() {
+        let c = load_text("[limits]\ncontinue_after_reset = false\nretry_minutes = 2\n")
+            .expect("valid limits");
+        assert!(!c.limits.continue_after_reset);
+        assert_eq!(c.limits.retry_minutes, 2);
+        let d = load_text("").expect("empty config");
+        assert!(d.limits.continue_after_reset);
+        assert_eq!(d.limits.retry_minutes, 5);
+        let zero = load_text("[limits]\nretry_minutes = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(zero.contains("retry_minutes must be at least 1"), "{zero}");
+        let unknown = load_text("[limits]\nretry = 3\n").unwrap_err().to_string();
+        assert!(unknown.contains("unknown field `retry`"), "{unknown}");
     }
 }

@@ -11,27 +11,27 @@ const STATUS: &str = "orchestra's status";
 
 pub fn run(ctx: &Ctx) -> CliResult<()> {
     let status: Reply<Status> = ctx.client.get("/api/status", STATUS)?;
-    let agents: Reply<Status> = ctx.client.get("/api/coding-agents/status", STATUS)?;
     if ctx.json {
-        // Both answers as the server sent them.
+        // Both routes' answers as the server sent them (the JSON output's shape since the
+        // start; both routes give the same summary).
+        let agents: Reply<Status> = ctx.client.get("/api/coding-agents/status", STATUS)?;
         let raw = |r: &Reply<Status>| -> serde_json::Value {
             serde_json::from_str(r.raw()).unwrap_or(serde_json::Value::Null)
         };
         output::json(&serde_json::json!({ "status": raw(&status), "codingAgents": raw(&agents) }));
         return Ok(());
     }
-    out(&render(ctx.client.base(), &status.value, &agents.value));
+    out(&render(ctx.client.base(), &status.value));
     Ok(())
 }
 
-/// `status` says what the orchestrator does; `agents` (the coding-agents summary, the same
-/// shape) gives the counts.
-fn render(url: &str, status: &Status, agents: &Status) -> String {
+/// The summary a person reads: what the orchestrator does and the counts.
+fn render(url: &str, status: &Status) -> String {
     let mut text = String::new();
     text.push_str(&format!(
         "orchestra {} at {url}, up {}\n",
-        agents.version,
-        duration_ms(agents.uptime_ms)
+        status.version,
+        duration_ms(status.uptime_ms)
     ));
     // The API's `state` says `paused` when autopilot is off, even while tasks run: say what
     // is going on instead (`autopilot off · 2 running · 1 pending`).
@@ -40,7 +40,7 @@ fn render(url: &str, status: &Status, agents: &Status) -> String {
         RunState::Paused => "autopilot off",
         RunState::Stopped => "orchestrator stopped",
     };
-    let n = |s: TaskStatus| agents.tasks.of(s);
+    let n = |s: TaskStatus| status.tasks.of(s);
     let mut now = vec![autopilot.to_string()];
     for s in [TaskStatus::Running, TaskStatus::Paused, TaskStatus::Pending] {
         if n(s) > 0 {
@@ -53,7 +53,7 @@ fn render(url: &str, status: &Status, agents: &Status) -> String {
     let note = match status.state {
         RunState::Running => format!(
             " (pending tasks start by themselves, at most {} at once)",
-            agents.limits.max_concurrent
+            status.limits.max_concurrent
         ),
         RunState::Paused if n(TaskStatus::Pending) > 0 => {
             " (pending tasks wait for `task start`)".to_string()
@@ -77,11 +77,11 @@ fn render(url: &str, status: &Status, agents: &Status) -> String {
     };
     text.push_str(&format!(
         "{:<10} {} in all{detail}\n",
-        "tasks", agents.tasks.total
+        "tasks", status.tasks.total
     ));
     text.push_str(&format!(
         "{:<10} {} active, {} in all (at most {} live)\n",
-        "sessions", agents.sessions.active, agents.sessions.total, agents.limits.max_sessions
+        "sessions", status.sessions.active, status.sessions.total, status.limits.max_sessions
     ));
     text
 }
@@ -92,13 +92,13 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn summary_reads_both_answers() {
+    fn summary_reads_the_status() {
         let a: Status = serde_json::from_value(json!({"state": "paused", "autopilot": false,
             "tasks": {"total": 3, "byStatus": {"pending": 2, "running": 1}},
             "sessions": {"active": 1, "total": 2}, "limits": {"maxConcurrent": 4, "maxSessions": 16},
             "uptimeMs": 62000, "version": "0.1.0"}))
         .unwrap();
-        let text = render("http://h:1", &a, &a);
+        let text = render("http://h:1", &a);
         assert!(
             text.contains("orchestra 0.1.0 at http://h:1, up 1m 2s"),
             "{text}"
