@@ -24,12 +24,14 @@
 mod support;
 
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use serde_json::Value;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::process::Command;
 use std::time::{Duration, Instant};
+use support::daemon::Daemon;
+use support::figures::{load, ms, report, ticks_over};
+use support::tmux::{FrameCounter, Keys, PaneReader, Tmux, mkfifo, shell_quote};
 use support::{cpu_ticks, env_num};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -44,348 +46,6 @@ fn prompt() -> &'static str {
 }
 const COLS: u16 = 200;
 const ROWS: u16 = 50;
-
-fn shell_quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
-}
-
-fn mkfifo(path: &Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
-        return false;
-    };
-    unsafe { libc::mkfifo(c.as_ptr(), 0o600) == 0 }
-}
-
-// ---------------------------------------------------------------------------------------
-// tmux
-
-/// A private tmux server (its own -L socket); dropping it kills the server.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn new(name: &str) -> Tmux {
-        Tmux {
-            socket: format!("orch-bench-{name}-{}", std::process::id()),
-        }
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]);
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Option<String> {
-        let out = self.cmd().args(args).output().ok()?;
-        if !out.status.success() && std::env::var_os("ATTACH_DEBUG").is_some() {
-            println!(
-                "  tmux {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-    }
-
-    fn new_session(&self, name: &str, script: &str) -> bool {
-        let (x, y) = (COLS.to_string(), ROWS.to_string());
-        self.run(&["new-session", "-d", "-s", name, "-x", &x, "-y", &y, script])
-            .is_some()
-    }
-
-    fn pane_pid(&self, target: &str) -> Option<i32> {
-        self.run(&["display-message", "-p", "-t", target, "#{pane_pid}"])?
-            .parse()
-            .ok()
-    }
-
-    fn server_pid(&self) -> Option<i32> {
-        self.run(&["display-message", "-p", "#{pid}"])?.parse().ok()
-    }
-
-    fn capture(&self, target: &str) -> String {
-        self.run(&["capture-pane", "-p", "-t", target])
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-        let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
-        let uid = unsafe { libc::getuid() };
-        let _ = std::fs::remove_file(format!("{dir}/tmux-{uid}/{}", self.socket));
-    }
-}
-
-/// Keys sent to panes of a tmux server, one `tmux send-keys` each (a control-mode client would
-/// save the process per key; not tried again after a first attempt that failed for another
-/// reason). Both sides of every comparison pay this the same.
-struct Keys<'a> {
-    tmux: &'a Tmux,
-}
-
-impl<'a> Keys<'a> {
-    fn open(tmux: &'a Tmux) -> Option<Keys<'a>> {
-        // A session that stays, so the server outlives the TUIs that detach.
-        tmux.new_session("keep", "exec sleep 100000")
-            .then_some(Keys { tmux })
-    }
-
-    fn send(&mut self, target: &str, keys: &str) -> bool {
-        self.tmux.run(&["send-keys", "-t", target, keys]).is_some()
-    }
-
-    fn literal(&mut self, target: &str, text: &str) -> bool {
-        self.tmux
-            .run(&["send-keys", "-t", target, "-l", text])
-            .is_some()
-    }
-}
-
-/// What a tmux pane outputs, from `pipe-pane` into a FIFO, each chunk stamped on arrival and
-/// fed to a vt100 parser of the pane's size (the pane must be blank when it starts).
-struct PaneReader {
-    rx: Receiver<(Instant, Vec<u8>)>,
-    parser: vt100::Parser,
-}
-
-impl PaneReader {
-    fn open(tmux: &Tmux, target: &str, fifo: &Path) -> Option<PaneReader> {
-        let _ = std::fs::remove_file(fifo);
-        if !mkfifo(fifo) {
-            return None;
-        }
-        let (tx, rx) = channel();
-        let path = fifo.to_path_buf();
-        std::thread::spawn(move || {
-            // Blocks until `cat` opens the FIFO; ends when pipe-pane closes it.
-            let Ok(mut f) = std::fs::File::open(&path) else {
-                return;
-            };
-            let mut buf = vec![0u8; 1 << 16];
-            while let Ok(n) = f.read(&mut buf) {
-                if n == 0 || tx.send((Instant::now(), buf[..n].to_vec())).is_err() {
-                    break;
-                }
-            }
-        });
-        tmux.run(&[
-            "pipe-pane",
-            "-t",
-            target,
-            &format!("exec cat > {}", shell_quote(fifo)),
-        ])?;
-        Some(PaneReader {
-            rx,
-            parser: vt100::Parser::new(ROWS, COLS, 0),
-        })
-    }
-
-    /// The arrival time of the output after which `ok` first holds of the screen (now, if it
-    /// holds already); None after `within`.
-    fn wait(&mut self, within: Duration, ok: impl Fn(&str) -> bool) -> Option<Instant> {
-        if ok(&self.parser.screen().contents()) {
-            return Some(Instant::now());
-        }
-        let deadline = Instant::now() + within;
-        loop {
-            let left = deadline.checked_duration_since(Instant::now())?;
-            match self.rx.recv_timeout(left) {
-                Ok((at, bytes)) => {
-                    self.parser.process(&bytes);
-                    if ok(&self.parser.screen().contents()) {
-                        return Some(at);
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
-                    return None;
-                }
-            }
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// orchestra
-
-/// The daemon of a private state directory; dropping it runs `orchestra stop`.
-struct Daemon {
-    bin: PathBuf,
-    root: PathBuf,
-    child: Child,
-    addr: String,
-    http: ureq::Agent,
-}
-
-impl Daemon {
-    fn env(cmd: &mut Command, root: &Path) {
-        cmd.env("HOME", root.join("home"))
-            .env("SHELL", "/bin/bash")
-            .env("TERM", "xterm-256color")
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("ORCHESTRA_DEFAULT_PROVIDER", "shell")
-            .env_remove("ORCHESTRA_URL")
-            .env_remove("ORCHESTRA_TOKEN")
-            .env_remove("TMUX");
-    }
-
-    fn start(bin: &Path, root: &Path) -> Option<Daemon> {
-        let mut cmd = Command::new(bin);
-        cmd.args(["serve", "--addr", "127.0.0.1:0", "--max-sessions", "64"])
-            .args(["--grace", "1", "--state-dir"])
-            .arg(root.join("state"))
-            .current_dir(root.join("work"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        Daemon::env(&mut cmd, root);
-        let mut child = cmd.spawn().ok()?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take()?)
-            .read_line(&mut line)
-            .ok()?;
-        let addr = line
-            .trim()
-            .strip_prefix("orchestra listening on http://")?
-            .to_string();
-        let http = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .proxy(None)
-            .build()
-            .new_agent();
-        Some(Daemon {
-            bin: bin.to_path_buf(),
-            root: root.to_path_buf(),
-            child,
-            addr,
-            http,
-        })
-    }
-
-    fn pid(&self) -> i32 {
-        self.child.id() as i32
-    }
-
-    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
-        let url = format!("http://{}/api/coding-agents{path}", self.addr);
-        support::json_call(&self.http, method, &url, body)
-    }
-
-    /// Types a line into a session's shell.
-    fn type_line(&self, session: &str, text: &str) {
-        self.call(
-            "POST",
-            &format!("/sessions/{session}/messages"),
-            Some(json!({ "text": text })),
-        );
-    }
-
-    fn keys(&self, session: &str, keys: &[&str]) {
-        self.call(
-            "POST",
-            &format!("/sessions/{session}/messages"),
-            Some(json!({ "keys": keys })),
-        );
-    }
-
-    /// A started shell task named `name`; its session id once the shell is ready.
-    fn start_agent(&self, name: &str) -> Option<String> {
-        let task = self.call(
-            "POST",
-            "/tasks",
-            Some(
-                json!({"name": name, "description": format!("echo {name} up"),
-                "providerId": "shell", "workingDirectory": self.root.join("work")}),
-            ),
-        );
-        let Some(id) = task["task"]["id"].as_str().map(str::to_string) else {
-            println!("  creating {name}: {task}");
-            return None;
-        };
-        let started = self.call("POST", &format!("/tasks/{id}/start"), None);
-        let session = started["task"]["metadata"]["sessionId"]
-            .as_str()
-            .map(str::to_string);
-        if session.is_none() {
-            println!("  starting {name}: {started}");
-        }
-        session
-    }
-
-    fn all_ready(&self, sessions: &[String], within: Duration) -> bool {
-        let deadline = Instant::now() + within;
-        while sessions.iter().any(|s| {
-            self.call("GET", &format!("/sessions/{s}"), None)["session"]["status"] != "ready"
-        }) {
-            if Instant::now() > deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        true
-    }
-
-    /// The command line of a pane that runs the TUI once a line arrives on `go` (so the clock
-    /// starts exactly when it is launched), or at once.
-    fn tui_script(&self, go: Option<&Path>) -> String {
-        let wait = go
-            .map(|g| format!("read _ < {}; ", shell_quote(g)))
-            .unwrap_or_default();
-        let r = &self.root;
-        format!(
-            "{wait}cd {work} && exec env -u ORCHESTRA_URL -u ORCHESTRA_TOKEN -u TMUX HOME={home} XDG_CONFIG_HOME={config} SHELL=/bin/bash TERM=xterm-256color {bin} --state-dir {state}",
-            work = shell_quote(&r.join("work")),
-            home = shell_quote(&r.join("home")),
-            config = shell_quote(&r.join("config")),
-            bin = shell_quote(&self.bin),
-            state = shell_quote(&r.join("state")),
-        )
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let mut stop = Command::new(&self.bin);
-        stop.arg("stop")
-            .arg("--state-dir")
-            .arg(self.root.join("state"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        Daemon::env(&mut stop, &self.root);
-        let stopped = stop.status().is_ok_and(|s| s.success());
-        if !stopped {
-            unsafe { libc::kill(self.pid(), libc::SIGTERM) };
-        }
-        let _ = self.child.wait();
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// figures
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-/// (median, p90, max) in ms.
-fn spread(samples: &mut [f64]) -> (f64, f64, f64) {
-    if samples.is_empty() {
-        return (f64::NAN, f64::NAN, f64::NAN);
-    }
-    samples.sort_by(f64::total_cmp);
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.9), samples[samples.len() - 1])
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
 
 /// A pause between samples that does not beat in step with a frame timer.
 fn jitter(i: usize) -> Duration {
@@ -498,24 +158,6 @@ fn detach(outer: &Tmux, keys: &mut Keys<'_>, name: &str) {
     let _ = outer.run(&["kill-session", "-t", name]);
 }
 
-fn ticks_over(pids: &[i32], window: Duration) -> Vec<u64> {
-    let before: Vec<u64> = pids.iter().map(|p| cpu_ticks(*p)).collect();
-    std::thread::sleep(window);
-    pids.iter()
-        .zip(before)
-        .map(|(p, b)| cpu_ticks(*p).saturating_sub(b))
-        .collect()
-}
-
-fn report(name: &str, samples: &mut [f64]) -> f64 {
-    let (p50, p90, max) = spread(samples);
-    println!(
-        "  {name:<34} n={:<4} median {p50:6.2} ms  p90 {p90:6.2} ms  max {max:7.2} ms",
-        samples.len()
-    );
-    p50
-}
-
 struct Config {
     agents: usize,
     samples: usize,
@@ -563,8 +205,8 @@ fn main() {
         return;
     };
     println!("load average at start: {}", load());
-    let outer = Tmux::new("outer");
-    let inner = Tmux::new("inner");
+    let outer = Tmux::new("outer", COLS, ROWS);
+    let inner = Tmux::new("inner", COLS, ROWS);
     {
         let Some(daemon) = Daemon::start(&bin, &root) else {
             println!("attach: the daemon did not start");
@@ -665,7 +307,7 @@ fn run(cfg: &Config, daemon: &Daemon, outer: &Tmux, inner: &Tmux, file: &Path, b
     let home = daemon.root.join("home");
     let shell = format!(
         "cd {} && exec env -u TMUX HOME={} SHELL=/bin/bash TERM=xterm-256color bash -i",
-        shell_quote(&daemon.root.join("work")),
+        shell_quote(daemon.root.join("work")),
         shell_quote(&home)
     );
     let mut tmux_echo = Vec::new();
@@ -774,46 +416,6 @@ fn run(cfg: &Config, daemon: &Daemon, outer: &Tmux, inner: &Tmux, file: &Path, b
     }
     detach(outer, &mut keys, "idle1");
     detach(outer, &mut keys, "idle2");
-}
-
-/// Counts the frames a TUI draws into its pane, from what the pane outputs: ratatui ends
-/// every frame by hiding the cursor (`CSI ?25l`) when no cursor is shown (not typing).
-struct FrameCounter {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: std::thread::JoinHandle<Vec<Instant>>,
-}
-
-impl FrameCounter {
-    fn start(reader: PaneReader) -> FrameCounter {
-        const HIDE: &[u8] = b"\x1b[?25l";
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut drawn = Vec::new();
-            // The end of the last chunk, for a sequence split between two.
-            let mut tail: Vec<u8> = Vec::new();
-            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-                let (at, bytes) = match reader.rx.recv_timeout(Duration::from_millis(50)) {
-                    Ok(chunk) => chunk,
-                    Err(RecvTimeoutError::Timeout) => continue,
-                    Err(RecvTimeoutError::Disconnected) => break,
-                };
-                tail.extend_from_slice(&bytes);
-                let found = tail.windows(HIDE.len()).filter(|w| *w == HIDE).count();
-                drawn.extend(std::iter::repeat_n(at, found));
-                let keep = tail.len().min(HIDE.len() - 1);
-                tail.drain(..tail.len() - keep);
-            }
-            drawn
-        });
-        FrameCounter { stop, thread }
-    }
-
-    /// When each frame arrived.
-    fn stop(self) -> Vec<Instant> {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.thread.join().unwrap_or_default()
-    }
 }
 
 type Socket =

@@ -1,6 +1,10 @@
 //! Helpers shared by the benches.
 #![allow(dead_code)]
 
+pub mod daemon;
+pub mod figures;
+pub mod tmux;
+
 /// A whole number from the environment, or `default`.
 pub fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name)

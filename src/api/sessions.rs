@@ -2,7 +2,7 @@
 
 use super::body::Body;
 use super::error::ApiError;
-use crate::engine::{Engine, HookRefusal, Input, SpawnSession};
+use crate::engine::{Engine, EngineError, HookRefusal, Input, SpawnSession};
 use crate::wire::request::{HOOK_TOKEN_HEADER, HookReport};
 use crate::wire::{MessageBody, MessageList, SessionBody, SessionCreated, SessionList};
 use axum::Json;
@@ -161,7 +161,12 @@ pub async fn peek(
             _ => {}
         }
     }
-    Ok(Json(engine.peek(&id, lines, ansi)?).into_response())
+    // Reading the screen waits for its parser, busy while the session floods: off the
+    // async workers.
+    let peek = tokio::task::spawn_blocking(move || engine.peek(&id, lines, ansi))
+        .await
+        .map_err(|e| EngineError::Internal(format!("reading the screen failed: {e}")))??;
+    Ok(Json(peek).into_response())
 }
 
 pub async fn resize(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {

@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How much scrollback each session's terminal keeps.
 const SCROLLBACK_LINES: usize = 10_000;
+/// How much of it a reply is read from: a longer reply keeps its last lines.
+const REPLY_SCROLLBACK: usize = 2_000;
 
 /// Output lines reach the session's task (a store write and a `task:output` event carrying
 /// the whole task) at most this often while a program floods; the first lines after a quiet
@@ -242,9 +244,15 @@ fn session_error(e: SessionError) -> EngineError {
     }
 }
 
-/// The screen and scrollback as lines, trailing blank lines dropped: what replies are diffed on.
-fn screen_lines(pty: &PtySession) -> Vec<String> {
-    let snap = pty.snapshot(SCROLLBACK_LINES, false);
+/// The screen and the last [`REPLY_SCROLLBACK`] lines of scrollback as lines, trailing blank
+/// lines dropped: what replies are diffed on. Copying them out costs milliseconds a call (a
+/// flooding session's more, starved of CPU), so it runs off the async workers: on them, a few
+/// flooding sessions' replies kept every worker busy and keystrokes waited seconds.
+async fn screen_lines(pty: &Arc<PtySession>) -> Vec<String> {
+    let pty = pty.clone();
+    let snap = tokio::task::spawn_blocking(move || pty.snapshot(REPLY_SCROLLBACK, false))
+        .await
+        .unwrap_or_default();
     let mut lines = snap.scrollback;
     lines.extend(snap.screen.split('\n').map(|l| l.trim_end().to_string()));
     while lines.last().is_some_and(|l| l.is_empty()) {
@@ -692,33 +700,47 @@ impl Engine {
 
     /// Records the agent's reply to the last send, if there is one pending.
     async fn finish_reply(&self, entry: &Arc<SessionEntry>) {
-        let Some(pending) = entry.reply.lock().take() else {
+        if entry.reply.lock().is_none() {
             return;
-        };
+        }
         let Some(pty) = &entry.pty else { return };
-        let after = screen_lines(pty);
+        let after = screen_lines(pty).await;
+        if let Some((request, text)) = self.take_reply(entry, &after) {
+            let m = self
+                .record_message(entry, Role::Agent, text, None, None)
+                .await;
+            self.reply_taken(entry, request, &m.text);
+        }
+    }
+
+    /// The reply to the last send, when one is pending and `after` (the screen now) shows it:
+    /// whether the send was the task's request, and the reply's text. Else the wait goes on.
+    fn take_reply(&self, entry: &Arc<SessionEntry>, after: &[String]) -> Option<(bool, String)> {
+        let pending = entry.reply.lock().take()?;
         // After the echo, the echo is behind: a reply that quotes the request is reply. No
         // echo yet: the CLI has not taken the instruction up (a trust screen first).
         let text = if pending.after_echo {
-            echo_end(&after, &pending.sent)
-                .map(|end| self.agent_reply_text(entry, &after[..end], &after, ""))
+            echo_end(after, &pending.sent)
+                .map(|end| self.agent_reply_text(entry, &after[..end], after, ""))
                 .unwrap_or_default()
         } else {
-            self.agent_reply_text(entry, &pending.before, &after, &pending.sent)
+            self.agent_reply_text(entry, &pending.before, after, &pending.sent)
         };
         if text.is_empty() {
             // No reply yet (the agent only echoed the send, or looked idle before it began
             // working): keep waiting for it, or the reply that follows is never recorded.
             entry.reply.lock().get_or_insert(pending);
-            return;
+            return None;
         }
-        let m = self
-            .record_message(entry, Role::Agent, text, None, None)
-            .await;
-        if pending.request {
+        Some((pending.request, text))
+    }
+
+    /// What a reply tells: work done on the request, a usage limit reached.
+    fn reply_taken(&self, entry: &Arc<SessionEntry>, request: bool, text: &str) {
+        if request {
             entry.note_work();
         }
-        self.note_limit(entry, &m.text);
+        self.note_limit(entry, text);
     }
 
     pub(super) async fn record_message(
@@ -772,10 +794,13 @@ impl Engine {
         auto: Option<String>,
     ) -> EngineResult<Message> {
         let pty = entry.live_pty()?.clone();
-        // The previous reply ends where this send begins.
-        self.finish_reply(entry).await;
+        // One look at the screen: the previous reply ends where this send begins.
+        let before = screen_lines(&pty).await;
+        let previous = self.take_reply(entry, &before);
+        if let Some((request, text)) = &previous {
+            self.reply_taken(entry, *request, text);
+        }
         self.limit_over(entry);
-        let before = screen_lines(&pty);
         let submit = submit_bytes(entry.provider.as_ref());
         let (text, keys) = match &send {
             Input::Text(t) => (t.clone(), None),
@@ -796,6 +821,12 @@ impl Engine {
         .await
         .map_err(|e| EngineError::Internal(format!("send failed: {e}")))?
         .map_err(session_error)?;
+        // Stored once the send is written: a store busy with flooding sessions' output must
+        // not hold keystrokes up.
+        if let Some((_, text)) = previous {
+            self.record_message(entry, Role::Agent, text, None, None)
+                .await;
+        }
         {
             let mut pending = entry.reply.lock();
             // Keys (a housekeeping or permission answer) do not end the wait for the reply

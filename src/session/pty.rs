@@ -24,8 +24,12 @@ const ECHO_WAIT: Duration = Duration::from_millis(500);
 /// Bytes read but not yet processed, at most: past this the reader stops reading, the PTY
 /// buffer fills, and the child blocks in write(2).
 const INBOX_CAP: usize = 1024 * 1024;
-/// Largest read, and the slice parsed under one hold of the parser lock.
+/// Largest read.
 const CHUNK_SIZE: usize = 64 * 1024;
+/// The most output parsed under one hold of the parser lock, which is then handed over
+/// fairly: a reader of the screen (a stream, a snapshot, a key's mode) waits for one small
+/// slice at most, not for a flood's backlog behind a parser preempted while holding it.
+const PARSE_SLICE: usize = 8 * 1024;
 /// After the leader is reaped, how long to wait for the reader's EOF before finishing anyway.
 const EXIT_DRAIN: Duration = Duration::from_millis(1000);
 /// Grace for leftovers of a leader that exited by itself (SIGTERM, then SIGKILL).
@@ -667,8 +671,10 @@ fn process_loop(sh: Arc<Shared>) {
         sh.inbox_space.notify_one();
 
         if !batch.is_empty() {
-            for chunk in batch.chunks(CHUNK_SIZE) {
-                let replies = sh.term.lock().process(chunk);
+            for chunk in batch.chunks(PARSE_SLICE) {
+                let mut term = sh.term.lock();
+                let replies = term.process(chunk);
+                parking_lot::MutexGuard::unlock_fair(term);
                 if !replies.is_empty() {
                     let mut w = sh.writer.lock();
                     let _ = w.write_all(&replies).and_then(|()| w.flush());

@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::hash::{Hash, Hasher};
 
 /// A copy of what the session's terminal shows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScreenSnapshot {
     /// The visible screen: exactly `rows` lines joined by `\n`, each right-trimmed.

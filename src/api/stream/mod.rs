@@ -175,10 +175,10 @@ impl Client {
         };
         let mut changes = pty.watch_screen();
         changes.borrow_and_update();
-        let mut screen = ScreenSync::new();
         let finished = pty.is_finished();
-        let first = pty.with_screen(|s| screen.diff(s));
-        screen.sent(&first);
+        let Some((mut screen, first)) = screen_update(&pty, ScreenSync::new()).await else {
+            return;
+        };
         let (rows, cols) = first.size.unwrap_or_default();
         let hello = StreamEvent::Hello {
             session_id: self.session_id.clone(),
@@ -206,8 +206,10 @@ impl Client {
                     tokio::time::sleep_until(next_frame).await;
                     changes.borrow_and_update();
                     let finished = pty.is_finished();
-                    let update = pty.with_screen(|s| screen.diff(s));
-                    screen.sent(&update);
+                    let Some((sync, update)) = screen_update(&pty, screen).await else {
+                        return;
+                    };
+                    screen = sync;
                     if send_update(sink, update).await.is_err() {
                         return;
                     }
@@ -343,6 +345,24 @@ async fn send_update(sink: &mut Sink, update: Update) -> Result<(), axum::Error>
         send_event(sink, &StreamEvent::Modes { modes }).await?;
     }
     send_output(sink, update.bytes).await
+}
+
+/// What turns the client's screen into the current one, taken as sent. Computed on a
+/// blocking thread: while output floods, the session's parser holds the screen most of the
+/// time, and an async worker waiting for it holds up other clients' input and every request
+/// (16 flooding sessions in a grid kept all workers waiting, and keystrokes for seconds).
+async fn screen_update(
+    pty: &Arc<PtySession>,
+    mut sync: ScreenSync,
+) -> Option<(ScreenSync, Update)> {
+    let pty = pty.clone();
+    tokio::task::spawn_blocking(move || {
+        let update = pty.with_screen(|s| sync.diff(s));
+        sync.sent(&update);
+        (sync, update)
+    })
+    .await
+    .ok()
 }
 
 /// The session ended: say how, then close.
