@@ -16,7 +16,7 @@ pub struct Base {
 }
 
 /// A task's worktree, as the task records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Worktree {
     /// The top of the repository's main work tree.

@@ -305,6 +305,63 @@ impl<'de> Deserialize<'de> for Event {
     }
 }
 
+/// The schema of one event-stream message: a `oneOf` with one branch per `type`, built from
+/// the same kind lists and field names the encoder uses.
+impl schemars::JsonSchema for EventFrame {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EventFrame".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use serde_json::{Value, json};
+        let string = json!({"type": "string"});
+        let task = generator.subschema_for::<Task>().to_value();
+        let session = generator.subschema_for::<SessionInfo>().to_value();
+        let message = generator.subschema_for::<Message>().to_value();
+        let state = generator.subschema_for::<RunState>().to_value();
+        let branch = |name: &str, fields: &[(&str, &Value)]| {
+            let mut properties = serde_json::Map::new();
+            properties.insert("type".into(), json!({"const": name}));
+            let mut required = vec![json!("type")];
+            for (field, schema) in fields {
+                properties.insert((*field).into(), (*schema).clone());
+                required.push(json!(field));
+            }
+            json!({"type": "object", "properties": properties, "required": required})
+        };
+        let lines = json!({"type": "array", "items": {"type": "string"},
+            "description": "The lines this change added."});
+        let mut branches: Vec<Value> = TaskEventKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let mut fields = vec![("taskId", &string), ("task", &task)];
+                if kind == TaskEventKind::Output {
+                    fields.push(("lines", &lines));
+                }
+                branch(kind.name(), &fields)
+            })
+            .collect();
+        branches.extend(SessionEventKind::ALL.into_iter().map(|kind| {
+            branch(
+                kind.name(),
+                &[("sessionId", &string), ("session", &session)],
+            )
+        }));
+        branches.push(branch(
+            MESSAGE,
+            &[("sessionId", &string), ("message", &message)],
+        ));
+        branches.push(branch(ORCHESTRATOR, &[("state", &state)]));
+        let missed = json!({"type": "integer", "minimum": 0,
+            "description": "How many events the reader missed: read the state again."});
+        branches.push(branch(LAGGED, &[("missed", &missed)]));
+        schemars::json_schema!({
+            "description": "One Server-Sent Event of `GET /api/coding-agents/events`: a change, carrying the whole new state, or the notice that the reader fell behind.",
+            "oneOf": branches,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What a prompt asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PromptKind {
     /// To run a tool, a command, or change files.
@@ -54,7 +54,7 @@ impl fmt::Display for PromptKind {
 }
 
 /// One answer to a prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PromptOption {
     /// What `POST …/answer {option}` takes: its digit, or its place for unnumbered choices.
     pub key: String,
@@ -65,7 +65,7 @@ pub struct PromptOption {
 }
 
 /// A session's `prompt`: set while it is `blocked`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Prompt {
     pub kind: PromptKind,
     /// The question as the screen shows it.

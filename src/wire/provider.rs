@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One provider as this machine has it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderInfo {
     pub id: String,
@@ -25,7 +25,7 @@ pub struct ProviderInfo {
 }
 
 /// `{providers}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProviderList {
     pub providers: Vec<ProviderInfo>,
 }

@@ -4,7 +4,9 @@ use super::SessionStatus;
 use serde::{Deserialize, Serialize};
 
 /// Mouse reporting a program asked for (xterm's `?9`, `?1000`, `?1002`, `?1003`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum MouseMode {
     #[default]
@@ -16,7 +18,9 @@ pub enum MouseMode {
 }
 
 /// How mouse reports are encoded (`?1005` utf8, `?1006` sgr, else the default).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum MouseEncoding {
     #[default]
@@ -26,7 +30,9 @@ pub enum MouseEncoding {
 }
 
 /// The terminal modes that change what a client shows or what its keys and mouse must send.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalModes {
     /// The program is on the alternate screen (a full-screen program: vim, less, most agents).
@@ -45,7 +51,7 @@ pub struct TerminalModes {
 
 /// Server → client text messages of `GET /api/coding-agents/sessions/:id/stream`. Binary
 /// messages carry terminal output instead (see docs/stream.md).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "camelCase",
@@ -77,7 +83,7 @@ pub enum StreamEvent {
 }
 
 /// Client → server text messages (binary messages are raw input bytes).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "camelCase",

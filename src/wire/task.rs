@@ -6,19 +6,19 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `{task}`: the answer of most task routes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskBody {
     pub task: Arc<Task>,
 }
 
 /// `GET /tasks`: `{tasks}`, newest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskList {
     pub tasks: Vec<Arc<Task>>,
 }
 
 /// `POST …/steps`: `{step, stepId}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StepAdded {
     pub step: Step,
@@ -26,13 +26,13 @@ pub struct StepAdded {
 }
 
 /// `PATCH …/steps/:stepId`: `{step}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepBody {
     pub step: Step,
 }
 
 /// `POST …/discard`: the task, and the ref its work is kept under.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Discarded {
     pub task: Arc<Task>,

@@ -1,0 +1,899 @@
+//! The OpenAPI 3.1 document of the whole API (`GET /api/openapi.json`, kept in
+//! `docs/openapi.json`). Every body schema is generated from the wire types the routes
+//! answer with and the request types clients send (`crate::wire`), so the document cannot
+//! drift from the code; this module adds what types cannot say: the paths, parameters,
+//! statuses and the sentence of each.
+
+use crate::task::{TaskResult, TaskStatus};
+use crate::wire::request::{
+    Answer, ContinueTask, Gc, HOOK_TOKEN_HEADER, HookReport, NewSession, NewStep, NewTask,
+    OutputLines, Resize, StepChange, TaskChange,
+};
+use crate::wire::{
+    CollectedList, DaemonStopped, DiffBody, Discarded, ErrorBody, EventFrame, MergedTask,
+    MessageBody, MessageList, Peek, ProviderList, SessionBody, SessionCreated, SessionList, Status,
+    StepAdded, StepBody, StreamEvent, StreamRequest, Switched, TaskBody, TaskList, WorktreeList,
+};
+use axum::Json;
+use axum::response::{IntoResponse, Response};
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, SchemaGenerator};
+use serde_json::{Map, Value, json};
+use std::sync::OnceLock;
+
+/// `GET /api/openapi.json`.
+pub async fn serve() -> Response {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    Json(DOC.get_or_init(document)).into_response()
+}
+
+/// The document as `docs/openapi.json` holds it (pretty, with a final newline).
+pub fn document_text() -> String {
+    let mut text = serde_json::to_string_pretty(&document()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+const TASKS: &str = "/api/coding-agents/tasks";
+const TASK: &str = "/api/coding-agents/tasks/{id}";
+const SESSIONS: &str = "/api/coding-agents/sessions";
+const SESSION: &str = "/api/coding-agents/sessions/{id}";
+
+/// The whole document.
+pub fn document() -> Value {
+    let mut spec = Spec::new();
+    tasks(&mut spec);
+    worktrees(&mut spec);
+    sessions(&mut spec);
+    orchestrator(&mut spec);
+    spec.finish()
+}
+
+fn tasks(spec: &mut Spec) {
+    spec.op("get", TASKS, "listTasks", "List tasks, newest first")
+        .tag("tasks")
+        .query_of::<TaskStatus>("status", "Only tasks with this status.")
+        .query(
+            "limit",
+            json!({"type": "integer", "minimum": 1}),
+            "At most this many (a positive integer; larger than the list: all of it).",
+        )
+        .answer::<TaskList>(200, "The tasks.")
+        .error(
+            400,
+            "A status that is not one of the six, or a limit that is not a positive integer.",
+        )
+        .add();
+    spec.op("post", TASKS, "createTask", "Create a task")
+        .tag("tasks")
+        .describe("The task is `pending` with progress 0. `description` may be left out only for providers that do not run it (`needsDescription: false` in `GET /providers`, e.g. `shell`). Default provider: the configured one, else the first installed coding agent, else `shell`; default directory: the server's.")
+        .body::<NewTask>()
+        .answer::<TaskBody>(201, "The new task.")
+        .error(400, "A missing or blank name, a missing description its provider needs, an unknown provider, isolation or approval, or a workingDirectory that is not an existing directory.")
+        .error(409, "`isolation: worktree` where the directory is not in a git repository, or the base ref is unknown.")
+        .error(503, "The provider is known but not installed here.")
+        .add();
+    spec.op("get", TASK, "getTask", "A task")
+        .tag("tasks")
+        .answer::<TaskBody>(200, "The task.")
+        .add();
+    spec.op("patch", TASK, "updateTask", "Change a task's status, progress, error, name or description")
+        .tag("tasks")
+        .describe("Only the fields given change; status moves only along the state machine (`pending → running | completed | failed | cancelled`, `running → paused | completed | failed | cancelled`, `paused → running | completed | failed | cancelled`). Name and description change on pending tasks only.")
+        .body_at_least_one::<TaskChange>()
+        .answer::<TaskBody>(200, "The task as changed.")
+        .error(400, "No field to change, a progress outside 0–100, an unknown status, or a field of the wrong type.")
+        .error(409, "The move is not legal from the task's status, or the task is finished.")
+        .add();
+    spec.op("delete", TASK, "deleteTask", "Delete a finished task")
+        .tag("tasks")
+        .describe("Its session record and transcript go too.")
+        .answer::<TaskBody>(200, "The task as it was.")
+        .error(409, "The task is not finished.")
+        .add();
+    let lifecycle = [
+        (
+            "start",
+            "startTask",
+            "Run a task on a subagent session",
+            "A task that is not pending or paused cannot start.",
+        ),
+        (
+            "pause",
+            "pauseTask",
+            "Pause a running task (SIGSTOP to its session's process group)",
+            "The task is not running.",
+        ),
+        (
+            "resume",
+            "resumeTask",
+            "Resume a paused task (SIGCONT)",
+            "The task is not paused.",
+        ),
+        (
+            "cancel",
+            "cancelTask",
+            "Cancel a task, ending its session",
+            "The task is finished.",
+        ),
+    ];
+    for (action, id, summary, conflict) in lifecycle {
+        let path = format!("{TASK}/{action}");
+        let mut op = spec
+            .op("post", &path, id, summary)
+            .tag("tasks")
+            .answer::<TaskBody>(200, "The task.")
+            .error(409, conflict);
+        if action == "start" {
+            op = op
+                .error(
+                    429,
+                    "As many sessions as allowed are alive (`maxSessions`).",
+                )
+                .error(
+                    503,
+                    "The task's provider is not installed, or its program cannot start.",
+                );
+        }
+        op.add();
+    }
+    spec.op(
+        "post",
+        &format!("{TASK}/retry"),
+        "retryTask",
+        "A new pending task like a finished one",
+    )
+    .tag("tasks")
+    .describe(
+        "Same name, description, provider and directory; `metadata.retryOf` is the original's id.",
+    )
+    .answer::<TaskBody>(201, "The new task.")
+    .error(409, "The task is not finished.")
+    .add();
+    spec.op("post", &format!("{TASK}/continue"), "continueTask", "Run the agent again on the task's conversation")
+        .tag("tasks")
+        .body::<ContinueTask>()
+        .answer::<TaskBody>(200, "The task, running again.")
+        .error(409, "The task is not finished, its session is alive, or its provider cannot continue a conversation.")
+        .error(429, "As many sessions as allowed are alive (`maxSessions`).")
+        .error(503, "The task's provider is not installed, or its program cannot start.")
+        .add();
+    spec.op(
+        "post",
+        &format!("{TASK}/output"),
+        "appendTaskOutput",
+        "Append output lines to a task",
+    )
+    .tag("tasks")
+    .body::<OutputLines>()
+    .answer::<TaskBody>(200, "The task with the lines appended.")
+    .error(409, "The task is finished.")
+    .add();
+    spec.op(
+        "post",
+        &format!("{TASK}/steps"),
+        "addTaskStep",
+        "Add a step to a task",
+    )
+    .tag("tasks")
+    .body::<NewStep>()
+    .answer::<StepAdded>(201, "The new step and its id.")
+    .error(400, "A missing or blank description.")
+    .error(409, "The task is finished.")
+    .add();
+    spec.op(
+        "patch",
+        &format!("{TASK}/steps/{{stepId}}"),
+        "updateTaskStep",
+        "Change a step",
+    )
+    .tag("tasks")
+    .path_param("stepId", "The step's id.")
+    .body::<StepChange>()
+    .answer::<StepBody>(200, "The step as changed.")
+    .error(
+        404,
+        "No task with this id, or the task has no step with this id.",
+    )
+    .error(409, "The task is finished.")
+    .add();
+    spec.op(
+        "post",
+        &format!("{TASK}/result"),
+        "setTaskResult",
+        "Finish a task with its result",
+    )
+    .tag("tasks")
+    .describe("`success: true` completes it (progress 100), `false` fails it.")
+    .body::<TaskResult>()
+    .answer::<TaskBody>(200, "The finished task.")
+    .error(409, "The task is finished.")
+    .add();
+    spec.op(
+        "get",
+        &format!("{TASK}/diff"),
+        "taskDiff",
+        "A worktree task's changes against its base",
+    )
+    .tag("worktrees")
+    .answer::<DiffBody>(200, "Files changed, with counts, and the unified diff.")
+    .error(
+        409,
+        "The task has no live worktree (isolation `none`, or merged, discarded or collected).",
+    )
+    .add();
+    spec.op("post", &format!("{TASK}/merge"), "mergeTask", "Merge a finished worktree task into its base branch")
+        .tag("worktrees")
+        .answer::<MergedTask>(200, "The task and what the merge did.")
+        .error(409, "The task is not finished or has no live worktree, the merge conflicts, or the user's uncommitted changes are in the way (the files are named).")
+        .add();
+    spec.op(
+        "post",
+        &format!("{TASK}/discard"),
+        "discardTask",
+        "Remove a finished task's worktree and branch",
+    )
+    .tag("worktrees")
+    .describe("Its work is kept under a snapshot ref.")
+    .answer::<Discarded>(200, "The task and the ref its work is kept under.")
+    .error(409, "The task is not finished or has no live worktree.")
+    .add();
+}
+
+fn worktrees(spec: &mut Spec) {
+    spec.op(
+        "get",
+        "/api/coding-agents/worktrees",
+        "listWorktrees",
+        "Live task worktrees and the disk they use",
+    )
+    .tag("worktrees")
+    .answer::<WorktreeList>(200, "Each live worktree and the bytes of all.")
+    .add();
+    spec.op(
+        "post",
+        "/api/coding-agents/worktrees/gc",
+        "collectWorktrees",
+        "Remove the worktrees of tasks finished long ago",
+    )
+    .tag("worktrees")
+    .describe("Each is snapshotted first; branches stay.")
+    .body::<Gc>()
+    .answer::<CollectedList>(200, "What was removed and the bytes freed.")
+    .error(
+        400,
+        "olderThanSeconds is not a number of seconds, 0 or more.",
+    )
+    .add();
+}
+
+fn sessions(spec: &mut Spec) {
+    spec.op("get", SESSIONS, "listSessions", "List sessions")
+        .tag("sessions")
+        .describe("Ended sessions stay listed with `ended: true`.")
+        .answer::<SessionList>(200, "The sessions.")
+        .add();
+    spec.op("post", SESSIONS, "createSession", "Start a session (a subagent in its own terminal)")
+        .tag("sessions")
+        .describe("No providerId: the configured default, else the first installed coding-agent CLI. Provider `shell`: the user's shell, with `task` typed as its first line.")
+        .body::<NewSession>()
+        .answer::<SessionCreated>(201, "The new session.")
+        .error(400, "An unknown provider or approval, a size out of range, a workingDirectory that is not an existing directory, or a missing task its provider needs.")
+        .error(429, "As many sessions as allowed are alive (`maxSessions`).")
+        .error(503, "No provider given and no coding-agent CLI installed (the sentence names what was looked for), or the provider's program is not installed or cannot start.")
+        .add();
+    spec.op("get", SESSION, "getSession", "A session")
+        .tag("sessions")
+        .answer::<SessionBody>(200, "The session.")
+        .add();
+    spec.op("delete", SESSION, "endSession", "End a session, or remove an ended one's record")
+        .tag("sessions")
+        .describe("Ends the process group (SIGTERM, then SIGKILL after a grace period) and reaps it; idempotent on an ended session. With `remove=true`, removes an ended session's record and transcript.")
+        .query("remove", flag(), "Remove the record of an ended session instead.")
+        .answer::<SessionBody>(200, "The session, ended (or as it was, when removed).")
+        .error(400, "remove is not a flag.")
+        .error(409, "remove=true on a session still alive, or one a task still refers to.")
+        .add();
+    spec.op(
+        "get",
+        &format!("{SESSION}/messages"),
+        "sessionMessages",
+        "What was sent to a session and the agent's replies",
+    )
+    .tag("sessions")
+    .answer::<MessageList>(200, "The messages, oldest first.")
+    .add();
+    spec.op(
+        "post",
+        &format!("{SESSION}/messages"),
+        "sendMessage",
+        "Type text (submitted) or press named keys",
+    )
+    .tag("sessions")
+    .body_schema(send_message_schema(), true)
+    .answer::<MessageBody>(201, "The message as recorded.")
+    .error(
+        400,
+        "Neither or both of text and keys, an empty keys list, or an unknown key name.",
+    )
+    .error(409, "The session has ended.")
+    .add();
+    spec.op(
+        "get",
+        &format!("{SESSION}/peek"),
+        "peekSession",
+        "The session's screen",
+    )
+    .tag("sessions")
+    .query(
+        "lines",
+        json!({"type": "integer", "minimum": 0}),
+        "Add the last N scrollback lines as `scrollback`.",
+    )
+    .query(
+        "ansi",
+        flag(),
+        "Add the screen with its colours as `screenAnsi`.",
+    )
+    .answer::<Peek>(200, "The visible screen, cursor, size and status.")
+    .error(400, "lines is not a whole number, or ansi not a flag.")
+    .add();
+    spec.op("get", &format!("{SESSION}/stream"), "streamSession", "The session's terminal, live, over a WebSocket")
+        .tag("sessions")
+        .describe("Upgrades to a WebSocket (see docs/stream.md): text messages are `StreamEvent` (server → client) and `StreamRequest` (client → server) JSON; binary messages are terminal output, and raw input from the client. Refusals come before the upgrade, as HTTP.")
+        .extension_with("x-websocket-messages", |g| {
+            json!({
+                "server": g.subschema_for::<StreamEvent>(),
+                "client": g.subschema_for::<StreamRequest>(),
+            })
+        })
+        .raw_answer(101, json!({"description": "Switching to the WebSocket protocol."}))
+        .error(403, "The Host or Origin is not allowed (a page of another site), or the Host is not a loopback name.")
+        .error(426, "The request is not a WebSocket upgrade.")
+        .add();
+    spec.op("get", &format!("{SESSION}/transcript"), "sessionTranscript", "The raw bytes the session printed")
+        .tag("sessions")
+        .query(
+            "bytes",
+            json!({"type": "integer", "minimum": 0}),
+            "Only the last N bytes.",
+        )
+        .raw_answer(200, json!({
+            "description": "The transcript, as the terminal received it.",
+            "content": {"application/octet-stream": {"schema": {"type": "string", "contentMediaType": "application/octet-stream"}}},
+        }))
+        .error(400, "bytes is not a whole number.")
+        .add();
+    spec.op(
+        "post",
+        &format!("{SESSION}/resize"),
+        "resizeSession",
+        "Resize a session's terminal",
+    )
+    .tag("sessions")
+    .body::<Resize>()
+    .answer::<SessionBody>(200, "The session at its new size.")
+    .error(
+        400,
+        "A missing size, or one out of range (cols 2–1000, rows 2–500).",
+    )
+    .error(409, "The session has ended.")
+    .add();
+    for (action, id, summary, conflict) in [
+        (
+            "pause",
+            "pauseSession",
+            "Pause a session (SIGSTOP to its process group)",
+            "The session has ended.",
+        ),
+        (
+            "resume",
+            "resumeSession",
+            "Resume a paused session (SIGCONT)",
+            "The session has ended.",
+        ),
+    ] {
+        spec.op("post", &format!("{SESSION}/{action}"), id, summary)
+            .tag("sessions")
+            .answer::<SessionBody>(200, "The session.")
+            .error(409, conflict)
+            .add();
+    }
+    spec.op(
+        "post",
+        &format!("{SESSION}/answer"),
+        "answerPrompt",
+        "Answer the prompt a blocked session shows",
+    )
+    .tag("sessions")
+    .describe("Presses the keys its CLI expects for the option (`session.prompt.options[].key`).")
+    .body::<Answer>()
+    .answer::<SessionBody>(200, "The session.")
+    .error(400, "A missing option, or one the prompt does not have.")
+    .error(409, "The session is not blocked, or has ended.")
+    .add();
+    spec.op(
+        "post",
+        &format!("{SESSION}/hook"),
+        "sessionHook",
+        "An agent's own report of what it does",
+    )
+    .tag("sessions")
+    .describe(
+        "Sent by `orchestra hook EVENT` from the agent's hooks, with the session's hook token.",
+    )
+    .header_param(
+        HOOK_TOKEN_HEADER,
+        "The session's hook token (given to its agent only).",
+    )
+    .body::<HookReport>()
+    .answer::<SessionBody>(200, "The session, its status as the report says.")
+    .error(
+        401,
+        "No hook token (or, with a server token, no bearer token).",
+    )
+    .error(403, "A hook token that is not this session's.")
+    .error(409, "The session has ended.")
+    .add();
+}
+
+fn orchestrator(spec: &mut Spec) {
+    for (path, id) in [
+        ("/api/status", "status"),
+        ("/api/coding-agents/status", "codingAgentsStatus"),
+    ] {
+        spec.op("get", path, id, "The orchestrator's state and counts")
+            .tag("orchestrator")
+            .answer::<Status>(
+                200,
+                "Autopilot state, tasks by status, sessions, limits, uptime, version.",
+            )
+            .add();
+    }
+    spec.op(
+        "get",
+        "/api/coding-agents/providers",
+        "listProviders",
+        "The agent CLIs orchestra knows and which are installed",
+    )
+    .tag("orchestrator")
+    .answer::<ProviderList>(200, "The providers.")
+    .add();
+    spec.op("get", "/api/coding-agents/events", "events", "Server-Sent Events, one per change")
+        .tag("orchestrator")
+        .describe("Each event's name is its `type`; its data is one `EventFrame` as JSON. A comment `keep-alive` comes every 15 s. A reader that falls behind gets `lagged` with how many it missed, and then reads the state again.")
+        .extension_with("x-event-data", |g| g.subschema_for::<EventFrame>().to_value())
+        .raw_answer(200, json!({
+            "description": "The event stream (it does not end until orchestra stops).",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }))
+        .add();
+    for (action, id, summary) in [
+        (
+            "start",
+            "agentStart",
+            "Bring the orchestrator up, autopilot off (`paused`)",
+        ),
+        ("stop", "agentStop", "End every session (`stopped`)"),
+        ("pause", "agentPause", "Turn autopilot off"),
+        (
+            "resume",
+            "agentResume",
+            "Turn autopilot on: pending tasks start up to the concurrency limit",
+        ),
+    ] {
+        spec.op("post", &format!("/api/agent/{action}"), id, summary)
+            .tag("orchestrator")
+            .answer::<Switched>(200, "The state after the switch.")
+            .add();
+    }
+    spec.op("post", "/api/daemon/stop", "daemonStop", "Stop orchestra")
+        .tag("orchestrator")
+        .describe("Answers, then stops gracefully: every agent is ended (its whole process group), their tasks cancelled, the state saved.")
+        .answer::<DaemonStopped>(200, "How many agents it is ending and how long they may take.")
+        .add();
+    spec.op("get", "/api/openapi.json", "openapi", "This document")
+        .tag("orchestrator")
+        .raw_answer(
+            200,
+            json!({
+                "description": "The OpenAPI 3.1 document of the API.",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            }),
+        )
+        .add();
+}
+
+/// A query flag as the server reads it: `1`/`true` (or bare) on, `0`/`false` off.
+fn flag() -> Value {
+    json!({"type": "string", "enum": ["true", "false", "1", "0", ""]})
+}
+
+/// `{text}` or `{keys}`, never both: the server's rule, which the enum's own schema (each
+/// variant closed to other fields) would state too strictly for a body that may carry
+/// unknown fields and `null`s.
+fn send_message_schema() -> Value {
+    // The wire type decides the field names: a test checks the schema against it.
+    json!({
+        "description": "Text to type and submit the way the provider expects, or named keys to press.",
+        "type": "object",
+        "oneOf": [
+            {"required": ["text"],
+             "properties": {"text": {"type": "string"}, "keys": {"type": "null"}}},
+            {"required": ["keys"],
+             "properties": {
+                "text": {"type": "null"},
+                "keys": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1},
+                    "description": "Key names: enter, tab, shift-tab, esc, backspace, up, down, left, right, home, end, pageup, pagedown, insert, delete, f1–f12, space, a single character, each with ctrl-, alt-, shift- prefixes."}}}
+        ]
+    })
+}
+
+/// The document being built: the generator collects every schema the operations name.
+struct Spec {
+    generator: SchemaGenerator,
+    paths: Map<String, Value>,
+}
+
+/// One operation, added to its path by [`OpBuilder::add`].
+struct OpBuilder<'a> {
+    spec: &'a mut Spec,
+    method: &'static str,
+    path: String,
+    op: Map<String, Value>,
+    params: Vec<Value>,
+    responses: Vec<(u16, Value)>,
+    has_body: bool,
+}
+
+impl Spec {
+    fn new() -> Spec {
+        let settings = SchemaSettings::draft2020_12().with(|s| {
+            s.definitions_path = "#/components/schemas/".into();
+            s.meta_schema = None;
+        });
+        Spec {
+            generator: settings.into_generator(),
+            paths: Map::new(),
+        }
+    }
+
+    fn op(&mut self, method: &'static str, path: &str, id: &str, summary: &str) -> OpBuilder<'_> {
+        let mut op = Map::new();
+        op.insert("operationId".into(), id.into());
+        op.insert("summary".into(), summary.into());
+        let mut params = Vec::new();
+        if path.contains("{id}") {
+            params.push(json!({
+                "name": "id", "in": "path", "required": true,
+                "description": "The id (opaque string) of the task or session.",
+                "schema": {"type": "string"},
+            }));
+        }
+        OpBuilder {
+            spec: self,
+            method,
+            path: path.to_string(),
+            op,
+            params,
+            responses: Vec::new(),
+            has_body: false,
+        }
+    }
+
+    fn finish(mut self) -> Value {
+        let mut schemas = self.generator.take_definitions(true);
+        schemas.sort_keys();
+        json!({
+            "openapi": "3.1.0",
+            "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
+            "info": {
+                "title": "orchestra",
+                "version": super::VERSION,
+                "description": "The HTTP API of orchestra, a cockpit for coding agents: tasks, sessions (subagents in their own terminals), the orchestrator, its events. JSON in and out; every error is `{\"error\": \"<sentence>\"}` with its status. Requests whose Host is not a loopback name are refused (403) unless allowed with --allow-host; with a token configured (--token / ORCHESTRA_TOKEN) every request needs `Authorization: Bearer <token>`. A known path with another method answers 405 with `Allow`; an unknown path 404. Generated from orchestra's wire types (`orchestra openapi`).",
+                "license": {"name": "MIT", "identifier": "MIT"},
+            },
+            "servers": [{"url": "http://127.0.0.1:7077", "description": "orchestra serve (the port it prints)"}],
+            "tags": [
+                {"name": "tasks", "description": "Units of work with a lifecycle."},
+                {"name": "sessions", "description": "Live child processes in their own terminals."},
+                {"name": "worktrees", "description": "Tasks isolated in git worktrees."},
+                {"name": "orchestrator", "description": "State, providers, events, the autopilot."},
+            ],
+            "security": [{"bearer": []}, {}],
+            "paths": self.paths,
+            "components": {
+                "schemas": schemas,
+                "securitySchemes": {"bearer": {
+                    "type": "http", "scheme": "bearer",
+                    "description": "Required when orchestra runs with a token (--token / ORCHESTRA_TOKEN).",
+                }},
+            },
+        })
+    }
+}
+
+impl OpBuilder<'_> {
+    fn tag(mut self, tag: &str) -> Self {
+        self.op.insert("tags".into(), json!([tag]));
+        self
+    }
+
+    fn describe(mut self, text: &str) -> Self {
+        self.op.insert("description".into(), text.into());
+        self
+    }
+
+    /// An `x-` extension whose value names schemas of the document.
+    fn extension_with(
+        mut self,
+        key: &str,
+        value: impl FnOnce(&mut SchemaGenerator) -> Value,
+    ) -> Self {
+        let value = value(&mut self.spec.generator);
+        self.op.insert(key.into(), value);
+        self
+    }
+
+    /// A query parameter whose values are `T`'s.
+    fn query_of<T: JsonSchema>(self, name: &str, description: &str) -> Self {
+        let schema = self.spec.generator.subschema_for::<T>().to_value();
+        self.query(name, schema, description)
+    }
+
+    fn query(mut self, name: &str, schema: Value, description: &str) -> Self {
+        self.params.push(json!({
+            "name": name, "in": "query", "required": false,
+            "description": description, "schema": schema,
+        }));
+        self
+    }
+
+    fn path_param(mut self, name: &str, description: &str) -> Self {
+        self.params.push(json!({
+            "name": name, "in": "path", "required": true,
+            "description": description, "schema": {"type": "string"},
+        }));
+        self
+    }
+
+    fn header_param(mut self, name: &str, description: &str) -> Self {
+        self.params.push(json!({
+            "name": name, "in": "header", "required": true,
+            "description": description, "schema": {"type": "string"},
+        }));
+        self
+    }
+
+    /// The request body, as the type `T` a client sends. The server reads bodies field by
+    /// field and takes a `null` field as absent, so every optional field may be `null`.
+    fn body<T: JsonSchema>(self) -> Self {
+        let schema = request_schema::<T>(&mut self.spec.generator);
+        let required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| !r.is_empty());
+        self.body_schema(schema, required)
+    }
+
+    /// A body of optional fields of which at least one must be given (not `null`).
+    fn body_at_least_one<T: JsonSchema>(self) -> Self {
+        let mut schema = request_schema::<T>(&mut self.spec.generator);
+        let fields: Vec<String> = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        let one_of_them: Vec<Value> = fields
+            .iter()
+            .map(|f| json!({"required": [f], "properties": {f: {"not": {"type": "null"}}}}))
+            .collect();
+        if let Some(o) = schema.as_object_mut() {
+            o.insert("anyOf".into(), Value::Array(one_of_them));
+        }
+        self.body_schema(schema, true)
+    }
+
+    fn body_schema(mut self, schema: Value, required: bool) -> Self {
+        self.op.insert(
+            "requestBody".into(),
+            json!({"required": required, "content": {"application/json": {"schema": schema}}}),
+        );
+        self.has_body = true;
+        self
+    }
+
+    /// The success answer: `T` as JSON.
+    fn answer<T: JsonSchema>(self, status: u16, description: &str) -> Self {
+        let schema = self.spec.generator.subschema_for::<T>().to_value();
+        self.raw_answer(
+            status,
+            json!({"description": description,
+                "content": {"application/json": {"schema": schema}}}),
+        )
+    }
+
+    fn raw_answer(mut self, status: u16, response: Value) -> Self {
+        self.responses.push((status, response));
+        self
+    }
+
+    /// An error status and what it means here (the body is always [`ErrorBody`]).
+    fn error(mut self, status: u16, description: &str) -> Self {
+        let schema = self.spec.generator.subschema_for::<ErrorBody>().to_value();
+        let response = json!({"description": description,
+            "content": {"application/json": {"schema": schema}}});
+        match self.responses.iter_mut().find(|(s, _)| *s == status) {
+            Some(existing) => existing.1 = response,
+            None => self.responses.push((status, response)),
+        }
+        self
+    }
+
+    /// The errors every operation of its kind can answer, unless it said more precisely.
+    fn common_errors(mut self) -> Self {
+        let said = |s: &Self, status: u16| s.responses.iter().any(|(st, _)| *st == status);
+        if !said(&self, 401) {
+            self = self.error(
+                401,
+                "No or wrong bearer token (when orchestra runs with a token).",
+            );
+        }
+        if !said(&self, 403) {
+            self = self.error(403, "The Host is not a loopback name (nor allowed with --allow-host), or a web page of another site sent the request.");
+        }
+        if self.path.contains("{id}") && !said(&self, 404) {
+            let what = if self.path.starts_with(TASKS) {
+                "task"
+            } else {
+                "session"
+            };
+            self = self.error(404, &format!("No {what} with this id."));
+        }
+        if self.has_body {
+            if !said(&self, 400) {
+                self = self.error(
+                    400,
+                    "The body is not a JSON object, or a field is missing or of the wrong type.",
+                );
+            }
+            self = self.error(413, "The body is larger than 1 MiB.");
+        } else if !said(&self, 400) && !self.params.iter().all(|p| p["in"] == "path") {
+            self = self.error(400, "A query value that is not valid.");
+        }
+        self
+    }
+
+    fn add(self) {
+        let mut this = self.common_errors();
+        let mut responses = std::mem::take(&mut this.responses);
+        responses.sort_by_key(|(s, _)| *s);
+        let responses: Map<String, Value> = responses
+            .into_iter()
+            .map(|(s, r)| (s.to_string(), r))
+            .collect();
+        let mut op = this.op;
+        if !this.params.is_empty() {
+            op.insert("parameters".into(), Value::Array(this.params));
+        }
+        op.insert("responses".into(), Value::Object(responses));
+        let item = this
+            .spec
+            .paths
+            .entry(this.path)
+            .or_insert_with(|| json!({}));
+        if let Some(item) = item.as_object_mut() {
+            item.insert(this.method.into(), Value::Object(op));
+        }
+    }
+}
+
+/// `T`'s schema inlined as a request body, each optional field also allowing `null`.
+fn request_schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Value {
+    let mut schema = T::json_schema(generator).to_value();
+    let Some(object) = schema.as_object_mut() else {
+        return schema;
+    };
+    object.remove("title");
+    let required: Vec<Value> = object
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(props) = object.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, prop) in props.iter_mut() {
+            if !required.contains(&Value::String(name.clone())) {
+                *prop = nullable(prop.take());
+            }
+        }
+    }
+    schema
+}
+
+/// A property schema that also allows `null` (once).
+fn nullable(schema: Value) -> Value {
+    let allows_null = |s: &Value| match s.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+        _ => false,
+    };
+    if allows_null(&schema)
+        || schema
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .is_some_and(|v| v.iter().any(allows_null))
+    {
+        return schema;
+    }
+    match schema.get("type").cloned() {
+        Some(Value::String(t)) if schema.get("enum").is_none() => {
+            let mut s = schema;
+            s["type"] = json!([t, "null"]);
+            s
+        }
+        _ => json!({"anyOf": [schema, {"type": "null"}]}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::request::SendMessage;
+
+    #[test]
+    fn every_operation_documents_its_errors_as_error_bodies() {
+        let doc = document();
+        let paths = doc["paths"].as_object().expect("paths");
+        for (path, item) in paths {
+            for (method, op) in item.as_object().expect("path item") {
+                let responses = op["responses"].as_object().expect("responses");
+                assert!(responses.contains_key("401"), "{method} {path}: no 401");
+                for (status, r) in responses {
+                    if status.starts_with('4') || status.starts_with('5') {
+                        assert_eq!(
+                            r["content"]["application/json"]["schema"]["$ref"],
+                            "#/components/schemas/ErrorBody",
+                            "{method} {path} {status}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            doc["components"]["schemas"]["ErrorBody"]["required"],
+            json!(["error"])
+        );
+    }
+
+    #[test]
+    fn optional_request_fields_take_null_and_required_ones_do_not() {
+        let doc = document();
+        let body = &doc["paths"][TASKS]["post"]["requestBody"];
+        assert_eq!(body["required"], true);
+        let schema = &body["content"]["application/json"]["schema"];
+        assert_eq!(schema["required"], json!(["name"]));
+        assert_eq!(schema["properties"]["name"]["type"], "string");
+        assert_eq!(
+            schema["properties"]["providerId"]["type"],
+            json!(["string", "null"])
+        );
+        let patch =
+            &doc["paths"][TASK]["patch"]["requestBody"]["content"]["application/json"]["schema"];
+        assert_eq!(patch["anyOf"].as_array().map(Vec::len), Some(5));
+    }
+
+    #[test]
+    fn the_send_message_schema_names_the_wire_fields() {
+        let text = serde_json::to_value(SendMessage::Text("a".into())).unwrap();
+        let keys = serde_json::to_value(SendMessage::Keys(vec!["enter".into()])).unwrap();
+        let schema = send_message_schema();
+        assert_eq!(
+            schema["oneOf"][0]["required"][0],
+            *text.as_object().unwrap().keys().next().unwrap()
+        );
+        assert_eq!(
+            schema["oneOf"][1]["required"][0],
+            *keys.as_object().unwrap().keys().next().unwrap()
+        );
+    }
+}
