@@ -581,7 +581,62 @@ impl Spec {
         }
     }
 
+    /// Links from the answers that create a task or a session to every operation on one:
+    /// what a client (and Schemathesis's stateful phase) follows to reach real resources.
+    fn link_created(&mut self) {
+        let by_id: Vec<(String, String)> = self
+            .paths
+            .iter()
+            .filter(|(path, _)| path.contains("{id}"))
+            .flat_map(|(path, item)| {
+                item.as_object()
+                    .into_iter()
+                    .flat_map(|ops| ops.values())
+                    .filter_map(|op| op["operationId"].as_str())
+                    .map(|id| (path.clone(), id.to_string()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let creators = [
+            (TASKS, "post", "201", "$response.body#/task/id"),
+            (
+                &*format!("{TASK}/retry"),
+                "post",
+                "201",
+                "$response.body#/task/id",
+            ),
+            (SESSIONS, "post", "201", "$response.body#/sessionId"),
+        ];
+        for (path, method, status, id) in creators {
+            let prefix = if path.starts_with(TASKS) {
+                TASK
+            } else {
+                SESSION
+            };
+            let links: Map<String, Value> = by_id
+                .iter()
+                .filter(|(p, _)| p.starts_with(prefix))
+                .map(|(_, op)| {
+                    (
+                        op.clone(),
+                        json!({"operationId": op, "parameters": {"id": id}}),
+                    )
+                })
+                .collect();
+            if let Some(response) = self
+                .paths
+                .get_mut(path)
+                .and_then(|item| item.get_mut(method))
+                .and_then(|op| op["responses"].get_mut(status))
+                .and_then(Value::as_object_mut)
+            {
+                response.insert("links".into(), Value::Object(links));
+            }
+        }
+    }
+
     fn finish(mut self) -> Value {
+        self.link_created();
         let mut schemas = self.generator.take_definitions(true);
         schemas.sort_keys();
         json!({
