@@ -1,22 +1,13 @@
 //! The task model and its state machine. Pure: no I/O, no clocks except the `now` passed in.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
 /// Where a task is in its life. `Completed`, `Failed` and `Cancelled` are final.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum TaskStatus {
@@ -89,7 +80,7 @@ impl FromStr for TaskStatus {
 }
 
 /// A step's status. Steps are looser than tasks: any status may follow any other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StepStatus {
     Pending,
@@ -141,7 +132,7 @@ impl FromStr for StepStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Step {
     pub id: String,
     pub description: String,
@@ -150,7 +141,7 @@ pub struct Step {
     pub output: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskResult {
     pub success: bool,
@@ -164,7 +155,7 @@ pub struct TaskResult {
 }
 
 /// Progress is a number from 0 to 100; whole numbers serialise as integers.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Deserialize, JsonSchema)]
 pub struct Progress(#[schemars(range(min = 0, max = 100))] f64);
 
 impl Progress {
@@ -187,7 +178,7 @@ impl Serialize for Progress {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskMetadata {
     pub status: TaskStatus,
@@ -242,7 +233,7 @@ pub struct TaskMetadata {
     Hash,
     Serialize,
     Deserialize,
-    schemars::JsonSchema,
+    JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Approval {
@@ -290,9 +281,7 @@ impl FromStr for Approval {
 }
 
 /// Where a task's agent works: its own git worktree, or the directory as it is.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Isolation {
     Worktree,
@@ -314,7 +303,7 @@ impl FromStr for Isolation {
 }
 
 /// What became of a task's worktree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WorktreeOutcome {
     /// Merged into the base branch; worktree and branch removed.
@@ -326,7 +315,7 @@ pub enum WorktreeOutcome {
 }
 
 /// A task's worktree and what became of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskWorktree {
     #[serde(flatten)]
@@ -345,7 +334,7 @@ impl TaskWorktree {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Task {
     pub id: String,
     pub name: String,

@@ -27,6 +27,17 @@ fn the_committed_document_is_the_generated_one() {
 }
 
 #[test]
+fn orchestra_openapi_prints_the_document() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orchestra"))
+        .arg("openapi")
+        .env("HOME", std::env::temp_dir())
+        .output()
+        .expect("run orchestra openapi");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), document_text());
+}
+
+#[test]
 fn the_server_serves_the_document_with_the_same_token_rule_as_every_route() {
     let s = Server::start_with(&["--token", "sesame"]);
     let r = s.get("/api/openapi.json");

@@ -3,10 +3,11 @@
 //! the TUI send, and their JSON is what the API reads.
 
 use crate::task::{Approval, Isolation, StepStatus, TaskStatus};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `POST /tasks`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewTask {
     /// What the task is called (not blank).
@@ -32,7 +33,7 @@ pub struct NewTask {
 }
 
 /// `PATCH /tasks/:id`: only the fields given change.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
@@ -49,13 +50,13 @@ pub struct TaskChange {
 }
 
 /// `POST /tasks/:id/output`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OutputLines {
     pub output: String,
 }
 
 /// `POST /tasks/:id/steps`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NewStep {
     /// What the step does (not blank).
     #[schemars(length(min = 1), pattern(r"\S"))]
@@ -63,7 +64,7 @@ pub struct NewStep {
 }
 
 /// `PATCH /tasks/:id/steps/:stepId`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct StepChange {
     pub status: StepStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,14 +73,14 @@ pub struct StepChange {
 
 /// `POST /tasks/:id/continue`: the agent's next request on the task's conversation
 /// (without one, the engine's default, "Continue where you left off.").
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ContinueTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
 /// `POST /sessions`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewSession {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,7 +100,7 @@ pub struct NewSession {
 }
 
 /// `POST /sessions/:id/messages`: text typed and submitted, or named keys pressed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SendMessage {
     Text(String),
@@ -107,7 +108,7 @@ pub enum SendMessage {
 }
 
 /// `POST /sessions/:id/answer`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Answer {
     /// The key of one of the prompt's options (a number is taken as its digits).
     #[schemars(with = "OptionKey")]
@@ -115,7 +116,7 @@ pub struct Answer {
 }
 
 /// `POST /sessions/:id/resize`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Resize {
     #[schemars(range(min = 2, max = 1000))]
     pub cols: u16,
@@ -125,7 +126,7 @@ pub struct Resize {
 
 /// `POST /sessions/:id/hook`: an agent's own report of what it does, sent by `orchestra hook
 /// EVENT` from the agent's hooks with the session's hook token (`X-Orchestra-Hook-Token`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HookReport {
     /// The event as the CLI names it: Claude Code's `UserPromptSubmit`, `PermissionRequest`,
@@ -149,7 +150,7 @@ pub struct HookReport {
 pub const HOOK_TOKEN_HEADER: &str = "x-orchestra-hook-token";
 
 /// `POST /worktrees/gc`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Gc {
     /// Worktrees of tasks finished longer ago than this go (default: 7 days).
@@ -168,7 +169,7 @@ impl Gc {
 }
 
 /// An option's key as `POST …/answer` takes it: a string, or a number for its digits.
-#[derive(schemars::JsonSchema)]
+#[derive(JsonSchema)]
 #[serde(untagged)]
 #[allow(dead_code)]
 enum OptionKey {
