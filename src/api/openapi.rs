@@ -648,7 +648,8 @@ impl Spec {
                 "description": "The HTTP API of orchestra, a cockpit for coding agents: tasks, sessions (subagents in their own terminals), the orchestrator, its events. JSON in and out; every error is `{\"error\": \"<sentence>\"}` with its status. Requests whose Host is not a loopback name are refused (403) unless allowed with --allow-host; with a token configured (--token / ORCHESTRA_TOKEN) every request needs `Authorization: Bearer <token>`. A known path with another method answers 405 with `Allow`; an unknown path 404. Generated from orchestra's wire types (`orchestra openapi`).",
                 "license": {"name": "MIT", "identifier": "MIT"},
             },
-            "servers": [{"url": "http://127.0.0.1:7077", "description": "orchestra serve (the port it prints)"}],
+            // Relative: the orchestra that serves the document (`orchestra serve` prints its URL).
+            "servers": [{"url": "/"}],
             "tags": [
                 {"name": "tasks", "description": "Units of work with a lifecycle."},
                 {"name": "sessions", "description": "Live child processes in their own terminals."},

@@ -43,8 +43,11 @@ pub struct TaskChange {
     pub progress: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A new name (not blank), while the task is pending.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1), pattern(r"\S"))]
     pub name: Option<String>,
+    /// A new description, while the task is pending (not blank if its provider runs it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
