@@ -33,7 +33,11 @@ fn orchestra_openapi_prints_the_document() {
         .env("HOME", std::env::temp_dir())
         .output()
         .expect("run orchestra openapi");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), document_text());
 }
 

@@ -4,10 +4,10 @@
 //! drift from the code; this module adds what types cannot say: the paths, parameters,
 //! statuses and the sentence of each.
 
-use crate::task::{TaskResult, TaskStatus};
+use crate::task::{StepStatus, TaskResult, TaskStatus};
 use crate::wire::request::{
     Answer, ContinueTask, Gc, HOOK_TOKEN_HEADER, HookReport, NewSession, NewStep, NewTask,
-    OutputLines, Resize, StepChange, TaskChange,
+    OutputLines, Resize, SendMessage, StepChange, TaskChange,
 };
 use crate::wire::{
     CollectedList, DaemonStopped, DiffBody, Discarded, ErrorBody, EventFrame, MergedTask,
@@ -68,6 +68,12 @@ fn tasks(spec: &mut Spec) {
         .tag("tasks")
         .describe("The task is `pending` with progress 0. `description` may be left out only for providers that do not run it (`needsDescription: false` in `GET /providers`, e.g. `shell`). Default provider: the configured one, else the first installed coding agent, else `shell`; default directory: the server's.")
         .body::<NewTask>()
+        .example(&NewTask {
+            name: "tests".into(),
+            description: "cargo test".into(),
+            provider_id: Some("shell".into()),
+            ..NewTask::default()
+        })
         .answer::<TaskBody>(201, "The new task.")
         .error(400, "A missing or blank name, a missing description its provider needs, an unknown provider, isolation or approval, or a workingDirectory that is not an existing directory.")
         .error(409, "`isolation: worktree` where the directory is not in a git repository, or the base ref is unknown.")
@@ -81,6 +87,10 @@ fn tasks(spec: &mut Spec) {
         .tag("tasks")
         .describe("Only the fields given change; status moves only along the state machine (`pending → running | completed | failed | cancelled`, `running → paused | completed | failed | cancelled`, `paused → running | completed | failed | cancelled`). Name and description change on pending tasks only.")
         .body_at_least_one::<TaskChange>()
+        .example(&TaskChange {
+            progress: Some(40.0),
+            ..TaskChange::default()
+        })
         .answer::<TaskBody>(200, "The task as changed.")
         .error(400, "No field to change, a progress outside 0–100, an unknown status, or a field of the wrong type.")
         .error(409, "The move is not legal from the task's status, or the task is finished.")
@@ -153,6 +163,9 @@ fn tasks(spec: &mut Spec) {
     spec.op("post", &format!("{TASK}/continue"), "continueTask", "Run the agent again on the task's conversation")
         .tag("tasks")
         .body::<ContinueTask>()
+        .example(&ContinueTask {
+            message: Some("Now add tests.".into()),
+        })
         .answer::<TaskBody>(200, "The task, running again.")
         .error(409, "The task is not finished, its session is alive, or its provider cannot continue a conversation.")
         .error(429, "As many sessions as allowed are alive (`maxSessions`).")
@@ -166,6 +179,9 @@ fn tasks(spec: &mut Spec) {
     )
     .tag("tasks")
     .body::<OutputLines>()
+    .example(&OutputLines {
+        output: "compiling\nok".into(),
+    })
     .answer::<TaskBody>(200, "The task with the lines appended.")
     .error(409, "The task is finished.")
     .add();
@@ -177,6 +193,9 @@ fn tasks(spec: &mut Spec) {
     )
     .tag("tasks")
     .body::<NewStep>()
+    .example(&NewStep {
+        description: "Run the tests".into(),
+    })
     .answer::<StepAdded>(201, "The new step and its id.")
     .error(400, "A missing or blank description.")
     .error(409, "The task is finished.")
@@ -190,6 +209,10 @@ fn tasks(spec: &mut Spec) {
     .tag("tasks")
     .path_param("stepId", "The step's id.")
     .body::<StepChange>()
+    .example(&StepChange {
+        status: StepStatus::Completed,
+        output: Some("42 passed".into()),
+    })
     .answer::<StepBody>(200, "The step as changed.")
     .error(
         404,
@@ -206,6 +229,13 @@ fn tasks(spec: &mut Spec) {
     .tag("tasks")
     .describe("`success: true` completes it (progress 100), `false` fails it.")
     .body::<TaskResult>()
+    .example(&TaskResult {
+        success: true,
+        summary: "Fixed the parser".into(),
+        files_modified: vec!["src/parse.rs".into()],
+        files_created: vec![],
+        error: None,
+    })
     .answer::<TaskBody>(200, "The finished task.")
     .error(409, "The task is finished.")
     .add();
@@ -277,6 +307,13 @@ fn sessions(spec: &mut Spec) {
         .tag("sessions")
         .describe("No providerId: the configured default, else the first installed coding-agent CLI. Provider `shell`: the user's shell, with `task` typed as its first line.")
         .body::<NewSession>()
+        .example(&NewSession {
+            task: Some("ls".into()),
+            provider_id: Some("shell".into()),
+            cols: Some(120),
+            rows: Some(40),
+            ..NewSession::default()
+        })
         .answer::<SessionCreated>(201, "The new session.")
         .error(400, "An unknown provider or approval, a size out of range, a workingDirectory that is not an existing directory, or a missing task its provider needs.")
         .error(429, "As many sessions as allowed are alive (`maxSessions`).")
@@ -311,6 +348,7 @@ fn sessions(spec: &mut Spec) {
     )
     .tag("sessions")
     .body_schema(send_message_schema(), true)
+    .example(&SendMessage::Text("ls".into()))
     .answer::<MessageBody>(201, "The message as recorded.")
     .error(
         400,
@@ -372,6 +410,10 @@ fn sessions(spec: &mut Spec) {
     )
     .tag("sessions")
     .body::<Resize>()
+    .example(&Resize {
+        cols: 100,
+        rows: 30,
+    })
     .answer::<SessionBody>(200, "The session at its new size.")
     .error(
         400,
@@ -750,6 +792,19 @@ impl OpBuilder<'_> {
         self.body_schema(schema, true)
     }
 
+    /// An example body, as the wire type encodes it.
+    fn example<T: serde::Serialize>(mut self, value: &T) -> Self {
+        if let (Ok(example), Some(media)) = (
+            serde_json::to_value(value),
+            self.op
+                .get_mut("requestBody")
+                .map(|b| &mut b["content"]["application/json"]),
+        ) {
+            media["example"] = example;
+        }
+        self
+    }
+
     fn body_schema(mut self, schema: Value, required: bool) -> Self {
         self.op.insert(
             "requestBody".into(),
@@ -894,7 +949,6 @@ fn nullable(schema: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::request::SendMessage;
 
     #[test]
     fn every_operation_documents_its_errors_as_error_bodies() {
