@@ -474,4 +474,66 @@ mod tests {
         .to_string();
         assert!(e.contains("missing field"), "{e}");
     }
+
+    /// Every frame the encoder can make has exactly the fields of its `type`'s branch in the
+    /// schema (the OpenAPI document's `EventFrame`), the required ones all present.
+    #[test]
+    fn the_schema_has_one_branch_per_frame_with_its_fields() {
+        let mut generator = schemars::SchemaGenerator::default();
+        let schema = <EventFrame as schemars::JsonSchema>::json_schema(&mut generator).to_value();
+        let branches = schema["oneOf"].as_array().expect("oneOf").clone();
+        let mut frames: Vec<EventFrame> = TaskEventKind::ALL
+            .into_iter()
+            .map(|kind| {
+                EventFrame::Change(Event::Task {
+                    kind,
+                    task: Arc::new(task()),
+                    lines: Arc::new(vec!["a".into()]),
+                })
+            })
+            .collect();
+        frames.extend(SessionEventKind::ALL.into_iter().map(|kind| {
+            EventFrame::Change(Event::Session {
+                kind,
+                session: Arc::new(session(None)),
+            })
+        }));
+        frames.push(EventFrame::Change(Event::Message {
+            session_id: "s1".into(),
+            message: Arc::new(Message {
+                id: "m1".into(),
+                role: Role::User,
+                text: "hi".into(),
+                at: 1,
+                keys: None,
+                auto: None,
+            }),
+        }));
+        frames.push(EventFrame::Change(Event::Orchestrator {
+            state: RunState::Running,
+        }));
+        frames.push(EventFrame::Lagged(Lagged { missed: 2 }));
+        assert_eq!(frames.len(), branches.len(), "one branch per kind of frame");
+        for frame in frames {
+            let json = serde_json::to_value(&frame).unwrap();
+            let kind = json["type"].clone();
+            let branch = branches
+                .iter()
+                .find(|b| b["properties"]["type"]["const"] == kind)
+                .unwrap_or_else(|| panic!("no branch for {kind}"));
+            let fields: Vec<&String> = json.as_object().unwrap().keys().collect();
+            let mut documented: Vec<&String> =
+                branch["properties"].as_object().unwrap().keys().collect();
+            let mut given = fields.clone();
+            given.sort();
+            documented.sort();
+            assert_eq!(given, documented, "{kind}");
+            for required in branch["required"].as_array().unwrap() {
+                assert!(
+                    json.get(required.as_str().unwrap()).is_some(),
+                    "{kind}: {required}"
+                );
+            }
+        }
+    }
 }
