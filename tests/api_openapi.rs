@@ -3,9 +3,9 @@
 
 mod support;
 
-use orchestra::api::openapi::{document, document_text};
+use orchestra::api::openapi::{TokenRequired, document, document_for, document_text};
 use orchestra::api::route_paths;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use support::Server;
 
@@ -46,8 +46,15 @@ fn the_server_serves_the_document_with_the_same_token_rule_as_every_route() {
     let s = Server::start_with(&["--token", "sesame"]);
     let r = s.get("/api/openapi.json");
     assert_eq!(r.status, 200, "{}", r.body);
-    assert_eq!(r.json(), document());
     assert_eq!(r.json()["openapi"], "3.1.0");
+    // This server needs its token, and its document says so; otherwise it is the one
+    // committed, where the token is optional.
+    let served = r.json();
+    assert_eq!(served["security"], json!([{"bearer": []}]));
+    assert_eq!(served, document_for(TokenRequired(true)));
+    let mut as_committed = served.clone();
+    as_committed["security"] = document()["security"].clone();
+    assert_eq!(as_committed, document());
     let anonymous = support::raw_request(&s.addr, "GET", "/api/openapi.json", None, &[]);
     assert_eq!(anonymous.status, 401, "{}", anonymous.body);
     assert!(anonymous.json()["error"].is_string());
@@ -72,6 +79,13 @@ fn every_route_of_the_router_is_documented_with_its_methods() {
     let doc = document();
     let paths = doc["paths"].as_object().expect("paths");
     let s = Server::start();
+    let served = s.get("/api/openapi.json");
+    assert_eq!(served.status, 200, "{}", served.body);
+    assert_eq!(
+        served.json(),
+        doc,
+        "a server without a token serves the committed document"
+    );
     let routes: BTreeSet<&str> = route_paths().into_iter().collect();
     for path in &routes {
         let documented: BTreeSet<String> = paths

@@ -28,8 +28,10 @@ pub fn router(engine: Engine, access: Access) -> Router {
     // The routes are one service under an outer router's fallback so that the layers below
     // see each response as it leaves: a route's own layers run before axum adds the `Allow`
     // header of a 405, which the JSON error must name.
+    let token_required = openapi::TokenRequired(access.token.is_some());
     Router::new()
         .fallback_service(routes(engine))
+        .layer(axum::Extension(token_required))
         .layer(DefaultBodyLimit::max(body::MAX_BODY))
         .layer(axum::middleware::map_response(error::json_errors))
         .layer(axum::middleware::from_fn_with_state(

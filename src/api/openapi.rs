@@ -14,17 +14,38 @@ use crate::wire::{
     MessageBody, MessageList, Peek, ProviderList, SessionBody, SessionCreated, SessionList, Status,
     StepAdded, StepBody, StreamEvent, StreamRequest, Switched, TaskBody, TaskList, WorktreeList,
 };
-use axum::Json;
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 use std::sync::OnceLock;
 
-/// `GET /api/openapi.json`.
-pub async fn serve() -> Response {
-    static DOC: OnceLock<Value> = OnceLock::new();
-    Json(DOC.get_or_init(document)).into_response()
+/// Whether the serving orchestra requires a token (`--token`): the document it serves says
+/// so, making the bearer scheme required rather than optional.
+#[derive(Debug, Clone, Copy)]
+pub struct TokenRequired(pub bool);
+
+/// `GET /api/openapi.json`: the document, as this server's token setting makes it.
+pub async fn serve(Extension(TokenRequired(required)): Extension<TokenRequired>) -> Response {
+    static OPEN: OnceLock<Value> = OnceLock::new();
+    static GUARDED: OnceLock<Value> = OnceLock::new();
+    let doc = if required {
+        GUARDED.get_or_init(|| document_for(TokenRequired(true)))
+    } else {
+        OPEN.get_or_init(document)
+    };
+    Json(doc).into_response()
+}
+
+/// The document of a server with or without a token. Without one (and in the committed
+/// copy) the bearer scheme is optional: it is needed only where orchestra was given a token.
+pub fn document_for(token: TokenRequired) -> Value {
+    let mut doc = document();
+    if token.0 {
+        doc["security"] = json!([{"bearer": []}]);
+    }
+    doc
 }
 
 /// The document as `docs/openapi.json` holds it (pretty, with a final newline).
