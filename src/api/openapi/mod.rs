@@ -181,6 +181,7 @@ fn tasks(spec: &mut Spec) {
     )
     .answer::<TaskBody>(201, "The new task.")
     .error(409, "The task is not finished.")
+    .error(503, "The task's provider is not installed here (any more).")
     .add();
     spec.op("post", &format!("{TASK}/continue"), "continueTask", "Run the agent again on the task's conversation")
         .tag("tasks")
