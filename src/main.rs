@@ -11,6 +11,10 @@ fn main() -> ExitCode {
             print_completions(*shell);
             return ExitCode::SUCCESS;
         }
+        Some(Command::Openapi) => {
+            print!("{}", orchestra::api::openapi::document_text());
+            return ExitCode::SUCCESS;
+        }
         Some(Command::Man { dir }) => {
             return match write_man(dir.as_deref()) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -1,11 +1,14 @@
 //! The task model and its state machine. Pure: no I/O, no clocks except the `now` passed in.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
 /// Where a task is in its life. `Completed`, `Failed` and `Cancelled` are final.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum TaskStatus {
     Pending,
@@ -77,7 +80,7 @@ impl FromStr for TaskStatus {
 }
 
 /// A step's status. Steps are looser than tasks: any status may follow any other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StepStatus {
     Pending,
@@ -129,7 +132,7 @@ impl FromStr for StepStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Step {
     pub id: String,
     pub description: String,
@@ -138,7 +141,7 @@ pub struct Step {
     pub output: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskResult {
     pub success: bool,
@@ -152,8 +155,8 @@ pub struct TaskResult {
 }
 
 /// Progress is a number from 0 to 100; whole numbers serialise as integers.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Deserialize)]
-pub struct Progress(f64);
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Deserialize, JsonSchema)]
+pub struct Progress(#[schemars(range(min = 0, max = 100))] f64);
 
 impl Progress {
     pub fn new(value: f64) -> Option<Progress> {
@@ -175,7 +178,7 @@ impl Serialize for Progress {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskMetadata {
     pub status: TaskStatus,
@@ -219,7 +222,18 @@ pub struct TaskMetadata {
 /// How much a session's agent may do without asking: the preset chooses the CLI's own flags
 /// (`approval_args` in the provider table) and which prompts orchestra answers by itself.
 #[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Approval {
@@ -267,7 +281,7 @@ impl FromStr for Approval {
 }
 
 /// Where a task's agent works: its own git worktree, or the directory as it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Isolation {
     Worktree,
@@ -289,7 +303,7 @@ impl FromStr for Isolation {
 }
 
 /// What became of a task's worktree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WorktreeOutcome {
     /// Merged into the base branch; worktree and branch removed.
@@ -301,7 +315,7 @@ pub enum WorktreeOutcome {
 }
 
 /// A task's worktree and what became of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskWorktree {
     #[serde(flatten)]
@@ -320,7 +334,7 @@ impl TaskWorktree {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Task {
     pub id: String,
     pub name: String,

@@ -4,6 +4,7 @@ mod body;
 mod error;
 mod events;
 pub mod guard;
+pub mod openapi;
 mod orchestrator;
 mod sessions;
 mod sessions_common;
@@ -19,7 +20,7 @@ use crate::engine::Engine;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Uri};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -27,8 +28,10 @@ pub fn router(engine: Engine, access: Access) -> Router {
     // The routes are one service under an outer router's fallback so that the layers below
     // see each response as it leaves: a route's own layers run before axum adds the `Allow`
     // header of a 405, which the JSON error must name.
+    let token_required = openapi::TokenRequired(access.token.is_some());
     Router::new()
         .fallback_service(routes(engine))
+        .layer(axum::Extension(token_required))
         .layer(DefaultBodyLimit::max(body::MAX_BODY))
         .layer(axum::middleware::map_response(error::json_errors))
         .layer(axum::middleware::from_fn_with_state(
@@ -38,63 +41,110 @@ pub fn router(engine: Engine, access: Access) -> Router {
 }
 
 fn routes(engine: Engine) -> Router {
-    const T: &str = "/api/coding-agents/tasks";
-    const S: &str = "/api/coding-agents/sessions";
-    Router::new()
-        .route(T, get(tasks::list).post(tasks::create))
-        .route(
-            &format!("{T}/{{id}}"),
-            get(tasks::get).patch(tasks::patch).delete(tasks::delete),
-        )
-        .route(&format!("{T}/{{id}}/start"), post(tasks::start))
-        .route(&format!("{T}/{{id}}/pause"), post(tasks::pause))
-        .route(&format!("{T}/{{id}}/resume"), post(tasks::resume))
-        .route(&format!("{T}/{{id}}/cancel"), post(tasks::cancel))
-        .route(&format!("{T}/{{id}}/retry"), post(tasks::retry))
-        .route(&format!("{T}/{{id}}/continue"), post(tasks::continue_))
-        .route(&format!("{T}/{{id}}/output"), post(tasks::output))
-        .route(&format!("{T}/{{id}}/steps"), post(tasks::add_step))
-        .route(
-            &format!("{T}/{{id}}/steps/{{step_id}}"),
-            axum::routing::patch(tasks::update_step),
-        )
-        .route(&format!("{T}/{{id}}/result"), post(tasks::result))
-        .route(&format!("{T}/{{id}}/diff"), get(tasks::diff))
-        .route(&format!("{T}/{{id}}/merge"), post(tasks::merge))
-        .route(&format!("{T}/{{id}}/discard"), post(tasks::discard))
-        .route("/api/coding-agents/worktrees", get(worktrees::list))
-        .route("/api/coding-agents/worktrees/gc", post(worktrees::gc))
-        .route(S, get(sessions::list).post(sessions::spawn))
-        .route(
-            &format!("{S}/{{id}}"),
-            get(sessions::get).delete(sessions::delete),
-        )
-        .route(
-            &format!("{S}/{{id}}/messages"),
-            get(sessions::messages).post(sessions::send),
-        )
-        .route(&format!("{S}/{{id}}/peek"), get(sessions::peek))
-        .route(
-            &format!("{S}/{{id}}/stream"),
-            get(stream::connect).layer(axum::Extension(Arc::new(stream::Streams::default()))),
-        )
-        .route(&format!("{S}/{{id}}/transcript"), get(sessions::transcript))
-        .route(&format!("{S}/{{id}}/resize"), post(sessions::resize))
-        .route(&format!("{S}/{{id}}/pause"), post(sessions::pause))
-        .route(&format!("{S}/{{id}}/resume"), post(sessions::resume))
-        .route(&format!("{S}/{{id}}/answer"), post(sessions::answer))
-        .route(&format!("{S}/{{id}}/hook"), post(sessions::hook))
-        .route("/api/coding-agents/status", get(orchestrator::status))
-        .route("/api/coding-agents/providers", get(orchestrator::providers))
-        .route("/api/coding-agents/events", get(events::stream))
-        .route("/api/status", get(orchestrator::status))
-        .route("/api/agent/start", post(orchestrator::agent_start))
-        .route("/api/agent/stop", post(orchestrator::agent_stop))
-        .route("/api/agent/pause", post(orchestrator::agent_pause))
-        .route("/api/agent/resume", post(orchestrator::agent_resume))
-        .route("/api/daemon/stop", post(orchestrator::daemon_stop))
+    route_table()
+        .into_iter()
+        .fold(Router::new(), |router, (path, methods)| {
+            router.route(path, methods)
+        })
         .fallback(unknown_route)
         .with_state(engine)
+}
+
+/// Every route path the router serves, in axum's (and OpenAPI's) `{param}` syntax: what
+/// the OpenAPI document must cover (`tests/api_openapi.rs` checks each path's methods
+/// against it).
+pub fn route_paths() -> Vec<&'static str> {
+    route_table().into_iter().map(|(path, _)| path).collect()
+}
+
+/// The routes, one entry per path: the one list both the router and [`route_paths`] read.
+fn route_table() -> Vec<(&'static str, MethodRouter<Engine>)> {
+    use axum::routing::patch;
+    vec![
+        ("/api/openapi.json", get(openapi::serve)),
+        (
+            "/api/coding-agents/tasks",
+            get(tasks::list).post(tasks::create),
+        ),
+        (
+            "/api/coding-agents/tasks/{id}",
+            get(tasks::get).patch(tasks::patch).delete(tasks::delete),
+        ),
+        ("/api/coding-agents/tasks/{id}/start", post(tasks::start)),
+        ("/api/coding-agents/tasks/{id}/pause", post(tasks::pause)),
+        ("/api/coding-agents/tasks/{id}/resume", post(tasks::resume)),
+        ("/api/coding-agents/tasks/{id}/cancel", post(tasks::cancel)),
+        ("/api/coding-agents/tasks/{id}/retry", post(tasks::retry)),
+        (
+            "/api/coding-agents/tasks/{id}/continue",
+            post(tasks::continue_),
+        ),
+        ("/api/coding-agents/tasks/{id}/output", post(tasks::output)),
+        ("/api/coding-agents/tasks/{id}/steps", post(tasks::add_step)),
+        (
+            "/api/coding-agents/tasks/{id}/steps/{stepId}",
+            patch(tasks::update_step),
+        ),
+        ("/api/coding-agents/tasks/{id}/result", post(tasks::result)),
+        ("/api/coding-agents/tasks/{id}/diff", get(tasks::diff)),
+        ("/api/coding-agents/tasks/{id}/merge", post(tasks::merge)),
+        (
+            "/api/coding-agents/tasks/{id}/discard",
+            post(tasks::discard),
+        ),
+        ("/api/coding-agents/worktrees", get(worktrees::list)),
+        ("/api/coding-agents/worktrees/gc", post(worktrees::gc)),
+        (
+            "/api/coding-agents/sessions",
+            get(sessions::list).post(sessions::spawn),
+        ),
+        (
+            "/api/coding-agents/sessions/{id}",
+            get(sessions::get).delete(sessions::delete),
+        ),
+        (
+            "/api/coding-agents/sessions/{id}/messages",
+            get(sessions::messages).post(sessions::send),
+        ),
+        ("/api/coding-agents/sessions/{id}/peek", get(sessions::peek)),
+        (
+            "/api/coding-agents/sessions/{id}/stream",
+            get(stream::connect).layer(axum::Extension(Arc::new(stream::Streams::default()))),
+        ),
+        (
+            "/api/coding-agents/sessions/{id}/transcript",
+            get(sessions::transcript),
+        ),
+        (
+            "/api/coding-agents/sessions/{id}/resize",
+            post(sessions::resize),
+        ),
+        (
+            "/api/coding-agents/sessions/{id}/pause",
+            post(sessions::pause),
+        ),
+        (
+            "/api/coding-agents/sessions/{id}/resume",
+            post(sessions::resume),
+        ),
+        (
+            "/api/coding-agents/sessions/{id}/answer",
+            post(sessions::answer),
+        ),
+        (
+            "/api/coding-agents/sessions/{id}/hook",
+            post(sessions::hook),
+        ),
+        ("/api/coding-agents/status", get(orchestrator::status)),
+        ("/api/coding-agents/providers", get(orchestrator::providers)),
+        ("/api/coding-agents/events", get(events::stream)),
+        ("/api/status", get(orchestrator::status)),
+        ("/api/agent/start", post(orchestrator::agent_start)),
+        ("/api/agent/stop", post(orchestrator::agent_stop)),
+        ("/api/agent/pause", post(orchestrator::agent_pause)),
+        ("/api/agent/resume", post(orchestrator::agent_resume)),
+        ("/api/daemon/stop", post(orchestrator::daemon_stop)),
+    ]
 }
 
 async fn unknown_route(method: Method, uri: Uri) -> ApiError {

@@ -95,7 +95,7 @@ pub async fn transcript(
     let mut max = None;
     for (k, v) in super::tasks::url_pairs(q.as_deref().unwrap_or("")) {
         if k == "bytes" {
-            max = Some(v.parse::<usize>().map_err(|_| {
+            max = Some(super::tasks::count(&v).ok_or_else(|| {
                 ApiError::bad_request(format!("bytes must be a whole number of bytes, not {v:?}"))
             })?);
         }
@@ -151,7 +151,7 @@ pub async fn peek(
     for (k, v) in super::tasks::url_pairs(q.as_deref().unwrap_or("")) {
         match k.as_str() {
             "lines" => {
-                lines = v.parse::<usize>().map_err(|_| {
+                lines = super::tasks::count(&v).ok_or_else(|| {
                     ApiError::bad_request(format!(
                         "lines must be a whole number of lines, not {v:?}"
                     ))

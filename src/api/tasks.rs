@@ -55,7 +55,7 @@ fn list_query(raw: Option<&str>) -> Result<(Option<TaskStatus>, Option<usize>), 
         match k.as_str() {
             "status" => status = Some(v.parse::<TaskStatus>().map_err(ApiError::bad_request)?),
             "limit" => {
-                let n = v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                let n = count(&v).filter(|n| *n > 0).ok_or_else(|| {
                     ApiError::bad_request(format!("limit must be a positive integer, not {v:?}"))
                 })?;
                 limit = Some(n);
@@ -64,6 +64,15 @@ fn list_query(raw: Option<&str>) -> Result<(Option<TaskStatus>, Option<usize>), 
         }
     }
     Ok((status, limit))
+}
+
+/// A query count: decimal digits only; one too large for memory means "all" (it is a
+/// bound, and no list is that long), not a refusal.
+pub fn count(v: &str) -> Option<usize> {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(v.parse::<usize>().unwrap_or(usize::MAX))
 }
 
 /// Decodes `a=b&c=d` with percent-escapes and `+` as space.
@@ -288,6 +297,12 @@ mod tests {
         assert!(list_query(Some("limit=0")).is_err());
         assert!(list_query(Some("limit=-1")).is_err());
         assert!(list_query(Some("limit=1.5")).is_err());
+        assert!(list_query(Some("limit=+5")).is_err());
+        assert!(list_query(Some("limit=")).is_err());
+        assert_eq!(
+            list_query(Some("limit=45304900206886280757248")).unwrap(),
+            (None, Some(usize::MAX))
+        );
         assert!(list_query(Some("status=bogus")).is_err());
         assert_eq!(
             list_query(Some("status=failed&limit=3")).unwrap(),

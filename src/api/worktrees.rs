@@ -8,9 +8,6 @@ use axum::Json;
 use axum::extract::State;
 use std::time::Duration;
 
-/// `orchestra gc`'s default: worktrees of tasks finished over a week ago.
-const DEFAULT_OLDER_THAN_SECS: f64 = 7.0 * 24.0 * 3600.0;
-
 /// Every live task worktree with the bytes it holds.
 pub async fn list(State(engine): State<Engine>) -> Json<WorktreeList> {
     let worktrees = engine.worktree_usage().await;
@@ -23,7 +20,7 @@ pub async fn list(State(engine): State<Engine>) -> Json<WorktreeList> {
 pub async fn gc(State(engine): State<Engine>, body: Body) -> Result<Json<CollectedList>, ApiError> {
     let secs = body
         .opt_f64("olderThanSeconds")?
-        .unwrap_or(DEFAULT_OLDER_THAN_SECS);
+        .unwrap_or(crate::wire::request::Gc::DEFAULT_OLDER_THAN_SECS);
     if !(secs.is_finite() && secs >= 0.0) {
         return Err(ApiError::bad_request(
             "olderThanSeconds must be a number of seconds, 0 or more",

@@ -144,6 +144,11 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Print the OpenAPI 3.1 document of the HTTP API (what `GET /api/openapi.json` serves).
+    #[command(
+        after_long_help = "Regenerate the committed copy: orchestra openapi > docs/openapi.json"
+    )]
+    Openapi,
 }
 
 const COMPLETIONS_HELP: &str = "\
@@ -216,12 +221,12 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
             )),
             None => Ok(()),
         },
-        Some(Command::Completions { .. } | Command::Man { .. } | Command::Hook(_)) => {
-            match server_flags.first().or(client_flags.first()) {
-                Some(flag) => Err(format!("`{name}` does not take {flag}")),
-                None => Ok(()),
-            }
-        }
+        Some(
+            Command::Completions { .. } | Command::Man { .. } | Command::Hook(_) | Command::Openapi,
+        ) => match server_flags.first().or(client_flags.first()) {
+            Some(flag) => Err(format!("`{name}` does not take {flag}")),
+            None => Ok(()),
+        },
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::run::git;
 use super::{GitError, Repo, snapshot};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ pub struct Base {
 }
 
 /// A task's worktree, as the task records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Worktree {
     /// The top of the repository's main work tree.

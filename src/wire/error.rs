@@ -1,10 +1,11 @@
 //! Error answers (`{"error": "<sentence>"}`) and reading answers into wire types.
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// Every error the API answers with: one sentence a person can act on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorBody {
     pub error: String,
 }

@@ -305,6 +305,63 @@ impl<'de> Deserialize<'de> for Event {
     }
 }
 
+/// The schema of one event-stream message: a `oneOf` with one branch per `type`, built from
+/// the same kind lists and field names the encoder uses.
+impl schemars::JsonSchema for EventFrame {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EventFrame".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use serde_json::{Value, json};
+        let string = json!({"type": "string"});
+        let task = generator.subschema_for::<Task>().to_value();
+        let session = generator.subschema_for::<SessionInfo>().to_value();
+        let message = generator.subschema_for::<Message>().to_value();
+        let state = generator.subschema_for::<RunState>().to_value();
+        let branch = |name: &str, fields: &[(&str, &Value)]| {
+            let mut properties = serde_json::Map::new();
+            properties.insert("type".into(), json!({"const": name}));
+            let mut required = vec![json!("type")];
+            for (field, schema) in fields {
+                properties.insert((*field).into(), (*schema).clone());
+                required.push(json!(field));
+            }
+            json!({"type": "object", "properties": properties, "required": required})
+        };
+        let lines = json!({"type": "array", "items": {"type": "string"},
+            "description": "The lines this change added."});
+        let mut branches: Vec<Value> = TaskEventKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let mut fields = vec![("taskId", &string), ("task", &task)];
+                if kind == TaskEventKind::Output {
+                    fields.push(("lines", &lines));
+                }
+                branch(kind.name(), &fields)
+            })
+            .collect();
+        branches.extend(SessionEventKind::ALL.into_iter().map(|kind| {
+            branch(
+                kind.name(),
+                &[("sessionId", &string), ("session", &session)],
+            )
+        }));
+        branches.push(branch(
+            MESSAGE,
+            &[("sessionId", &string), ("message", &message)],
+        ));
+        branches.push(branch(ORCHESTRATOR, &[("state", &state)]));
+        let missed = json!({"type": "integer", "minimum": 0,
+            "description": "How many events the reader missed: read the state again."});
+        branches.push(branch(LAGGED, &[("missed", &missed)]));
+        schemars::json_schema!({
+            "description": "One Server-Sent Event of `GET /api/coding-agents/events`: a change, carrying the whole new state, or the notice that the reader fell behind.",
+            "oneOf": branches,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,5 +473,67 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("missing field"), "{e}");
+    }
+
+    /// Every frame the encoder can make has exactly the fields of its `type`'s branch in the
+    /// schema (the OpenAPI document's `EventFrame`), the required ones all present.
+    #[test]
+    fn the_schema_has_one_branch_per_frame_with_its_fields() {
+        let mut generator = schemars::SchemaGenerator::default();
+        let schema = <EventFrame as schemars::JsonSchema>::json_schema(&mut generator).to_value();
+        let branches = schema["oneOf"].as_array().expect("oneOf").clone();
+        let mut frames: Vec<EventFrame> = TaskEventKind::ALL
+            .into_iter()
+            .map(|kind| {
+                EventFrame::Change(Event::Task {
+                    kind,
+                    task: Arc::new(task()),
+                    lines: Arc::new(vec!["a".into()]),
+                })
+            })
+            .collect();
+        frames.extend(SessionEventKind::ALL.into_iter().map(|kind| {
+            EventFrame::Change(Event::Session {
+                kind,
+                session: Arc::new(session(None)),
+            })
+        }));
+        frames.push(EventFrame::Change(Event::Message {
+            session_id: "s1".into(),
+            message: Arc::new(Message {
+                id: "m1".into(),
+                role: Role::User,
+                text: "hi".into(),
+                at: 1,
+                keys: None,
+                auto: None,
+            }),
+        }));
+        frames.push(EventFrame::Change(Event::Orchestrator {
+            state: RunState::Running,
+        }));
+        frames.push(EventFrame::Lagged(Lagged { missed: 2 }));
+        assert_eq!(frames.len(), branches.len(), "one branch per kind of frame");
+        for frame in frames {
+            let json = serde_json::to_value(&frame).unwrap();
+            let kind = json["type"].clone();
+            let branch = branches
+                .iter()
+                .find(|b| b["properties"]["type"]["const"] == kind)
+                .unwrap_or_else(|| panic!("no branch for {kind}"));
+            let fields: Vec<&String> = json.as_object().unwrap().keys().collect();
+            let mut documented: Vec<&String> =
+                branch["properties"].as_object().unwrap().keys().collect();
+            let mut given = fields.clone();
+            given.sort();
+            documented.sort();
+            assert_eq!(given, documented, "{kind}");
+            for required in branch["required"].as_array().unwrap() {
+                assert!(
+                    json.get(required.as_str().unwrap()).is_some(),
+                    "{kind}: {required}"
+                );
+            }
+        }
     }
 }

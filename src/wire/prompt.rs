@@ -1,10 +1,11 @@
 //! The prompt a blocked agent shows: what it asks and the options that answer it.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What a prompt asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PromptKind {
     /// To run a tool, a command, or change files.
@@ -54,7 +55,7 @@ impl fmt::Display for PromptKind {
 }
 
 /// One answer to a prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PromptOption {
     /// What `POST …/answer {option}` takes: its digit, or its place for unnumbered choices.
     pub key: String,
@@ -65,7 +66,7 @@ pub struct PromptOption {
 }
 
 /// A session's `prompt`: set while it is `blocked`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Prompt {
     pub kind: PromptKind,
     /// The question as the screen shows it.

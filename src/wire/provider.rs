@@ -1,9 +1,10 @@
 //! `GET /api/coding-agents/providers`: the agent CLIs orchestra knows and which are here.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One provider as this machine has it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderInfo {
     pub id: String,
@@ -25,7 +26,7 @@ pub struct ProviderInfo {
 }
 
 /// `{providers}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ProviderList {
     pub providers: Vec<ProviderInfo>,
 }

@@ -3,13 +3,19 @@
 //! the TUI send, and their JSON is what the API reads.
 
 use crate::task::{Approval, Isolation, StepStatus, TaskStatus};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `POST /tasks`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewTask {
+    /// What the task is called (not blank).
+    #[schemars(length(min = 1), pattern(r"\S"))]
     pub name: String,
+    /// The first instruction: needed (not blank) when its provider runs it
+    /// (`needsDescription` in `GET /providers`).
+    #[serde(default)]
     pub description: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
@@ -21,38 +27,47 @@ pub struct NewTask {
     pub base_ref: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
+    /// What the provider must be able to do (recorded on the task).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_capabilities: Vec<String>,
 }
 
 /// `PATCH /tasks/:id`: only the fields given change.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
     /// 0–100; the server refuses any other number (400), so a client passes what it was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
     pub progress: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A new name (not blank), while the task is pending.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1), pattern(r"\S"))]
     pub name: Option<String>,
+    /// A new description, while the task is pending (not blank if its provider runs it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
 /// `POST /tasks/:id/output`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OutputLines {
     pub output: String,
 }
 
 /// `POST /tasks/:id/steps`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NewStep {
+    /// What the step does (not blank).
+    #[schemars(length(min = 1), pattern(r"\S"))]
     pub description: String,
 }
 
 /// `PATCH /tasks/:id/steps/:stepId`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct StepChange {
     pub status: StepStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,14 +76,14 @@ pub struct StepChange {
 
 /// `POST /tasks/:id/continue`: the agent's next request on the task's conversation
 /// (without one, the engine's default, "Continue where you left off.").
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ContinueTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
 /// `POST /sessions`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewSession {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,15 +93,17 @@ pub struct NewSession {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub working_directory: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 2, max = 1000))]
     pub cols: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 2, max = 500))]
     pub rows: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
 }
 
 /// `POST /sessions/:id/messages`: text typed and submitted, or named keys pressed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SendMessage {
     Text(String),
@@ -94,22 +111,25 @@ pub enum SendMessage {
 }
 
 /// `POST /sessions/:id/answer`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Answer {
-    /// The key of one of the prompt's options.
+    /// The key of one of the prompt's options (a number is taken as its digits).
+    #[schemars(with = "OptionKey")]
     pub option: String,
 }
 
 /// `POST /sessions/:id/resize`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Resize {
+    #[schemars(range(min = 2, max = 1000))]
     pub cols: u16,
+    #[schemars(range(min = 2, max = 500))]
     pub rows: u16,
 }
 
 /// `POST /sessions/:id/hook`: an agent's own report of what it does, sent by `orchestra hook
 /// EVENT` from the agent's hooks with the session's hook token (`X-Orchestra-Hook-Token`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HookReport {
     /// The event as the CLI names it: Claude Code's `UserPromptSubmit`, `PermissionRequest`,
@@ -133,10 +153,31 @@ pub struct HookReport {
 pub const HOOK_TOKEN_HEADER: &str = "x-orchestra-hook-token";
 
 /// `POST /worktrees/gc`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Gc {
+    /// Worktrees of tasks finished longer ago than this go (default: 7 days).
+    #[serde(default = "Gc::default_older_than")]
+    #[schemars(range(min = 0))]
     pub older_than_seconds: f64,
+}
+
+impl Gc {
+    /// `orchestra gc`'s default: worktrees of tasks finished over a week ago.
+    pub const DEFAULT_OLDER_THAN_SECS: f64 = 7.0 * 24.0 * 3600.0;
+
+    fn default_older_than() -> f64 {
+        Gc::DEFAULT_OLDER_THAN_SECS
+    }
+}
+
+/// An option's key as `POST …/answer` takes it: a string, or a number for its digits.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum OptionKey {
+    Key(String),
+    Number(f64),
 }
 
 #[cfg(test)]
@@ -164,10 +205,11 @@ mod tests {
                 isolation: Some(Isolation::Worktree),
                 base_ref: Some("main".into()),
                 approval: Some(Approval::Manual),
+                required_capabilities: vec!["git".into()],
             },
             json!({"name": "n", "description": "d", "providerId": "shell",
                 "workingDirectory": "/w", "isolation": "worktree", "baseRef": "main",
-                "approval": "manual"}),
+                "approval": "manual", "requiredCapabilities": ["git"]}),
         );
         round_trip(
             &TaskChange {

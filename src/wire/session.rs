@@ -3,11 +3,12 @@
 
 use super::Prompt;
 pub use crate::task::Approval;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What a session is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SessionStatus {
     Starting,
@@ -44,7 +45,7 @@ impl fmt::Display for SessionStatus {
 
 /// What decided a session's status: the agent itself through its hooks (authoritative once
 /// it reported), or orchestra reading its screen (the fallback).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StatusSource {
     #[default]
@@ -68,7 +69,7 @@ impl fmt::Display for StatusSource {
 }
 
 /// A session as the API shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
     pub id: String,
@@ -105,7 +106,7 @@ pub struct SessionInfo {
     pub transcript: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     User,
@@ -113,7 +114,7 @@ pub enum Role {
 }
 
 /// What was sent to a session, or the agent's reply that followed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Message {
     pub id: String,
     pub role: Role,
@@ -128,14 +129,14 @@ pub struct Message {
 }
 
 /// A cursor position, 0-based.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Cursor {
     pub row: u16,
     pub col: u16,
 }
 
 /// `GET …/sessions/:id/peek`: what the terminal shows now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Peek {
     /// The visible screen: `rows` lines joined by `\n`, each right-trimmed.
@@ -157,13 +158,13 @@ pub struct Peek {
 }
 
 /// `{session}`: the answer of most session routes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionBody {
     pub session: SessionInfo,
 }
 
 /// `POST /sessions`: `{session, sessionId}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionCreated {
     pub session: SessionInfo,
@@ -171,19 +172,19 @@ pub struct SessionCreated {
 }
 
 /// `GET /sessions`: `{sessions}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionList {
     pub sessions: Vec<SessionInfo>,
 }
 
 /// `POST …/messages`: `{message}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MessageBody {
     pub message: Message,
 }
 
 /// `GET …/messages`: `{messages}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MessageList {
     pub messages: Vec<Message>,
 }

@@ -2,11 +2,12 @@
 //! the autopilot switches and of stopping the daemon.
 
 use crate::task::TaskStatus;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Whether pending tasks start by themselves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RunState {
     /// Up, autopilot off: tasks run when started.
@@ -28,7 +29,7 @@ impl RunState {
 }
 
 /// Tasks by status; every status is listed, with 0 when none has it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskCounts {
     pub total: usize,
@@ -42,7 +43,7 @@ impl TaskCounts {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionCounts {
     /// Sessions whose process runs.
     pub active: usize,
@@ -50,7 +51,7 @@ pub struct SessionCounts {
     pub total: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
     pub max_concurrent: usize,
@@ -58,7 +59,7 @@ pub struct Limits {
 }
 
 /// `GET /api/status` and `GET /api/coding-agents/status`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
     pub state: RunState,
@@ -71,14 +72,14 @@ pub struct Status {
 }
 
 /// `POST /api/agent/start|stop|pause|resume`: `{ok, status}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Switched {
     pub ok: bool,
     pub status: RunState,
 }
 
 /// `POST /api/daemon/stop`: how many agents it is about to end, and how long they may take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonStopped {
     pub ok: bool,

@@ -1,10 +1,11 @@
 //! The messages of a session's terminal stream (`GET …/sessions/:id/stream`, docs/stream.md).
 
 use super::SessionStatus;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Mouse reporting a program asked for (xterm's `?9`, `?1000`, `?1002`, `?1003`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum MouseMode {
     #[default]
@@ -16,7 +17,7 @@ pub enum MouseMode {
 }
 
 /// How mouse reports are encoded (`?1005` utf8, `?1006` sgr, else the default).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum MouseEncoding {
     #[default]
@@ -26,7 +27,7 @@ pub enum MouseEncoding {
 }
 
 /// The terminal modes that change what a client shows or what its keys and mouse must send.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalModes {
     /// The program is on the alternate screen (a full-screen program: vim, less, most agents).
@@ -45,7 +46,7 @@ pub struct TerminalModes {
 
 /// Server → client text messages of `GET /api/coding-agents/sessions/:id/stream`. Binary
 /// messages carry terminal output instead (see docs/stream.md).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "camelCase",
@@ -77,7 +78,7 @@ pub enum StreamEvent {
 }
 
 /// Client → server text messages (binary messages are raw input bytes).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "camelCase",

@@ -2,23 +2,24 @@
 //! its serde form is the wire form. Here: the answers that carry it.
 
 use crate::task::{Step, Task};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `{task}`: the answer of most task routes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskBody {
     pub task: Arc<Task>,
 }
 
 /// `GET /tasks`: `{tasks}`, newest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskList {
     pub tasks: Vec<Arc<Task>>,
 }
 
 /// `POST …/steps`: `{step, stepId}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StepAdded {
     pub step: Step,
@@ -26,13 +27,13 @@ pub struct StepAdded {
 }
 
 /// `PATCH …/steps/:stepId`: `{step}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StepBody {
     pub step: Step,
 }
 
 /// `POST …/discard`: the task, and the ref its work is kept under.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Discarded {
     pub task: Arc<Task>,

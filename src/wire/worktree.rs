@@ -4,24 +4,25 @@
 
 pub use crate::git::{Diff, FileDiff, FileStatus, Merged};
 use crate::task::{Task, TaskStatus};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `GET /tasks/:id/diff`: `{diff}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DiffBody {
     pub diff: Diff,
 }
 
 /// `POST /tasks/:id/merge`: the task and what the merge did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MergedTask {
     pub task: Arc<Task>,
     pub merge: Merged,
 }
 
 /// One live task worktree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorktreeInfo {
     pub task_id: String,
@@ -33,14 +34,14 @@ pub struct WorktreeInfo {
 }
 
 /// `GET /worktrees`: each live worktree and the bytes of all.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct WorktreeList {
     pub worktrees: Vec<WorktreeInfo>,
     pub bytes: u64,
 }
 
 /// A worktree `orchestra gc` removed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Collected {
     pub task_id: String,
@@ -52,7 +53,7 @@ pub struct Collected {
 }
 
 /// `POST /worktrees/gc`: what was removed and the bytes freed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CollectedList {
     pub collected: Vec<Collected>,
     pub bytes: u64,

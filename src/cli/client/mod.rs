@@ -427,7 +427,12 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
             Ctx::connect(&a.client, global).and_then(|ctx| worktree::gc(&ctx, a.older_than))
         }
         Command::Hook(a) => return Some(crate::cli::hook::run(a, global.token.as_deref())),
-        Command::Serve(_) | Command::Completions { .. } | Command::Man { .. } => return None,
+        Command::Serve(_)
+        | Command::Completions { .. }
+        | Command::Man { .. }
+        | Command::Openapi => {
+            return None;
+        }
     };
     Some(match result {
         Ok(()) => ExitCode::SUCCESS,

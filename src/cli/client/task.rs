@@ -36,6 +36,7 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
                     .transpose()?,
                 base_ref: base.clone(),
                 approval: *approval,
+                required_capabilities: Vec::new(),
             };
             add(ctx, &body, *start)
         }
