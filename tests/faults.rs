@@ -1,0 +1,391 @@
+//! Faults around the daemon, with real parts: the real `orchestra serve`, real SQLite files,
+//! real file systems (a small tmpfs for a full or read-only disk; mounting needs root, as in
+//! CI, and each such test says so and skips where it cannot mount), real sockets.
+
+mod support;
+
+use serde_json::json;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::*;
+
+/// What a `orchestra serve` that was expected to refuse did.
+struct Refusal {
+    code: Option<i32>,
+    stderr: String,
+}
+
+/// Runs `orchestra serve` on `state` expecting it to refuse to start; panics if it listens.
+fn serve_refuses(state: &Path, args: &[&str]) -> Refusal {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--state-dir"])
+        .arg(state)
+        .args(args)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("no-config"))
+        .env("ORCHESTRA_DEFAULT_PROVIDER", "shell")
+        .env_remove("ORCHESTRA_TOKEN")
+        .current_dir(home.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn orchestra serve");
+    let mut stdout = String::new();
+    let _ = BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut stdout);
+    if stdout.starts_with("orchestra listening on") {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("orchestra started where it should have refused: {stdout}");
+    }
+    let mut stderr = String::new();
+    let _ = child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let code = loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            break st.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("orchestra neither listened nor exited; stderr: {stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!stderr.contains("panicked"), "it panicked: {stderr}");
+    Refusal { code, stderr }
+}
+
+/// A tmpfs mounted on a fresh directory, unmounted on drop.
+struct Mount {
+    dir: tempfile::TempDir,
+}
+
+impl Mount {
+    /// `None` (with the reason on stderr) where this sandbox cannot mount.
+    fn tmpfs(size: &str, test: &str) -> Option<Mount> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0700"),
+                "tmpfs",
+            ])
+            .arg(dir.path())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Mount { dir }),
+            Ok(o) => {
+                eprintln!(
+                    "SKIPPED {test}: cannot mount a tmpfs here (needs root): {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("SKIPPED {test}: cannot run mount: {e}");
+                None
+            }
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn remount(&self, opts: &str) {
+        let o = Command::new("mount")
+            .args(["-o", &format!("remount,{opts}")])
+            .arg(self.path())
+            .output()
+            .expect("mount runs");
+        assert!(
+            o.status.success(),
+            "remount {opts}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// Fills the file system holding `dir` with `dir/filler` until it has no room left.
+fn fill_disk(dir: &Path) -> PathBuf {
+    let path = dir.join("filler");
+    let mut f = std::fs::File::create(&path).expect("filler");
+    let chunk = vec![0x5a_u8; 64 * 1024];
+    loop {
+        match f.write(&chunk) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+            Err(e) => panic!("filling the disk: {e}"),
+        }
+    }
+    // The last partial blocks too.
+    while f.write(&[0x5a]).is_ok_and(|n| n == 1) {}
+    path
+}
+
+fn task_ids(s: &Server) -> Vec<String> {
+    let r = s.get("/api/coding-agents/tasks");
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .map(|t| t["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+#[test]
+fn a_full_disk_refuses_writes_with_507_loses_nothing_acknowledged_and_recovers() {
+    let Some(mount) = Mount::tmpfs("6m", "disk full") else {
+        return;
+    };
+    let state = mount.path().join("state");
+    let mut s = Server::start_in(&state, &[]);
+    let mut acknowledged: Vec<String> = (0..3)
+        .map(|i| {
+            create_task(&s, &format!("before {i}"), json!({}))["id"]
+                .as_str()
+                .unwrap()
+                .into()
+        })
+        .collect();
+
+    let filler = fill_disk(mount.path());
+    // Big descriptions: the database needs new pages soon, whatever room SQLite kept.
+    let description = "x".repeat(64 * 1024);
+    let mut refused = None;
+    for i in 0..400 {
+        let r = s.post(
+            "/api/coding-agents/tasks",
+            json!({"name": format!("while full {i}"), "description": description}),
+        );
+        match r.status {
+            201 => acknowledged.push(r.json()["task"]["id"].as_str().unwrap().into()),
+            _ => {
+                refused = Some(r);
+                break;
+            }
+        }
+    }
+    let refused = refused.expect("a write was refused once the disk was full");
+    assert_eq!(refused.status, 507, "{}", refused.body);
+    let error = refused.json()["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(error.contains("disk") && error.contains("full"), "{error}");
+
+    // Reads go on; nothing acknowledged went, nothing refused came.
+    let mut listed = task_ids(&s);
+    listed.sort();
+    let mut want = acknowledged.clone();
+    want.sort();
+    assert_eq!(listed, want);
+    // A change to an existing task is refused the same way, and the task is as it was.
+    let first = &acknowledged[0];
+    let r = s.post(
+        &format!("/api/coding-agents/tasks/{first}/output"),
+        json!({"output": description}),
+    );
+    if r.status != 200 {
+        assert_eq!(r.status, 507, "{}", r.body);
+        let task = s.get(&format!("/api/coding-agents/tasks/{first}")).json();
+        assert_eq!(task["task"]["metadata"]["output"], json!([]), "{task}");
+    }
+
+    // Room again: writes succeed at once, without a restart.
+    std::fs::remove_file(&filler).expect("free the disk");
+    let after = create_task(&s, "after", json!({}));
+    acknowledged.push(after["id"].as_str().unwrap().into());
+
+    // Everything acknowledged is on disk.
+    s.stop();
+    let s = Server::start_in(&state, &[]);
+    let mut listed = task_ids(&s);
+    listed.sort();
+    acknowledged.sort();
+    assert_eq!(listed, acknowledged);
+    drop(s);
+}
+
+#[test]
+fn a_read_only_state_directory_is_refused_at_start_up() {
+    let Some(mount) = Mount::tmpfs("4m", "read-only state directory") else {
+        return;
+    };
+    let state = mount.path().join("state");
+    // An orchestra ran here before; now the file system is read-only.
+    let mut s = Server::start_in(&state, &[]);
+    create_task(&s, "kept", json!({}));
+    assert_eq!(s.stop(), Some(0));
+    let before = std::fs::read(state.join("orchestra.db")).expect("db");
+    mount.remount("ro");
+    let refusal = serve_refuses(&state, &["--addr", "127.0.0.1:0"]);
+    mount.remount("rw");
+    assert_ne!(refusal.code, Some(0), "{}", refusal.stderr);
+    assert!(
+        refusal.stderr.contains("read-only file system")
+            && refusal.stderr.contains(state.to_str().unwrap()),
+        "{}",
+        refusal.stderr
+    );
+    assert_eq!(
+        refusal.stderr.matches("os error").count(),
+        0,
+        "{}",
+        refusal.stderr
+    );
+    assert_eq!(std::fs::read(state.join("orchestra.db")).unwrap(), before);
+}
+
+#[test]
+fn a_damaged_database_is_refused_naming_the_file_and_kept_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("orchestra.db");
+    // Not SQLite at all.
+    let garbage: Vec<u8> = (0..16 * 1024u32).map(|i| (i * 7919 % 251) as u8).collect();
+    std::fs::write(&db, &garbage).unwrap();
+    let refusal = serve_refuses(dir.path(), &["--addr", "127.0.0.1:0"]);
+    assert_eq!(refusal.code, Some(1), "{}", refusal.stderr);
+    assert!(
+        refusal.stderr.contains(db.to_str().unwrap())
+            && refusal.stderr.contains("not an SQLite database")
+            && refusal.stderr.contains("left it as it is"),
+        "{}",
+        refusal.stderr
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), garbage);
+
+    // SQLite's header, then damage: what SQLite itself cannot read.
+    let mut damaged = b"SQLite format 3\0".to_vec();
+    damaged.extend_from_slice(&garbage);
+    std::fs::write(&db, &damaged).unwrap();
+    let refusal = serve_refuses(dir.path(), &["--addr", "127.0.0.1:0"]);
+    assert_eq!(refusal.code, Some(1), "{}", refusal.stderr);
+    assert!(
+        refusal.stderr.contains(db.to_str().unwrap())
+            && refusal.stderr.contains("left it as it is"),
+        "{}",
+        refusal.stderr
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), damaged);
+    assert!(!dir.path().join("orchestra.db-wal").exists());
+}
+
+#[test]
+fn another_programs_sqlite_database_is_refused_and_kept_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("orchestra.db");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT);
+             INSERT INTO moz_places (url) VALUES ('https://example.com');",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    let refusal = serve_refuses(dir.path(), &["--addr", "127.0.0.1:0"]);
+    assert_eq!(refusal.code, Some(1), "{}", refusal.stderr);
+    assert!(
+        refusal.stderr.contains(db.to_str().unwrap())
+            && refusal.stderr.contains("another program's database")
+            && refusal.stderr.contains("moz_places"),
+        "{}",
+        refusal.stderr
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the file is untouched");
+    assert!(!dir.path().join("orchestra.db-wal").exists());
+}
+
+#[test]
+fn a_taken_port_is_refused_with_a_clear_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let refusal = serve_refuses(dir.path(), &["--addr", &addr]);
+    assert_eq!(refusal.code, Some(1), "{}", refusal.stderr);
+    let line = refusal.stderr.trim();
+    assert!(
+        line.contains(&format!("cannot listen on {addr}")) && line.contains("already in use"),
+        "{line}"
+    );
+    // Said once, on one line.
+    assert_eq!(line.lines().count(), 1, "{line}");
+    assert_eq!(line.matches("in use").count(), 1, "{line}");
+    // Nothing announces an orchestra that is not there.
+    assert!(!dir.path().join("server.json").exists());
+}
+
+/// Runs the CLI on `state` (no --url): its exit code and output.
+fn cli(state: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .arg("--state-dir")
+        .arg(state)
+        .args(args)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("no-config"))
+        .env_remove("ORCHESTRA_URL")
+        .env_remove("ORCHESTRA_TOKEN")
+        .output()
+        .expect("cli runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_stale_server_file_does_not_send_clients_to_whatever_answers_there_and_is_replaced() {
+    // Another orchestra (another state directory) listens on the URL a dead one left behind.
+    let other = Server::start();
+    create_task(&other, "not yours", json!({}));
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    std::fs::write(
+        state.join("server.json"),
+        json!({"url": other.url, "pid": dead}).to_string(),
+    )
+    .unwrap();
+
+    let (code, out, err) = cli(&state, &["task", "list"]);
+    assert_ne!(code, Some(0), "the client was sent elsewhere: {out}");
+    assert!(!out.contains("not yours"), "{out}");
+    assert!(
+        err.contains("left over") && err.contains(&dead.to_string()),
+        "{err}"
+    );
+
+    // A new orchestra on the state directory takes over and announces itself.
+    let mine = Server::start_in(&state, &[]);
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("server.json")).unwrap()).unwrap();
+    assert_eq!(file["url"], json!(mine.url));
+    assert_eq!(file["pid"], json!(mine.pid()));
+    let (code, out, err) = cli(&state, &["task", "list"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains("not yours"), "{out}");
+}
