@@ -389,3 +389,82 @@ fn a_stale_server_file_does_not_send_clients_to_whatever_answers_there_and_is_re
     assert_eq!(code, Some(0), "{err}");
     assert!(!out.contains("not yours"), "{out}");
 }
+
+/// Resident memory of a process, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn an_agent_writing_invalid_utf8_and_megabyte_lines_is_read_visibly_and_within_bounds() {
+    let s = Server::start();
+    // Invalid bytes, a 1 MiB line, a character cut by a flush, 2 more megabyte lines.
+    let program = r#"python3 -c "
+import sys
+w = sys.stdout.buffer
+w.write(b'bad \xff\xfe bytes\n'); w.flush()
+w.write(b'x' * 1048576 + b'\n'); w.flush()
+w.write(b'cut \xe7\x95'); w.flush(); w.write(b'\x8c here\n')
+for i in range(2):
+    w.write(b'y' * 1048576 + b'\n')
+w.write(b'done\n')
+""#;
+    let task = create_task(
+        &s,
+        "flood",
+        json!({"providerId": "exec", "description": program}),
+    );
+    let id = task["id"].as_str().unwrap();
+    let r = s.post_empty(&format!("/api/coding-agents/tasks/{id}/start"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Waited for here, not with `wait_task_status`: a failure must not print megabytes.
+    let mut done = json!(null);
+    let finished = wait_until(Duration::from_secs(60), || {
+        done = s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"].clone();
+        done["metadata"]["status"] == "completed"
+    });
+    assert!(
+        finished,
+        "the task is {} with {} output lines",
+        done["metadata"]["status"],
+        done["metadata"]["output"].as_array().map_or(0, Vec::len)
+    );
+    let output: Vec<String> = done["metadata"]["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect();
+    // Bad bytes are shown as such, not dropped and not fatal.
+    assert!(
+        output.iter().any(|l| l == "bad \u{fffd}\u{fffd} bytes"),
+        "{:?}",
+        output.first().map(|l| l.chars().take(80).collect::<String>())
+    );
+    assert!(output.iter().any(|l| l == "cut 界 here"), "a character cut by a flush is whole");
+    assert_eq!(output.last().map(String::as_str), Some("done"));
+    // Long lines are kept in bounded pieces, and only so many of them.
+    let cap = orchestra::session::DEFAULT_MAX_LINE;
+    assert!(output.iter().all(|l| l.chars().count() <= cap));
+    assert!(output.len() <= orchestra::task::OUTPUT_LINES_KEPT);
+    let x: usize = output
+        .iter()
+        .filter(|l| l.starts_with('x'))
+        .map(|l| l.len())
+        .sum();
+    assert_eq!(x, 1_048_576, "the megabyte line is all there, in pieces");
+    // orchestra is well and its memory bounded (a generous bound: 3 MiB went through).
+    assert_eq!(s.get("/api/status").status, 200);
+    let rss = rss_kib(s.pid());
+    assert!(rss < 400 * 1024, "orchestra holds {rss} KiB after the flood");
+    let session = done["metadata"]["sessionId"].as_str().unwrap();
+    let peek = s.get(&format!("/api/coding-agents/sessions/{session}/peek?lines=5"));
+    assert_eq!(peek.status, 200, "{}", peek.body);
+}
