@@ -468,3 +468,78 @@ w.write(b'done\n')
     let peek = s.get(&format!("/api/coding-agents/sessions/{session}/peek?lines=5"));
     assert_eq!(peek.status, 200, "{}", peek.body);
 }
+
+/// The task's output lines.
+fn output_lines(s: &Server, id: &str) -> Vec<String> {
+    s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"]["metadata"]["output"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|l| l.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_daemon_stopped_for_30_s_and_continued_keeps_its_sessions_clients_and_output() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let enough = dir.path().join("enough");
+    // An agent that keeps printing, five lines a second, until told to end.
+    let program = format!(
+        "i=0; while [ ! -e '{}' ]; do i=$((i+1)); echo tick$i; sleep 0.2; done; echo end",
+        enough.display()
+    );
+    let task = create_task(&s, "ticking", json!({"providerId": "exec", "description": program}));
+    let id = task["id"].as_str().unwrap().to_string();
+    let mut events = Events::open(&s);
+    assert_eq!(
+        s.post_empty(&format!("/api/coding-agents/tasks/{id}/start")).status,
+        200
+    );
+    assert!(wait_until(Duration::from_secs(20), || output_lines(&s, &id).len() >= 3));
+    let session = s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"]["metadata"]
+        ["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let leader = s.get(&format!("/api/coding-agents/sessions/{session}")).json()["session"]
+        ["pid"]
+        .as_u64()
+        .unwrap() as u32;
+
+    let pid = s.pid() as i32;
+    // SAFETY: signals to the orchestra this test started (still its child, not reaped).
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    assert!(wait_until(Duration::from_secs(5), || process_state(s.pid()) == Some('T')));
+    // A client asking meanwhile waits; the agent goes on working.
+    let addr = s.addr.clone();
+    let waiting = std::thread::spawn(move || {
+        raw_request(&addr, "GET", "/api/coding-agents/sessions", None, &[]).status
+    });
+    std::thread::sleep(Duration::from_secs(30));
+    assert!(process_state(leader).is_some_and(|st| st != 'Z'), "the agent ended");
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+
+    assert_eq!(waiting.join().unwrap(), 200, "the waiting client got its answer");
+    // The session lives on; what it printed during the stop arrives, in order, none lost.
+    let info = s.get(&format!("/api/coding-agents/sessions/{session}")).json();
+    assert_eq!(info["session"]["ended"], json!(false), "{info}");
+    assert!(wait_until(Duration::from_secs(20), || output_lines(&s, &id).len() >= 160));
+    std::fs::write(&enough, b"").unwrap();
+    wait_task_status(&s, &id, "completed");
+    let lines = output_lines(&s, &id);
+    let ticks: Vec<&String> = lines.iter().filter(|l| l.starts_with("tick")).collect();
+    assert!(ticks.len() >= 150, "{} ticks", ticks.len());
+    for (n, line) in ticks.iter().enumerate() {
+        assert_eq!(**line, format!("tick{}", n + 1), "a line went missing");
+    }
+    assert_eq!(lines.last().map(String::as_str), Some("end"));
+    // The event stream opened before the stop still delivers, and new clients connect.
+    let mut seen = Vec::new();
+    while let Some((name, data)) = events.next() {
+        seen.push(name.clone());
+        if name == "task:completed" && data["task"]["id"] == json!(id) {
+            break;
+        }
+    }
+    assert!(seen.iter().any(|n| n == "task:completed"), "{seen:?}");
+    assert_eq!(s.get("/api/status").status, 200);
+}
