@@ -543,3 +543,82 @@ fn a_daemon_stopped_for_30_s_and_continued_keeps_its_sessions_clients_and_output
     assert!(seen.iter().any(|n| n == "task:completed"), "{seen:?}");
     assert_eq!(s.get("/api/status").status, 200);
 }
+
+/// Fills the store of a stopped orchestra with `n` tasks in all (real SQLite, one
+/// transaction): copies of the one it holds, every tenth completed. Returns their ids, oldest
+/// first.
+fn seed_tasks(state: &Path, n: usize) -> Vec<String> {
+    let mut conn = rusqlite::Connection::open(state.join("orchestra.db")).unwrap();
+    let (template_id, seq, data): (String, i64, String) = conn
+        .query_row("SELECT id, seq, data FROM tasks", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    let template: serde_json::Value = serde_json::from_str(&data).unwrap();
+    let mut ids = vec![template_id];
+    let tx = conn.transaction().unwrap();
+    for i in 1..n {
+        let mut t = template.clone();
+        let id = format!("seeded-{i:05}");
+        t["id"] = json!(id);
+        t["name"] = json!(format!("task {i}"));
+        if i % 10 == 0 {
+            let at = t["metadata"]["createdAt"].as_i64().unwrap() + 1000;
+            t["metadata"]["status"] = json!("completed");
+            t["metadata"]["progress"] = json!(100);
+            t["metadata"]["startedAt"] = json!(at);
+            t["metadata"]["completedAt"] = json!(at);
+        }
+        tx.execute(
+            "INSERT INTO tasks (id, seq, owner, data) VALUES (?1, ?2, NULL, ?3)",
+            rusqlite::params![id, seq + i as i64, t.to_string()],
+        )
+        .unwrap();
+        ids.push(id);
+    }
+    tx.commit().unwrap();
+    ids
+}
+
+fn listed(s: &Server, query: &str) -> Vec<String> {
+    let r = s.get(&format!("/api/coding-agents/tasks{query}"));
+    assert_eq!(r.status, 200, "{query}: {}", r.body.chars().take(200).collect::<String>());
+    r.json()["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn ten_thousand_tasks_are_listed_newest_first_with_filters_and_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(dir.path(), &[]);
+    create_task(&s, "the first", json!({}));
+    s.stop();
+    let ids = seed_tasks(dir.path(), 10_000);
+    let s = Server::start_in(dir.path(), &[]);
+
+    let newest_first: Vec<String> = ids.iter().rev().cloned().collect();
+    assert_eq!(listed(&s, ""), newest_first);
+    assert_eq!(listed(&s, "?limit=50"), newest_first[..50]);
+    let completed: Vec<String> = newest_first
+        .iter()
+        .filter(|id| id.strip_prefix("seeded-").is_some_and(|n| n.ends_with('0')))
+        .cloned()
+        .collect();
+    assert_eq!(completed.len(), 999);
+    assert_eq!(listed(&s, "?status=completed"), completed);
+    assert_eq!(listed(&s, "?status=completed&limit=5"), completed[..5]);
+    assert_eq!(listed(&s, "?limit=20000").len(), 10_000);
+    for bad in ["?limit=0", "?limit=-1", "?limit=ten", "?status=done"] {
+        let r = s.get(&format!("/api/coding-agents/tasks{bad}"));
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+    }
+    let status = s.get("/api/coding-agents/status").json();
+    assert_eq!(status["tasks"]["total"], json!(10_000), "{status}");
+    // A new one comes first.
+    let new = create_task(&s, "the newest", json!({}));
+    assert_eq!(listed(&s, "?limit=1"), [new["id"].as_str().unwrap()]);
+}
