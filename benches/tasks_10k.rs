@@ -60,8 +60,13 @@ impl Server {
             .spawn()
             .ok()?;
         let mut line = String::new();
-        BufReader::new(child.stdout.take()?).read_line(&mut line).ok()?;
-        let url = line.trim().strip_prefix("orchestra listening on ")?.to_string();
+        BufReader::new(child.stdout.take()?)
+            .read_line(&mut line)
+            .ok()?;
+        let url = line
+            .trim()
+            .strip_prefix("orchestra listening on ")?
+            .to_string();
         Some(Server {
             child,
             url,
@@ -133,7 +138,13 @@ fn time_gets(url: &str, path: &str, count: usize) -> Figures {
             .get(format!("{url}{path}"))
             .call()
             .ok()
-            .and_then(|mut r| r.body_mut().with_config().limit(1 << 30).read_to_string().ok())
+            .and_then(|mut r| {
+                r.body_mut()
+                    .with_config()
+                    .limit(1 << 30)
+                    .read_to_string()
+                    .ok()
+            })
             .unwrap_or_default();
         times.push(start.elapsed());
         bytes = body.len();
@@ -235,17 +246,15 @@ fn tui_frames(n: usize, frames: usize) -> Option<Figures> {
         times.push(start.elapsed());
         rt.block_on(tokio::task::yield_now());
     }
-    Some(summary(
-        format!("TUI frame, {n} tasks, 200×50"),
-        times,
-        0,
-    ))
+    Some(summary(format!("TUI frame, {n} tasks, 200×50"), times, 0))
 }
 
 fn main() {
     let bench = std::env::args().any(|a| a == "--bench");
     if !bench {
-        println!("tasks_10k: smoke run (no --bench); for figures run `cargo bench --bench tasks_10k`");
+        println!(
+            "tasks_10k: smoke run (no --bench); for figures run `cargo bench --bench tasks_10k`"
+        );
     }
     let n = env_num("TASKS_10K", if bench { 10_000 } else { 300 }) as usize;
     let reps = if bench { 1 } else { 0 };
@@ -262,8 +271,12 @@ fn main() {
         &format!("{}/api/coding-agents/tasks?limit=1", server.url),
         None,
     );
-    let total = json_call(&agent(), "GET", &format!("{}/api/coding-agents/status", server.url), None)
-        ["tasks"]["total"]
+    let total = json_call(
+        &agent(),
+        "GET",
+        &format!("{}/api/coding-agents/status", server.url),
+        None,
+    )["tasks"]["total"]
         .as_u64()
         .unwrap_or(0);
     if listed.is_null() || total != n as u64 {
@@ -272,7 +285,11 @@ fn main() {
     }
     let scale = |full: usize| if reps == 1 { full } else { 5 };
     let mut rows = vec![
-        time_gets(&server.url, "/api/coding-agents/tasks?limit=50", scale(2000)),
+        time_gets(
+            &server.url,
+            "/api/coding-agents/tasks?limit=50",
+            scale(2000),
+        ),
         time_gets(
             &server.url,
             "/api/coding-agents/tasks?status=completed&limit=50",

@@ -446,9 +446,14 @@ w.write(b'done\n')
     assert!(
         output.iter().any(|l| l == "bad \u{fffd}\u{fffd} bytes"),
         "{:?}",
-        output.first().map(|l| l.chars().take(80).collect::<String>())
+        output
+            .first()
+            .map(|l| l.chars().take(80).collect::<String>())
     );
-    assert!(output.iter().any(|l| l == "cut 界 here"), "a character cut by a flush is whole");
+    assert!(
+        output.iter().any(|l| l == "cut 界 here"),
+        "a character cut by a flush is whole"
+    );
     assert_eq!(output.last().map(String::as_str), Some("done"));
     // Long lines are kept in bounded pieces, and only so many of them.
     let cap = orchestra::session::DEFAULT_MAX_LINE;
@@ -463,9 +468,14 @@ w.write(b'done\n')
     // orchestra is well and its memory bounded (a generous bound: 3 MiB went through).
     assert_eq!(s.get("/api/status").status, 200);
     let rss = rss_kib(s.pid());
-    assert!(rss < 400 * 1024, "orchestra holds {rss} KiB after the flood");
+    assert!(
+        rss < 400 * 1024,
+        "orchestra holds {rss} KiB after the flood"
+    );
     let session = done["metadata"]["sessionId"].as_str().unwrap();
-    let peek = s.get(&format!("/api/coding-agents/sessions/{session}/peek?lines=5"));
+    let peek = s.get(&format!(
+        "/api/coding-agents/sessions/{session}/peek?lines=5"
+    ));
     assert_eq!(peek.status, 200, "{}", peek.body);
 }
 
@@ -473,7 +483,11 @@ w.write(b'done\n')
 fn output_lines(s: &Server, id: &str) -> Vec<String> {
     s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"]["metadata"]["output"]
         .as_array()
-        .map(|a| a.iter().filter_map(|l| l.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|l| l.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -487,42 +501,67 @@ fn a_daemon_stopped_for_30_s_and_continued_keeps_its_sessions_clients_and_output
         "i=0; while [ ! -e '{}' ]; do i=$((i+1)); echo tick$i; sleep 0.2; done; echo end",
         enough.display()
     );
-    let task = create_task(&s, "ticking", json!({"providerId": "exec", "description": program}));
+    let task = create_task(
+        &s,
+        "ticking",
+        json!({"providerId": "exec", "description": program}),
+    );
     let id = task["id"].as_str().unwrap().to_string();
     let mut events = Events::open(&s);
     assert_eq!(
-        s.post_empty(&format!("/api/coding-agents/tasks/{id}/start")).status,
+        s.post_empty(&format!("/api/coding-agents/tasks/{id}/start"))
+            .status,
         200
     );
-    assert!(wait_until(Duration::from_secs(20), || output_lines(&s, &id).len() >= 3));
-    let session = s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"]["metadata"]
-        ["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let leader = s.get(&format!("/api/coding-agents/sessions/{session}")).json()["session"]
-        ["pid"]
+    assert!(wait_until(Duration::from_secs(20), || output_lines(
+        &s, &id
+    )
+    .len()
+        >= 3));
+    let session =
+        s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"]["metadata"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    let leader = s
+        .get(&format!("/api/coding-agents/sessions/{session}"))
+        .json()["session"]["pid"]
         .as_u64()
         .unwrap() as u32;
 
     let pid = s.pid() as i32;
     // SAFETY: signals to the orchestra this test started (still its child, not reaped).
     unsafe { libc::kill(pid, libc::SIGSTOP) };
-    assert!(wait_until(Duration::from_secs(5), || process_state(s.pid()) == Some('T')));
+    assert!(wait_until(Duration::from_secs(5), || process_state(
+        s.pid()
+    ) == Some('T')));
     // A client asking meanwhile waits; the agent goes on working.
     let addr = s.addr.clone();
     let waiting = std::thread::spawn(move || {
         raw_request(&addr, "GET", "/api/coding-agents/sessions", None, &[]).status
     });
     std::thread::sleep(Duration::from_secs(30));
-    assert!(process_state(leader).is_some_and(|st| st != 'Z'), "the agent ended");
+    assert!(
+        process_state(leader).is_some_and(|st| st != 'Z'),
+        "the agent ended"
+    );
     unsafe { libc::kill(pid, libc::SIGCONT) };
 
-    assert_eq!(waiting.join().unwrap(), 200, "the waiting client got its answer");
+    assert_eq!(
+        waiting.join().unwrap(),
+        200,
+        "the waiting client got its answer"
+    );
     // The session lives on; what it printed during the stop arrives, in order, none lost.
-    let info = s.get(&format!("/api/coding-agents/sessions/{session}")).json();
+    let info = s
+        .get(&format!("/api/coding-agents/sessions/{session}"))
+        .json();
     assert_eq!(info["session"]["ended"], json!(false), "{info}");
-    assert!(wait_until(Duration::from_secs(20), || output_lines(&s, &id).len() >= 160));
+    assert!(wait_until(Duration::from_secs(20), || output_lines(
+        &s, &id
+    )
+    .len()
+        >= 160));
     std::fs::write(&enough, b"").unwrap();
     wait_task_status(&s, &id, "completed");
     let lines = output_lines(&s, &id);
@@ -582,7 +621,12 @@ fn seed_tasks(state: &Path, n: usize) -> Vec<String> {
 
 fn listed(s: &Server, query: &str) -> Vec<String> {
     let r = s.get(&format!("/api/coding-agents/tasks{query}"));
-    assert_eq!(r.status, 200, "{query}: {}", r.body.chars().take(200).collect::<String>());
+    assert_eq!(
+        r.status,
+        200,
+        "{query}: {}",
+        r.body.chars().take(200).collect::<String>()
+    );
     r.json()["tasks"]
         .as_array()
         .unwrap()
