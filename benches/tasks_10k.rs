@@ -14,26 +14,16 @@
 
 mod support;
 
-use orchestra::engine::Event;
 use orchestra::task::{NewTask, Task, TaskStatus};
 use orchestra::tui::App;
-use orchestra::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
+use orchestra::tui::backend::Snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command as Process, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::{env_num, json_call};
-use tokio::sync::broadcast;
-
-fn binary() -> PathBuf {
-    std::env::var_os("ORCHESTRA_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_orchestra")))
-}
+use support::{MemoryCockpit, env_num, json_call};
 
 /// The server under test; SIGTERMed and reaped when dropped.
 struct Server {
@@ -45,31 +35,10 @@ struct Server {
 impl Server {
     fn start() -> Option<Server> {
         let state = tempfile::tempdir().ok()?;
-        let home = state.path().join("home");
-        std::fs::create_dir_all(&home).ok()?;
-        let mut child = Process::new(binary())
-            .args(["serve", "--addr", "127.0.0.1:0", "--state-dir"])
-            .arg(state.path())
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join("no-config"))
-            .env("ORCHESTRA_DEFAULT_PROVIDER", "shell")
-            .current_dir(&home)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take()?)
-            .read_line(&mut line)
-            .ok()?;
-        let url = line
-            .trim()
-            .strip_prefix("orchestra listening on ")?
-            .to_string();
+        let (child, addr) = support::spawn_serve(state.path(), &[])?;
         Some(Server {
             child,
-            url,
+            url: format!("http://{addr}"),
             _state: state,
         })
     }
@@ -165,39 +134,6 @@ fn summary(what: String, mut times: Vec<Duration>, bytes: usize) -> Figures {
     }
 }
 
-/// A cockpit holding only a task list: what the TUI draws from.
-struct Tasks {
-    snap: Snapshot,
-    events: broadcast::Sender<Event>,
-}
-
-impl Cockpit for Tasks {
-    fn snapshot(&self) -> Snapshot {
-        self.snap.clone()
-    }
-    fn providers(&self) -> Vec<ProviderChoice> {
-        Vec::new()
-    }
-    fn default_provider(&self) -> Option<String> {
-        None
-    }
-    fn default_dir(&self) -> String {
-        "/".into()
-    }
-    fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.events.subscribe()
-    }
-    fn execute(&self, _: Command) -> CommandFuture {
-        Box::pin(async { Ok(Outcome::Done(String::new())) })
-    }
-    fn write_input(&self, _: &str, _: Vec<u8>) -> Result<(), String> {
-        Ok(())
-    }
-    fn with_screen(&self, _: &str, _: &mut dyn FnMut(&vt100::Screen)) -> bool {
-        false
-    }
-}
-
 fn tui_frames(n: usize, frames: usize) -> Option<Figures> {
     let now = 1_800_000_000_000;
     let mut snap = Snapshot::default();
@@ -227,10 +163,7 @@ fn tui_frames(n: usize, frames: usize) -> Option<Figures> {
         .build()
         .ok()?;
     let _guard = rt.enter();
-    let cockpit = Arc::new(Tasks {
-        snap,
-        events: broadcast::channel(16).0,
-    });
+    let cockpit = Arc::new(MemoryCockpit::new(snap, Default::default()));
     let mut app = App::new(cockpit);
     app.color = true;
     let Ok(mut term) = Terminal::new(TestBackend::new(200, 50));
@@ -259,7 +192,7 @@ fn main() {
     let n = env_num("TASKS_10K", if bench { 10_000 } else { 300 }) as usize;
     let reps = if bench { 1 } else { 0 };
     let Some(server) = Server::start() else {
-        eprintln!("tasks_10k: cannot start {}", binary().display());
+        eprintln!("tasks_10k: cannot start orchestra serve");
         std::process::exit(1);
     };
     let started = Instant::now();
