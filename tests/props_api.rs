@@ -10,6 +10,16 @@ use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};
 use support::*;
 
+/// The task statuses there are; bodies use them (and names that are none).
+const STATUSES: [&str; 6] = [
+    "pending",
+    "running",
+    "paused",
+    "completed",
+    "failed",
+    "cancelled",
+];
+
 /// Any JSON value, small and deep enough to reach every branch of a body reader.
 fn any_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
@@ -24,33 +34,16 @@ fn any_json() -> impl Strategy<Value = Value> {
         ])
         .prop_map(|f| json!(f)),
         "\\PC{0,16}".prop_map(Value::String),
-        prop::sample::select(vec![
-            "",
-            " ",
-            "pending",
-            "running",
-            "paused",
-            "completed",
-            "failed",
-            "cancelled",
-            "shell",
-            "exec",
-            "claude",
-            "worktree",
-            "none",
-            "manual",
-            "safe",
-            "auto",
-            "enter",
-            "ctrl-c",
-            "up",
-            "1",
-            "/",
-            "/tmp",
-            "..",
-            "\u{0}",
-            "HEAD",
-        ])
+        prop::sample::select(
+            [
+                &STATUSES[..],
+                &[
+                    "", " ", "shell", "exec", "claude", "worktree", "none", "manual", "safe",
+                    "auto", "enter", "ctrl-c", "up", "1", "/", "/tmp", "..", "\u{0}", "HEAD",
+                ]
+            ]
+            .concat()
+        )
         .prop_map(|s| Value::String(s.into())),
     ];
     leaf.prop_recursive(3, 24, 4, |inner| {
@@ -114,18 +107,8 @@ fn typed_fields() -> impl Strategy<Value = Vec<u8>> {
     let text =
         || prop_oneof![3 => "\\PC{0,24}", 1 => Just(String::new()), 1 => "[\n\r\t a-z]{0,10}"];
     let maybe = |s: BoxedStrategy<Value>| prop::option::weighted(0.85, s);
-    let status = prop::sample::select(vec![
-        "pending",
-        "running",
-        "paused",
-        "completed",
-        "failed",
-        "cancelled",
-        "skipped",
-        "Running",
-        "",
-    ])
-    .prop_map(|s| json!(s));
+    let status = prop::sample::select([&STATUSES[..], &["skipped", "Running", ""]].concat())
+        .prop_map(|s| json!(s));
     let key_name = prop_oneof![
         prop::sample::select(vec![
             "enter", "ctrl-c", "up", "tab", "f5", "esc", "nope", ""
