@@ -167,6 +167,10 @@ fn a_full_disk_refuses_writes_with_507_loses_nothing_acknowledged_and_recovers()
         })
         .collect();
 
+    let talker = spawn_session(
+        &s,
+        json!({"providerId": "exec", "task": "while :; do cat >/dev/null; done"}),
+    );
     let filler = fill_disk(mount.path());
     // Big descriptions: the database needs new pages soon, whatever room SQLite kept.
     let description = "x".repeat(64 * 1024);
@@ -210,6 +214,33 @@ fn a_full_disk_refuses_writes_with_507_loses_nothing_acknowledged_and_recovers()
         assert_eq!(task["task"]["metadata"]["output"], json!([]), "{task}");
     }
 
+    // Starting agents: a small record may still fit (then it is kept like any acknowledged
+    // write); otherwise it is refused the same way, never a server failure.
+    let mut sessions = Vec::new();
+    let r = s.post(
+        "/api/coding-agents/sessions",
+        json!({"providerId": "exec", "task": "echo hi"}),
+    );
+    match r.status {
+        201 => sessions.push(r.json()["sessionId"].as_str().unwrap().to_string()),
+        _ => assert_eq!(r.status, 507, "{}", r.body),
+    }
+    let r = s.post_empty(&format!(
+        "/api/coding-agents/tasks/{}/start",
+        acknowledged[1]
+    ));
+    assert!(matches!(r.status, 200 | 507), "{} {}", r.status, r.body);
+    // A message to an agent: kept (then typed), or refused with nothing typed.
+    let mut messages = Vec::new();
+    let r = s.post(
+        &format!("/api/coding-agents/sessions/{talker}/messages"),
+        json!({"text": "said while the disk was full"}),
+    );
+    match r.status {
+        201 => messages.push(r.json()["message"]["id"].as_str().unwrap().to_string()),
+        _ => assert_eq!(r.status, 507, "{}", r.body),
+    }
+
     // Room again: writes succeed at once, without a restart.
     std::fs::remove_file(&filler).expect("free the disk");
     let after = create_task(&s, "after", json!({}));
@@ -222,6 +253,21 @@ fn a_full_disk_refuses_writes_with_507_loses_nothing_acknowledged_and_recovers()
     listed.sort();
     acknowledged.sort();
     assert_eq!(listed, acknowledged);
+    for id in sessions {
+        let r = s.get(&format!("/api/coding-agents/sessions/{id}"));
+        assert_eq!(r.status, 200, "session {id} was acknowledged: {}", r.body);
+    }
+    let kept = s
+        .get(&format!("/api/coding-agents/sessions/{talker}/messages"))
+        .json();
+    for id in messages {
+        assert!(
+            kept["messages"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["id"] == json!(id))),
+            "message {id} was acknowledged: {kept}"
+        );
+    }
     drop(s);
 }
 
