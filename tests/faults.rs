@@ -118,7 +118,14 @@ impl Mount {
 
 impl Drop for Mount {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
+        let unmounted = Command::new("umount")
+            .arg(self.dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !unmounted {
+            // Still busy (a process on its way out): detached now, gone once it is free.
+            let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+        }
     }
 }
 
