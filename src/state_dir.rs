@@ -164,6 +164,10 @@ pub enum StateDirError {
         "the state directory {path} is on a read-only file system: orchestra keeps its database, lock and logs there; make it writable or pass another --state-dir"
     )]
     ReadOnly { path: PathBuf },
+    #[error(
+        "the disk holding the state directory {path} is full: orchestra keeps its database, lock and logs there; free some space"
+    )]
+    Full { path: PathBuf },
     #[error("no state directory: set --state-dir, ORCHESTRA_STATE_DIR, XDG_DATA_HOME or HOME")]
     NoDefault,
 }
@@ -185,15 +189,14 @@ pub fn resolve(explicit: Option<&Path>) -> Result<PathBuf, StateDirError> {
 /// The error for `path` (the state directory `dir` or a file in it).
 fn io_err<'a>(dir: &'a Path, path: &'a Path) -> impl FnOnce(std::io::Error) -> StateDirError + 'a {
     move |source| {
-        if source.raw_os_error() == Some(libc::EROFS) {
-            StateDirError::ReadOnly {
-                path: dir.to_path_buf(),
-            }
-        } else {
-            StateDirError::Io {
+        let dir = dir.to_path_buf();
+        match source.raw_os_error() {
+            Some(libc::EROFS) => StateDirError::ReadOnly { path: dir },
+            Some(libc::ENOSPC) => StateDirError::Full { path: dir },
+            _ => StateDirError::Io {
                 path: path.to_path_buf(),
                 source,
-            }
+            },
         }
     }
 }

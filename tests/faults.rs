@@ -124,7 +124,10 @@ impl Drop for Mount {
             .is_ok_and(|s| s.success());
         if !unmounted {
             // Still busy (a process on its way out): detached now, gone once it is free.
-            let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+            let _ = Command::new("umount")
+                .arg("-l")
+                .arg(self.dir.path())
+                .status();
         }
     }
 }
@@ -276,6 +279,36 @@ fn a_full_disk_refuses_writes_with_507_loses_nothing_acknowledged_and_recovers()
         );
     }
     drop(s);
+}
+
+#[test]
+fn a_full_disk_at_start_up_is_said_to_be_full_and_the_database_is_not_blamed() {
+    let Some(mount) = Mount::tmpfs("2m", "disk full at start-up") else {
+        return;
+    };
+    let state = mount.path().join("state");
+    let mut s = Server::start_in(&state, &[]);
+    create_task(&s, "kept", json!({}));
+    assert_eq!(s.stop(), Some(0));
+    let db = state.join("orchestra.db");
+    let before = std::fs::read(&db).expect("db");
+    let filler = fill_disk(mount.path());
+    let refusal = serve_refuses(&state, &["--addr", "127.0.0.1:0"]);
+    assert_eq!(refusal.code, Some(1), "{}", refusal.stderr);
+    assert!(refusal.stderr.contains("full"), "{}", refusal.stderr);
+    assert!(
+        !refusal.stderr.contains("cannot be read") && !refusal.stderr.contains("move it away"),
+        "a sound database is not to be moved away: {}",
+        refusal.stderr
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    // A new state directory on the full disk: the same sentence.
+    let refusal = serve_refuses(&mount.path().join("new"), &["--addr", "127.0.0.1:0"]);
+    assert!(refusal.stderr.contains("full"), "{}", refusal.stderr);
+    // With room again it starts, with what it had.
+    std::fs::remove_file(filler).unwrap();
+    let s = Server::start_in(&state, &[]);
+    assert_eq!(task_ids(&s).len(), 1);
 }
 
 #[test]

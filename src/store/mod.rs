@@ -28,6 +28,8 @@ pub enum StoreError {
         "the disk holding orchestra's state directory is full ({0}); nothing was changed: free some space and try again"
     )]
     Full(String),
+    #[error("cannot open the database {path}: {message}")]
+    Open { path: PathBuf, message: String },
     /// The file is not a database orchestra can use; it is left exactly as it was.
     #[error(
         "{path} {why}; orchestra left it as it is: move it away (a new one is made) or pass another --state-dir"
@@ -134,26 +136,10 @@ impl Store {
                 source,
             })?;
         check_header(file, path)?;
-        let mut conn = Connection::open(path)?;
-        // Before anything writes to it (switching to WAL rewrites the header): a damaged file
-        // or another program's database is refused as it is.
-        check_ours(&conn, path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        schema::migrate(&mut conn)?;
-        let loaded = Loaded {
-            tasks: load(&conn, Table::Tasks)?,
-            sessions: load(&conn, Table::Sessions)?,
-            messages: load(&conn, Table::Messages)?,
-            settings: load(&conn, Table::Settings)?,
-        };
-        // Checkpoints (copying the log into the database) run on their own connection and
-        // thread, so no write waits behind one: the writer only asks for one now and then.
-        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        let checkpoints = Connection::open(path)?;
-        checkpoints.busy_timeout(std::time::Duration::from_secs(5))?;
+        let (conn, loaded, checkpoints) = open_sqlite(path).map_err(|e| match e {
+            StoreError::Sqlite(e) => opening_error(path, e),
+            other => other,
+        })?;
         let (want_checkpoint, checkpoint_asked) = mpsc::sync_channel::<()>(1);
         let io_err = |source| StoreError::Io {
             path: path.to_path_buf(),
@@ -217,6 +203,55 @@ impl Store {
     }
 }
 
+/// The database opened, checked, migrated and read, and the checkpoints' own connection.
+fn open_sqlite(path: &Path) -> Result<(Connection, Loaded, Connection), StoreError> {
+    let mut conn = Connection::open(path)?;
+    // Before anything writes to it (switching to WAL rewrites the header): a damaged file
+    // or another program's database is refused as it is.
+    check_ours(&conn, path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    schema::migrate(&mut conn)?;
+    let loaded = Loaded {
+        tasks: load(&conn, Table::Tasks)?,
+        sessions: load(&conn, Table::Sessions)?,
+        messages: load(&conn, Table::Messages)?,
+        settings: load(&conn, Table::Settings)?,
+    };
+    // Checkpoints (copying the log into the database) run on their own connection and
+    // thread, so no write waits behind one: the writer only asks for one now and then.
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    let checkpoints = Connection::open(path)?;
+    checkpoints.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok((conn, loaded, checkpoints))
+}
+
+/// What SQLite's failure to open `path` means: a full disk, a damaged file, or another
+/// failure, each naming the file. (A full disk often shows as an I/O error while SQLite
+/// makes its shared-memory file: the free space says which.)
+fn opening_error(path: &Path, e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    let no_room = || {
+        path.parent()
+            .and_then(|d| nix::sys::statvfs::statvfs(d).ok())
+            .is_some_and(|v| v.blocks_available() == 0)
+    };
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DiskFull) => StoreError::Full(e.to_string()),
+        Some(ErrorCode::SystemIoFailure) if no_room() => StoreError::Full(e.to_string()),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StoreError::Unusable {
+            path: path.to_path_buf(),
+            why: format!("cannot be read as a database ({e})"),
+        },
+        _ => StoreError::Open {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        },
+    }
+}
+
 /// The first bytes of every SQLite database file.
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
@@ -250,7 +285,7 @@ fn check_ours(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         path: path.to_path_buf(),
         why,
     };
-    let damaged = |e: rusqlite::Error| unusable(format!("cannot be read as a database ({e})"));
+    let damaged = |e: rusqlite::Error| opening_error(path, e);
     let tables: Vec<String> = conn
         .prepare(r"SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'")
         .and_then(|mut stmt| {
