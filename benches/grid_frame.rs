@@ -9,70 +9,18 @@
 
 mod support;
 
-use orchestra::engine::{Event, SessionInfo, SessionStatus};
+use orchestra::engine::{SessionInfo, SessionStatus};
 use orchestra::task::{NewTask, Task, TaskStatus};
 use orchestra::tui::App;
-use orchestra::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
-use parking_lot::Mutex;
+use orchestra::tui::backend::Snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::env_num;
-use tokio::sync::broadcast;
+use support::{MemoryCockpit, env_num};
 
-/// Screens in memory, one per agent.
-struct Screens {
-    snap: Snapshot,
-    screens: Mutex<HashMap<String, vt100::Parser>>,
-    events: broadcast::Sender<Event>,
-}
-
-impl Cockpit for Screens {
-    fn snapshot(&self) -> Snapshot {
-        self.snap.clone()
-    }
-    fn providers(&self) -> Vec<ProviderChoice> {
-        Vec::new()
-    }
-    fn default_provider(&self) -> Option<String> {
-        None
-    }
-    fn default_dir(&self) -> String {
-        "/".into()
-    }
-    fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.events.subscribe()
-    }
-    fn execute(&self, cmd: Command) -> CommandFuture {
-        // Resizes reach the screens at once, as the daemon's would come back.
-        if let Command::Resize {
-            session_id,
-            cols,
-            rows,
-        } = &cmd
-            && let Some(p) = self.screens.lock().get_mut(session_id)
-        {
-            p.screen_mut().set_size(*rows, *cols);
-        }
-        Box::pin(async { Ok(Outcome::Done(String::new())) })
-    }
-    fn write_input(&self, _: &str, _: Vec<u8>) -> Result<(), String> {
-        Ok(())
-    }
-    fn with_screen(&self, session_id: &str, f: &mut dyn FnMut(&vt100::Screen)) -> bool {
-        match self.screens.lock().get(session_id) {
-            Some(p) => {
-                f(p.screen());
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-fn agents(n: usize) -> Screens {
+fn agents(n: usize) -> MemoryCockpit {
     let now = 1_800_000_000_000;
     let mut snap = Snapshot::default();
     let mut screens = HashMap::new();
@@ -118,11 +66,7 @@ fn agents(n: usize) -> Screens {
         });
         screens.insert(sid, vt100::Parser::new(24, 80, 0));
     }
-    Screens {
-        snap,
-        screens: Mutex::new(screens),
-        events: broadcast::channel(16).0,
-    }
+    MemoryCockpit::new(snap, screens)
 }
 
 fn main() {

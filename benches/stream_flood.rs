@@ -17,9 +17,8 @@ mod support;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Child;
 use std::time::{Duration, Instant};
 use support::env_num;
 use tokio_tungstenite::tungstenite::Message;
@@ -32,38 +31,7 @@ struct Server {
 
 impl Server {
     fn start(state: &Path) -> Option<Server> {
-        let bin = std::env::var_os("ORCHESTRA_BIN")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_orchestra")));
-        let home = state.join("home");
-        std::fs::create_dir_all(&home).ok()?;
-        let mut child = Command::new(bin)
-            .args([
-                "serve",
-                "--addr",
-                "127.0.0.1:0",
-                "--max-sessions",
-                "64",
-                "--state-dir",
-            ])
-            .arg(state)
-            .env("HOME", &home)
-            .env("SHELL", "/bin/bash")
-            .env("XDG_CONFIG_HOME", state.join("no-config"))
-            .env_remove("ORCHESTRA_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take()?)
-            .read_line(&mut line)
-            .ok()?;
-        let addr = line
-            .trim()
-            .strip_prefix("orchestra listening on http://")?
-            .to_string();
+        let (child, addr) = support::spawn_serve(state, &["--max-sessions", "64"])?;
         let http = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .proxy(None)

@@ -62,10 +62,26 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("orchestra: {e:#}");
+            eprintln!("orchestra: {}", error_text(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes in one line, each cause said once: most of our errors already
+/// quote their cause, which `{:#}` would repeat.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if !text.contains(&part) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&part);
+        }
+    }
+    text
 }
 
 /// The orchestra `orchestra` (no subcommand) attaches to: `--url`'s, else the state

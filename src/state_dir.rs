@@ -160,6 +160,14 @@ pub enum StateDirError {
         "another orchestra (pid {pid}) is already using the state directory {path}; stop it or pass a different --state-dir"
     )]
     Locked { pid: String, path: PathBuf },
+    #[error(
+        "the state directory {path} is on a read-only file system: orchestra keeps its database, lock and logs there; make it writable or pass another --state-dir"
+    )]
+    ReadOnly { path: PathBuf },
+    #[error(
+        "the disk holding the state directory {path} is full: orchestra keeps its database, lock and logs there; free some space"
+    )]
+    Full { path: PathBuf },
     #[error("no state directory: set --state-dir, ORCHESTRA_STATE_DIR, XDG_DATA_HOME or HOME")]
     NoDefault,
 }
@@ -178,10 +186,18 @@ pub fn resolve(explicit: Option<&Path>) -> Result<PathBuf, StateDirError> {
     Err(StateDirError::NoDefault)
 }
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StateDirError + '_ {
-    move |source| StateDirError::Io {
-        path: path.to_path_buf(),
-        source,
+/// The error for `path` (the state directory `dir` or a file in it).
+fn io_err<'a>(dir: &'a Path, path: &'a Path) -> impl FnOnce(std::io::Error) -> StateDirError + 'a {
+    move |source| {
+        let dir = dir.to_path_buf();
+        match source.raw_os_error() {
+            Some(libc::EROFS) => StateDirError::ReadOnly { path: dir },
+            Some(libc::ENOSPC) => StateDirError::Full { path: dir },
+            _ => StateDirError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+        }
     }
 }
 
@@ -195,8 +211,8 @@ pub struct StateDir {
 
 impl StateDir {
     pub fn lock(path: &Path) -> Result<StateDir, StateDirError> {
-        create_private_dir(path).map_err(io_err(path))?;
-        let path = path.canonicalize().map_err(io_err(path))?;
+        create_private_dir(path).map_err(io_err(path, path))?;
+        let path = path.canonicalize().map_err(io_err(path, path))?;
         let lock_path = path.join(LOCK_FILE);
         let mut file = private_file()
             .read(true)
@@ -204,7 +220,7 @@ impl StateDir {
             .create(true)
             .truncate(false)
             .open(&lock_path)
-            .map_err(io_err(&lock_path))?;
+            .map_err(io_err(&path, &lock_path))?;
         let mut lock =
             match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
                 Ok(l) => l,
@@ -222,10 +238,10 @@ impl StateDir {
                     });
                 }
             };
-        file = lock.try_clone().map_err(io_err(&lock_path))?;
-        file.set_len(0).map_err(io_err(&lock_path))?;
-        file.rewind().map_err(io_err(&lock_path))?;
-        writeln!(file, "{}", std::process::id()).map_err(io_err(&lock_path))?;
+        file = lock.try_clone().map_err(io_err(&path, &lock_path))?;
+        file.set_len(0).map_err(io_err(&path, &lock_path))?;
+        file.rewind().map_err(io_err(&path, &lock_path))?;
+        writeln!(file, "{}", std::process::id()).map_err(io_err(&path, &lock_path))?;
         let _ = lock.flush();
         let tightened = tighten(&path);
         Ok(StateDir {

@@ -64,3 +64,108 @@ pub fn flood_file(path: &std::path::Path, mb: u64) -> std::io::Result<u64> {
     std::io::Write::flush(&mut f)?;
     Ok(written)
 }
+
+/// `orchestra serve` on 127.0.0.1 port 0 and `state` (with `extra` flags): the release
+/// binary cargo builds for benches, or `ORCHESTRA_BIN`. Its child and its `host:port` once it
+/// listens; `None` if it does not start.
+pub fn spawn_serve(
+    state: &std::path::Path,
+    extra: &[&str],
+) -> Option<(std::process::Child, String)> {
+    use std::io::BufRead;
+    let bin = std::env::var_os("ORCHESTRA_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_orchestra")));
+    let home = state.join("home");
+    std::fs::create_dir_all(&home).ok()?;
+    let mut child = std::process::Command::new(bin)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(extra)
+        .arg("--state-dir")
+        .arg(state)
+        .env("HOME", &home)
+        .env("SHELL", "/bin/bash")
+        .env("XDG_CONFIG_HOME", state.join("no-config"))
+        .env_remove("ORCHESTRA_TOKEN")
+        .current_dir(&home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take()?)
+        .read_line(&mut line)
+        .ok()?;
+    let addr = line
+        .trim()
+        .strip_prefix("orchestra listening on http://")?
+        .to_string();
+    Some((child, addr))
+}
+
+/// A cockpit in memory for the TUI benches: a snapshot, and a vt100 screen per session id.
+pub struct MemoryCockpit {
+    pub snap: orchestra::tui::backend::Snapshot,
+    pub screens: parking_lot::Mutex<std::collections::HashMap<String, vt100::Parser>>,
+    pub events: tokio::sync::broadcast::Sender<orchestra::engine::Event>,
+}
+
+impl MemoryCockpit {
+    pub fn new(
+        snap: orchestra::tui::backend::Snapshot,
+        screens: std::collections::HashMap<String, vt100::Parser>,
+    ) -> MemoryCockpit {
+        MemoryCockpit {
+            snap,
+            screens: parking_lot::Mutex::new(screens),
+            events: tokio::sync::broadcast::channel(16).0,
+        }
+    }
+}
+
+impl orchestra::tui::backend::Cockpit for MemoryCockpit {
+    fn snapshot(&self) -> orchestra::tui::backend::Snapshot {
+        self.snap.clone()
+    }
+    fn providers(&self) -> Vec<orchestra::tui::backend::ProviderChoice> {
+        Vec::new()
+    }
+    fn default_provider(&self) -> Option<String> {
+        None
+    }
+    fn default_dir(&self) -> String {
+        "/".into()
+    }
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<orchestra::engine::Event> {
+        self.events.subscribe()
+    }
+    fn execute(
+        &self,
+        cmd: orchestra::tui::backend::Command,
+    ) -> orchestra::tui::backend::CommandFuture {
+        // Resizes reach the screens at once, as the daemon's would come back.
+        if let orchestra::tui::backend::Command::Resize {
+            session_id,
+            cols,
+            rows,
+        } = &cmd
+            && let Some(p) = self.screens.lock().get_mut(session_id)
+        {
+            p.screen_mut().set_size(*rows, *cols);
+        }
+        Box::pin(async { Ok(orchestra::tui::backend::Outcome::Done(String::new())) })
+    }
+    fn write_input(&self, _: &str, _: Vec<u8>) -> Result<(), String> {
+        Ok(())
+    }
+    fn with_screen(&self, session_id: &str, f: &mut dyn FnMut(&vt100::Screen)) -> bool {
+        match self.screens.lock().get(session_id) {
+            Some(p) => {
+                f(p.screen());
+                true
+            }
+            None => false,
+        }
+    }
+}

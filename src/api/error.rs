@@ -34,6 +34,11 @@ impl From<EngineError> for ApiError {
             EngineError::Conflict(_) => StatusCode::CONFLICT,
             EngineError::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
             EngineError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            // Nothing was written; the request can succeed once there is room again.
+            EngineError::Store(crate::store::StoreError::Full(_)) => {
+                tracing::error!(error = %e, "request refused: the disk is full");
+                StatusCode::INSUFFICIENT_STORAGE
+            }
             EngineError::Store(_) | EngineError::Internal(_) => {
                 tracing::error!(error = %e, "request failed");
                 StatusCode::INTERNAL_SERVER_ERROR

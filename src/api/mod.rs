@@ -160,6 +160,10 @@ pub enum ServeError {
         source: std::io::Error,
     },
     #[error(
+        "cannot listen on {0}: the port is already in use (another orchestra or program listens there); pass another --addr, or port 0 for any free one"
+    )]
+    InUse(SocketAddr),
+    #[error(
         "refusing to listen on {0} without a token: anyone who can reach it could run commands; pass --token or ORCHESTRA_TOKEN"
     )]
     ExposedWithoutToken(SocketAddr),
@@ -177,7 +181,10 @@ pub async fn bind(addr: SocketAddr, token: Option<&str>) -> Result<Bound, ServeE
     }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|source| ServeError::Bind { addr, source })?;
+        .map_err(|source| match source.kind() {
+            std::io::ErrorKind::AddrInUse => ServeError::InUse(addr),
+            _ => ServeError::Bind { addr, source },
+        })?;
     let local = listener
         .local_addr()
         .map_err(|source| ServeError::Bind { addr, source })?;

@@ -6,7 +6,7 @@ use super::{Engine, EngineError, EngineResult, Event, SessionEventKind, now_ms};
 use crate::providers::patterns::Verdict;
 use crate::providers::{Delivery, Provider};
 use crate::session::{Activity, ExitInfo, PtySession, SessionError, SessionEvent, SpawnSpec};
-use crate::store::{Record, Table};
+use crate::store::{Record, Removal, Table};
 use crate::wire::{Approval, Cursor, Message, Peek, Prompt, Role, SessionInfo};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -217,6 +217,23 @@ fn session_record(info: &SessionInfo, seq: i64) -> Record {
         seq,
         owner: info.task_id.clone(),
         json: serde_json::to_string(info).unwrap_or_else(|_| "{}".into()),
+    }
+}
+
+/// A message stamped now.
+fn new_message(
+    role: Role,
+    text: String,
+    keys: Option<Vec<String>>,
+    auto: Option<String>,
+) -> Message {
+    Message {
+        id: uuid::Uuid::new_v4().to_string(),
+        role,
+        text,
+        at: now_ms(),
+        keys,
+        auto,
     }
 }
 
@@ -513,9 +530,19 @@ impl Engine {
             resets_at: None,
             transcript: transcript.map(|p| p.to_string_lossy().into_owned()),
         };
+        // Acknowledged only once its record is durable: a session the store cannot keep (a
+        // full disk) is ended at once and refused like any other write, not left running
+        // unrecorded.
+        let seq = self.next_seq();
+        if let Err(e) = self.store().put(vec![session_record(&info, seq)]).await {
+            let grace = self.config().grace;
+            let ended = pty.clone();
+            let _ = tokio::task::spawn_blocking(move || ended.terminate(grace)).await;
+            return Err(e.into());
+        }
         let typed_first = provider.deliver == Delivery::Type && !req.task.trim().is_empty();
         let entry = Arc::new(SessionEntry {
-            seq: self.next_seq(),
+            seq,
             status_watch: tokio::sync::watch::Sender::new(info.status),
             info: Mutex::new(info.clone()),
             pty: Some(pty.clone()),
@@ -539,13 +566,6 @@ impl Engine {
             let mut table = self.inner.sessions.write();
             table.by_id.insert(id.clone(), entry.clone());
             table.order.push(entry.clone());
-        }
-        if let Err(e) = self
-            .store()
-            .put(vec![session_record(&info, entry.seq)])
-            .await
-        {
-            tracing::error!(error = %e, "could not persist a new session");
         }
         self.publish_session(SessionEventKind::Started, &info);
         tokio::spawn(self.clone().follow(entry.clone(), inbox));
@@ -751,23 +771,24 @@ impl Engine {
         keys: Option<Vec<String>>,
         auto: Option<String>,
     ) -> Message {
-        let m = Message {
-            id: uuid::Uuid::new_v4().to_string(),
-            role,
-            text,
-            at: now_ms(),
-            keys,
-            auto,
-        };
-        entry.messages.lock().push(m.clone());
-        let session_id = entry.info.lock().id.clone();
-        if let Err(e) = self
-            .store()
-            .put(vec![message_record(&session_id, &m, self.next_seq())])
-            .await
-        {
+        let m = new_message(role, text, keys, auto);
+        if let Err(e) = self.store_message(entry, &m).await {
             tracing::error!(error = %e, "could not persist a message");
         }
+        self.add_message(entry, m)
+    }
+
+    /// Writes a message of the session to the store; returns once it is durable.
+    async fn store_message(&self, entry: &Arc<SessionEntry>, m: &Message) -> EngineResult<()> {
+        let session_id = entry.info.lock().id.clone();
+        let record = message_record(&session_id, m, self.next_seq());
+        Ok(self.store().put(vec![record]).await?)
+    }
+
+    /// Adds a message to the session's list and publishes it.
+    fn add_message(&self, entry: &Arc<SessionEntry>, m: Message) -> Message {
+        entry.messages.lock().push(m.clone());
+        let session_id = entry.info.lock().id.clone();
         self.publish(Event::Message {
             session_id,
             message: Arc::new(m.clone()),
@@ -811,21 +832,31 @@ impl Engine {
         if let Some(info) = entry.record_fact(Fact::Hook(None)) {
             self.save_status(entry, &info);
         }
+        // The previous reply, then this send, each kept before it is typed: a message the
+        // store cannot keep (a full disk) is refused with nothing typed, and one that is
+        // typed is never lost.
+        if let Some((_, text)) = previous {
+            self.record_message(entry, Role::Agent, text, None, None)
+                .await;
+        }
+        let message = new_message(Role::User, text.clone(), keys.clone(), auto.clone());
+        self.store_message(entry, &message).await?;
         // A child that does not read its input can make a PTY write block: keep that off the
         // async workers.
         let writer = pty.clone();
-        tokio::task::spawn_blocking(move || match send {
+        let typed = tokio::task::spawn_blocking(move || match send {
             Input::Text(t) => writer.send_text(&t, submit),
             Input::Keys(k) => writer.send_keys(&k),
         })
         .await
-        .map_err(|e| EngineError::Internal(format!("send failed: {e}")))?
-        .map_err(session_error)?;
-        // Stored once the send is written: a store busy with flooding sessions' output must
-        // not hold keystrokes up.
-        if let Some((_, text)) = previous {
-            self.record_message(entry, Role::Agent, text, None, None)
-                .await;
+        .map_err(|e| EngineError::Internal(format!("send failed: {e}")))
+        .and_then(|r| r.map_err(session_error));
+        if let Err(e) = typed {
+            let gone = Removal::Record(Table::Messages, message.id.clone());
+            if let Err(e) = self.store().remove(vec![gone]).await {
+                tracing::error!(error = %e, "could not remove a message that was not sent");
+            }
+            return Err(e);
         }
         {
             let mut pending = entry.reply.lock();
@@ -844,9 +875,7 @@ impl Engine {
                 });
             }
         }
-        Ok(self
-            .record_message(entry, Role::User, text, keys, auto)
-            .await)
+        Ok(self.add_message(entry, message))
     }
 
     pub async fn send_message(&self, id: &str, send: Input) -> EngineResult<Message> {

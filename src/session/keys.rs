@@ -283,6 +283,9 @@ pub fn encode_keys<S: AsRef<str>>(names: &[S], app_cursor: bool) -> Result<Vec<u
     Ok(out)
 }
 
+/// The end of a bracketed paste.
+const PASTE_END: &str = "\x1b[201~";
+
 /// A paste: line breaks (`\n`, `\r\n`) become `\r` as a terminal sends them; wrapped in
 /// bracketed-paste markers (`ESC[200~ … ESC[201~`) when `bracketed` (the program enabled mode
 /// 2004). A paste cannot end the paste early: an end marker inside it is dropped.
@@ -290,8 +293,14 @@ pub fn encode_paste(text: &str, bracketed: bool) -> Vec<u8> {
     let normalized = text.replace("\r\n", "\r").replace('\n', "\r");
     if bracketed {
         let mut out = b"\x1b[200~".to_vec();
-        out.extend_from_slice(normalized.replace("\x1b[201~", "").as_bytes());
-        out.extend_from_slice(b"\x1b[201~");
+        // Removed until none is left: taking one out can join the bytes around it into
+        // another (`ESC[20` + `ESC[201~` + `1~`).
+        let mut inner = normalized;
+        while inner.contains(PASTE_END) {
+            inner = inner.replace(PASTE_END, "");
+        }
+        out.extend_from_slice(inner.as_bytes());
+        out.extend_from_slice(PASTE_END.as_bytes());
         out
     } else {
         normalized.into_bytes()

@@ -103,6 +103,11 @@ impl LineSplitter {
         let mut used = 0;
         let mut taken = 0;
         for c in text.chars() {
+            if is_c1(c) {
+                // A control, as the byte path treats it: dropped.
+                used += c.len_utf8();
+                continue;
+            }
             if taken == room {
                 break;
             }
@@ -151,6 +156,9 @@ impl LineSplitter {
 
     /// Writes a character at the cursor, as a terminal would.
     fn put(&mut self, c: char, out: &mut Vec<String>) {
+        if is_c1(c) {
+            return;
+        }
         if self.col >= self.max_line {
             // Flood without a newline: hand out what we have and start over.
             self.emit(out);
@@ -324,6 +332,11 @@ impl LineSplitter {
             _ => {}
         }
     }
+}
+
+/// A C1 control character (U+0080–U+009F) sent as UTF-8: a control, never text in a line.
+fn is_c1(c: char) -> bool {
+    ('\u{80}'..='\u{9f}').contains(&c)
 }
 
 /// An SGR sequence (`ESC [ params m`: colours and attributes) whole within `bytes`: it never

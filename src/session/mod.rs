@@ -63,7 +63,7 @@ pub use keys::{Key, KeyCode, encode_key, encode_keys, encode_paste, encode_text,
 pub use lines::{DEFAULT_MAX_LINE, LineSplitter};
 pub use pty::PtySession;
 pub use reaper::{become_subreaper, reap_orphans};
-pub use screen::{Replies, ScreenSnapshot, Terminal};
+pub use screen::{MIN_SIZE, Replies, ScreenSnapshot, Terminal, parser_size};
 pub use transcript::Transcript;
 pub use tree::MARKER_VAR;
 

@@ -88,6 +88,13 @@ impl vt100::Callbacks for Replies {
 /// The vt100 parser of one session, with its pending replies.
 pub struct Terminal {
     parser: vt100::Parser<Replies>,
+    /// The end of the last chunk when it stopped inside a UTF-8 character, held for the next:
+    /// vte 0.15 misreads a character split across chunks when an invalid byte follows
+    /// closely (it drops the text between them), so vt100 only ever gets whole characters.
+    held: Vec<u8>,
+    /// `(rows, cols)` and scrollback, to start afresh (see [`Terminal::guarded`]).
+    size: (u16, u16),
+    scrollback: usize,
 }
 
 impl std::fmt::Debug for Terminal {
@@ -100,22 +107,53 @@ impl std::fmt::Debug for Terminal {
     }
 }
 
+/// The smallest screen a vt100 parser is given: with one row or one column, vt100 0.16
+/// panics on ordinary output (text that wraps, a wide character).
+pub const MIN_SIZE: u16 = 2;
+
+/// `(rows, cols)` made safe for a vt100 parser (see [`MIN_SIZE`]).
+pub fn parser_size(rows: u16, cols: u16) -> (u16, u16) {
+    (rows.max(MIN_SIZE), cols.max(MIN_SIZE))
+}
+
 impl Terminal {
     pub fn new(rows: u16, cols: u16, scrollback: usize) -> Self {
+        let (rows, cols) = parser_size(rows, cols);
         Self {
-            parser: vt100::Parser::new_with_callbacks(
-                rows.max(1),
-                cols.max(1),
-                scrollback,
-                Replies::default(),
-            ),
+            parser: vt100::Parser::new_with_callbacks(rows, cols, scrollback, Replies::default()),
+            held: Vec::new(),
+            size: (rows, cols),
+            scrollback,
         }
     }
 
     /// Feeds output; returns the replies owed to the program (empty almost always).
     pub fn process(&mut self, bytes: &[u8]) -> Vec<u8> {
-        self.parser.process(bytes);
+        let joined;
+        let bytes = if self.held.is_empty() {
+            bytes
+        } else {
+            self.held.extend_from_slice(bytes);
+            joined = std::mem::take(&mut self.held);
+            &joined[..]
+        };
+        let whole = bytes.len() - incomplete_utf8_tail(bytes);
+        self.guarded(|p| p.process(&bytes[..whole]));
+        self.held.extend_from_slice(&bytes[whole..]);
         std::mem::take(&mut self.parser.callbacks_mut().out)
+    }
+
+    /// Runs `f` on the parser; should vt100 panic (0.16 does on some screens, e.g. writing
+    /// where a resize cut a wide character in half), the screen starts afresh, blank, at the
+    /// same size, rather than the session's output stopping for good.
+    fn guarded(&mut self, f: impl FnOnce(&mut vt100::Parser<Replies>)) {
+        let parser = &mut self.parser;
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(parser))).is_err() {
+            tracing::warn!("the terminal emulator failed on this output; its screen starts afresh");
+            let (rows, cols) = self.size;
+            self.parser =
+                vt100::Parser::new_with_callbacks(rows, cols, self.scrollback, Replies::default());
+        }
     }
 
     pub fn screen(&self) -> &vt100::Screen {
@@ -123,7 +161,9 @@ impl Terminal {
     }
 
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        self.parser.screen_mut().set_size(rows.max(1), cols.max(1));
+        let (rows, cols) = parser_size(rows, cols);
+        self.size = (rows, cols);
+        self.guarded(|p| p.screen_mut().set_size(rows, cols));
     }
 
     /// A cheap fingerprint of the visible text, to tell a real change from a redraw.
@@ -168,6 +208,21 @@ impl Terminal {
             alternate_screen,
         }
     }
+}
+
+/// How many bytes at the end of `bytes` begin a UTF-8 character that is not complete yet.
+fn incomplete_utf8_tail(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let need = match bytes[bytes.len() - back] {
+            0x80..=0xbf => continue,
+            0xc2..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf4 => 4,
+            _ => return 0,
+        };
+        return if back < need { back } else { 0 };
+    }
+    0
 }
 
 /// The last `n` lines of the scrollback, oldest first. Leaves the offset at 0.

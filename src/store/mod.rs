@@ -23,6 +23,18 @@ pub enum StoreError {
     },
     #[error("could not commit to the database: {0}")]
     Commit(String),
+    /// The file system holding the database has no room left: nothing of the write was kept.
+    #[error(
+        "the disk holding orchestra's state directory is full ({0}); nothing was changed: free some space and try again"
+    )]
+    Full(String),
+    #[error("cannot open the database {path}: {message}")]
+    Open { path: PathBuf, message: String },
+    /// The file is not a database orchestra can use; it is left exactly as it was.
+    #[error(
+        "{path} {why}; orchestra left it as it is: move it away (a new one is made) or pass another --state-dir"
+    )]
+    Unusable { path: PathBuf, why: String },
     #[error("the store's writer has stopped")]
     Closed,
     #[error("stored record {0} is not valid JSON: {1}")]
@@ -83,7 +95,24 @@ pub enum Removal {
 struct Job {
     records: Vec<Record>,
     removals: Vec<Removal>,
-    done: Option<oneshot::Sender<Result<(), String>>>,
+    done: Option<oneshot::Sender<Result<(), Failed>>>,
+}
+
+/// Why a commit failed, as told to every writer of its batch.
+#[derive(Debug, Clone)]
+struct Failed {
+    /// The disk is full (SQLite's `SQLITE_FULL`, or `ENOSPC` underneath).
+    full: bool,
+    message: String,
+}
+
+impl Failed {
+    fn of(e: &rusqlite::Error) -> Failed {
+        Failed {
+            full: e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
+            message: e.to_string(),
+        }
+    }
 }
 
 /// Handle to the writer thread. Cloneable; the thread ends when the last handle is dropped.
@@ -97,31 +126,20 @@ impl Store {
     pub fn open(path: &Path) -> Result<(Store, Loaded), StoreError> {
         // Made private before SQLite opens it: SQLite gives the -wal and -shm files the mode of
         // the database file.
-        crate::state_dir::private_file()
+        let file = crate::state_dir::private_file()
             .create(true)
             .append(true)
+            .read(true)
             .open(path)
             .map_err(|source| StoreError::Io {
                 path: path.to_path_buf(),
                 source,
             })?;
-        let mut conn = Connection::open(path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        schema::migrate(&mut conn)?;
-        let loaded = Loaded {
-            tasks: load(&conn, Table::Tasks)?,
-            sessions: load(&conn, Table::Sessions)?,
-            messages: load(&conn, Table::Messages)?,
-            settings: load(&conn, Table::Settings)?,
-        };
-        // Checkpoints (copying the log into the database) run on their own connection and
-        // thread, so no write waits behind one: the writer only asks for one now and then.
-        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        let checkpoints = Connection::open(path)?;
-        checkpoints.busy_timeout(std::time::Duration::from_secs(5))?;
+        check_header(file, path)?;
+        let (conn, loaded, checkpoints) = open_sqlite(path).map_err(|e| match e {
+            StoreError::Sqlite(e) => opening_error(path, e),
+            other => other,
+        })?;
         let (want_checkpoint, checkpoint_asked) = mpsc::sync_channel::<()>(1);
         let io_err = |source| StoreError::Io {
             path: path.to_path_buf(),
@@ -160,7 +178,11 @@ impl Store {
             .map_err(|_| StoreError::Closed)?;
         match wait.await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(msg)) => Err(StoreError::Commit(msg)),
+            Ok(Err(Failed {
+                full: true,
+                message,
+            })) => Err(StoreError::Full(message)),
+            Ok(Err(Failed { message, .. })) => Err(StoreError::Commit(message)),
             Err(_) => Err(StoreError::Closed),
         }
     }
@@ -179,6 +201,121 @@ impl Store {
             done: None,
         });
     }
+}
+
+/// The database opened, checked, migrated and read, and the checkpoints' own connection.
+fn open_sqlite(path: &Path) -> Result<(Connection, Loaded, Connection), StoreError> {
+    let mut conn = Connection::open(path)?;
+    // Before anything writes to it (switching to WAL rewrites the header): a damaged file
+    // or another program's database is refused as it is.
+    check_ours(&conn, path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    schema::migrate(&mut conn)?;
+    let loaded = Loaded {
+        tasks: load(&conn, Table::Tasks)?,
+        sessions: load(&conn, Table::Sessions)?,
+        messages: load(&conn, Table::Messages)?,
+        settings: load(&conn, Table::Settings)?,
+    };
+    // Checkpoints (copying the log into the database) run on their own connection and
+    // thread, so no write waits behind one: the writer only asks for one now and then.
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    let checkpoints = Connection::open(path)?;
+    checkpoints.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok((conn, loaded, checkpoints))
+}
+
+/// What SQLite's failure to open `path` means: a full disk, a damaged file, or another
+/// failure, each naming the file. (A full disk often shows as an I/O error while SQLite
+/// makes its shared-memory file: the free space says which.)
+fn opening_error(path: &Path, e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    let no_room = || {
+        path.parent()
+            .and_then(|d| nix::sys::statvfs::statvfs(d).ok())
+            .is_some_and(|v| v.blocks_available() == 0)
+    };
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DiskFull) => StoreError::Full(e.to_string()),
+        Some(ErrorCode::SystemIoFailure) if no_room() => StoreError::Full(e.to_string()),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StoreError::Unusable {
+            path: path.to_path_buf(),
+            why: format!("cannot be read as a database ({e})"),
+        },
+        _ => StoreError::Open {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        },
+    }
+}
+
+/// The first bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// An empty file is a database still to be made; anything else must start as SQLite's do.
+fn check_header(mut file: std::fs::File, path: &Path) -> Result<(), StoreError> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(SQLITE_MAGIC.len());
+    (&mut file)
+        .take(SQLITE_MAGIC.len() as u64)
+        .read_to_end(&mut head)
+        .map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if head.is_empty() || head == SQLITE_MAGIC {
+        return Ok(());
+    }
+    Err(StoreError::Unusable {
+        path: path.to_path_buf(),
+        why: "is not an SQLite database (it is damaged, or another program's file)".into(),
+    })
+}
+
+/// The tables orchestra's schema makes; a database with any other is not orchestra's.
+const OWN_TABLES: &[&str] = &["tasks", "sessions", "messages", "settings"];
+
+/// Refuses a damaged database (SQLite cannot read its schema) and another program's (tables
+/// orchestra does not make, or a schema version without orchestra's tables).
+fn check_ours(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let unusable = |why: String| StoreError::Unusable {
+        path: path.to_path_buf(),
+        why,
+    };
+    let damaged = |e: rusqlite::Error| opening_error(path, e);
+    let tables: Vec<String> = conn
+        .prepare(r"SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'")
+        .and_then(|mut stmt| {
+            stmt.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(damaged)?;
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(damaged)?;
+    let foreign: Vec<&str> = tables
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !OWN_TABLES.contains(t))
+        .collect();
+    if !foreign.is_empty() {
+        let mut names = foreign[..foreign.len().min(5)].join(", ");
+        if foreign.len() > 5 {
+            names.push_str(", …");
+        }
+        return Err(unusable(format!(
+            "is another program's database (it has tables orchestra does not make: {names})"
+        )));
+    }
+    if version > 0 && !tables.iter().any(|t| t == "tasks") {
+        return Err(unusable(format!(
+            "is another program's database (schema version {version} without orchestra's tables)"
+        )));
+    }
+    Ok(())
 }
 
 fn load(conn: &Connection, table: Table) -> Result<Vec<Record>, StoreError> {
@@ -225,7 +362,7 @@ fn writer_loop(
                 break;
             }
         }
-        let outcome = commit(&mut conn, &batch).map_err(|e| e.to_string());
+        let outcome = commit(&mut conn, &batch).map_err(|e| Failed::of(&e));
         since_checkpoint += 1;
         if since_checkpoint >= COMMITS_PER_CHECKPOINT {
             // Full means one is already asked for: that one will do.
@@ -233,7 +370,7 @@ fn writer_loop(
             since_checkpoint = 0;
         }
         if let Err(e) = &outcome {
-            tracing::error!(error = %e, "store commit failed");
+            tracing::error!(error = %e.message, full = e.full, "store commit failed");
         }
         for job in batch {
             if let Some(done) = job.done {

@@ -74,7 +74,7 @@ fn row_text(text: &str) -> RowText {
 impl Transcript {
     /// Replays `bytes` on a screen `cols` × `rows` (the pane it is shown in).
     pub fn new(session_id: &str, bytes: Vec<u8>, truncated: bool, rows: u16, cols: u16) -> Self {
-        let (rows, cols) = (rows.max(1), cols.max(1));
+        let (rows, cols) = crate::session::parser_size(rows, cols);
         let mut parser = vt100::Parser::new(rows, cols, SCROLLBACK_ROWS);
         parser.process(&bytes);
         let mut screen = parser.screen().clone();

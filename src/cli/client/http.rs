@@ -59,6 +59,21 @@ fn read_server_file(dir: &Path) -> CliResult<Option<ServerFile>> {
     })
 }
 
+/// The refusal when no orchestra runs on the state directory, saying `why`.
+fn no_orchestra(why: &str) -> CliError {
+    CliError::unreachable(format!(
+        "no orchestra is running ({why}); start one with `orchestra` or `orchestra serve`, or pass --url"
+    ))
+}
+
+/// Why a server.json is not believed: its writer has ended.
+pub(super) fn left_over(file: &Path, pid: u32) -> String {
+    format!(
+        "{} is left over from pid {pid}, which is no longer running",
+        file.display()
+    )
+}
+
 /// `host:port` → `http://host:port`; no trailing slash.
 fn normalize_url(raw: &str) -> CliResult<String> {
     let raw = raw.trim();
@@ -134,6 +149,11 @@ impl Client {
                         dir.join("server.json").display()
                     )));
                 };
+                // Left by an orchestra that is gone: whatever answers at its URL now (another
+                // orchestra, another program) is not this state directory's.
+                if let Some(pid) = file.pid.filter(|p| !pid_alive(*p)) {
+                    return Err(no_orchestra(&left_over(&ServerFile::path(&dir), pid)));
+                }
                 let base = normalize_url(&file.url)?;
                 let source = Source::ServerFile {
                     path: ServerFile::path(&dir),
@@ -381,19 +401,11 @@ impl Client {
         };
         match &self.source {
             Source::ServerFile { path: file, pid } => {
-                let dead = pid.is_some_and(|p| !pid_alive(p));
-                let why = if dead {
-                    format!(
-                        "{} is left over from pid {}, which is no longer running",
-                        file.display(),
-                        pid.unwrap_or_default()
-                    )
-                } else {
-                    format!("{} names {}, but {cause}", file.display(), self.base)
+                let why = match pid.filter(|p| !pid_alive(*p)) {
+                    Some(dead) => left_over(file, dead),
+                    None => format!("{} names {}, but {cause}", file.display(), self.base),
                 };
-                CliError::unreachable(format!(
-                    "no orchestra is running ({why}); start one with `orchestra` or `orchestra serve`, or pass --url"
-                ))
+                no_orchestra(&why)
             }
             Source::Given { .. } => CliError::unreachable(format!(
                 "cannot reach orchestra at {} ({} {path}: {cause}); is it running? start one with `orchestra` or `orchestra serve`",

@@ -69,10 +69,9 @@ fn running_here(global: &GlobalArgs) -> CliResult<()> {
     let dir = crate::state_dir::resolve(global.state_dir.as_deref())
         .map_err(|e| CliError::unreachable(format!("cannot find orchestra: {e}; or pass --url")))?;
     let why = match ServerFile::read(&dir) {
-        Ok(Some(ServerFile { pid: Some(pid), .. })) if !daemon::pid_alive(pid) => format!(
-            "{} is left over from pid {pid}, which is no longer running",
-            ServerFile::path(&dir).display(),
-        ),
+        Ok(Some(ServerFile { pid: Some(pid), .. })) if !daemon::pid_alive(pid) => {
+            super::http::left_over(&ServerFile::path(&dir), pid)
+        }
         Ok(Some(_)) => return Ok(()),
         Ok(None) => format!("no {}", ServerFile::path(&dir).display()),
         // Unreadable or invalid: let the connection say what is wrong with it.

@@ -181,9 +181,12 @@ async fn run(
                 Some(Ok(Message::Text(text))) => {
                     match serde_json::from_str::<StreamEvent>(&text) {
                         Ok(StreamEvent::Hello { cols, rows, .. }) => {
+                            // Sizes from the network: never one vt100 panics on.
+                            let (rows, cols) = crate::session::parser_size(rows, cols);
                             term.lock().parser = vt100::Parser::new(rows, cols, 0);
                         }
                         Ok(StreamEvent::Size { cols, rows }) => {
+                            let (rows, cols) = crate::session::parser_size(rows, cols);
                             term.lock().parser.screen_mut().set_size(rows, cols);
                         }
                         // Status changes arrive on the event stream too; modes come with the

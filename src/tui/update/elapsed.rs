@@ -71,4 +71,17 @@ mod tests {
         wakes.dedup();
         assert!(wakes.len() <= 2, "{wakes:?}");
     }
+
+    #[test]
+    fn a_wall_clock_that_jumps_never_stalls_or_spins_the_loop() {
+        // Back an hour: the task seems to start in the future; it shows 0s and wakes within
+        // a second, not in an hour and not at once in a loop.
+        let start = NOW;
+        let wait = next_change_in_ms(start, NOW - 3_600_000);
+        assert!((1..=1000).contains(&wait), "{wait}");
+        assert_eq!(format_elapsed(NOW - 3_600_000 - start), "0s");
+        // Forward a year: hours are shown, the next change within an hour (and a lag).
+        let wait = next_change_in_ms(start, NOW + 365 * 86_400_000);
+        assert!((1..=3_600_000 + MINUTES_LAG_MS).contains(&wait), "{wait}");
+    }
 }
