@@ -96,8 +96,19 @@ fn run(
     } else {
         format!("[[provider]]\nid = \"{provider}\"\ncommand = \"{cli}\"\n")
     };
-    std::fs::write(&config_file, override_command).expect("write config");
-    let s = Server::start_with_env(&["--config", &config_file.to_string_lossy()], &all);
+    // A limit that names no reset time is tried again after a minute, the least there is.
+    let config_text = format!("{override_command}[limits]\nretry_minutes = 1\n");
+    std::fs::write(&config_file, config_text).expect("write config");
+    // One slot: a task waiting out a usage limit must not hold it (see `limit_waited_out`).
+    let s = Server::start_with_env(
+        &[
+            "--config",
+            &config_file.to_string_lossy(),
+            "--max-concurrent",
+            "1",
+        ],
+        &all,
+    );
     Some(Run {
         model,
         s,
@@ -838,7 +849,12 @@ impl Run {
         let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let s = Server::try_start_env(
             &self.s.state_dir,
-            &["--config", &config.to_string_lossy()],
+            &[
+                "--config",
+                &config.to_string_lossy(),
+                "--max-concurrent",
+                "1",
+            ],
             &env,
         )
         .unwrap_or_else(|e| panic!("{e}"));
@@ -987,4 +1003,181 @@ fn claude_2_1_197_continues_its_conversation_after_orchestra_restarts() {
         return;
     };
     r.continue_after_restart("/v1/messages", true);
+}
+
+/// How long after the refusal the scripted usage limit resets.
+const LIMIT_RESETS_IN: u64 = 60;
+/// What orchestra types once the limit has reset.
+const CONTINUE_WORD: &str = "continue";
+
+/// The task's prompt gets the provider's usage-limit error until the limit resets; then (on
+/// the CLI's own retry, or on the "continue" orchestra types) the model calls `tool`, and
+/// on its result says [`DONE`].
+fn limit_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Script {
+    move |cwd| {
+        Script::new(cwd)
+            .turn(Turn::on_tool_result("", Reply::text(DONE)).offering(tool))
+            .turn(Turn::on_prompt(TASK, Reply::limit(LIMIT_RESETS_IN)))
+            .turn(Turn::on_prompt("", Reply::tool(tool, input)).offering(tool))
+            .fallback("Nothing scripted for that.")
+    }
+}
+
+impl Run {
+    /// The task started under `auto`, the model refusing it with the provider's usage-limit
+    /// error: the CLI says so, the session becomes `limited` (with `resetsAt` when
+    /// `names_reset`: the CLI said when), the task keeps running without holding autopilot's
+    /// only slot, and the session stays `limited`, never `busy`, until orchestra types
+    /// "continue" at the reset, saying why; then the model answers and the task completes.
+    fn limit_waited_out(&self, names_reset: bool) {
+        let refused_at = now_ms();
+        let id = self.start_task(TASK, "auto");
+        let mut last = (String::new(), Value::Null);
+        let ok = wait_until(Duration::from_secs(180), || {
+            last = self.session(&id);
+            last.1["status"] == "limited"
+        });
+        let (sid, session) = last;
+        assert!(
+            ok,
+            "{}: never limited: {session}\n{}",
+            self.cli,
+            self.context(&self.task(&id))
+        );
+        let limited_at = now_ms();
+        let resets_at = session["resetsAt"].as_i64();
+        if names_reset {
+            let at = resets_at.unwrap_or_else(|| {
+                panic!(
+                    "{}: no resetsAt: {session}\n{}",
+                    self.cli,
+                    self.context(&self.task(&id))
+                )
+            });
+            // The CLI may name the reset to the minute only.
+            let due = refused_at + LIMIT_RESETS_IN as i64 * 1000;
+            assert!(
+                at >= due - 61_000 && at <= limited_at + LIMIT_RESETS_IN as i64 * 1000 + 61_000,
+                "{}: resetsAt {at} for a reset due at {due}: {session}",
+                self.cli
+            );
+        } else {
+            assert!(resets_at.is_none(), "{}: {session}", self.cli);
+        }
+        assert_eq!(self.task(&id)["metadata"]["status"], "running");
+
+        // Autopilot's one slot is free while the agent waits: another task starts and ends.
+        let other = create_task(
+            &self.s,
+            "meanwhile",
+            json!({"description": "echo meanwhile", "providerId": "exec"}),
+        );
+        let other = other["id"].as_str().expect("task id").to_string();
+        let r = self.s.post_empty("/api/agent/resume");
+        assert_eq!(r.status, 200, "{}", r.body);
+        let mut o = Value::Null;
+        let started = wait_until(WAIT, || {
+            o = self.task(&other);
+            o["metadata"]["status"] == "completed"
+        });
+        assert!(started, "{}: the other task did not run: {o}", self.cli);
+        let r = self.s.post_empty("/api/agent/pause");
+        assert_eq!(r.status, 200, "{}", r.body);
+
+        // Limited until orchestra continues it by itself after the reset, saying why.
+        let auto_continue = || {
+            let ms = self.s.get(&format!("{API}/sessions/{sid}/messages")).json()["messages"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            ms.into_iter().find(|m| {
+                m["role"] == "user" && m["text"] == CONTINUE_WORD && m["auto"].is_string()
+            })
+        };
+        // (When it saw each status: orchestra ends the limit just before it types.)
+        let mut statuses: Vec<(i64, String)> = Vec::new();
+        let continued = wait_until(Duration::from_secs(200), || {
+            if auto_continue().is_some() {
+                return true;
+            }
+            let st = self.s.get(&format!("{API}/sessions/{sid}")).json()["session"]["status"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if statuses.last().is_none_or(|(_, s)| *s != st) {
+                statuses.push((now_ms(), st));
+            }
+            false
+        });
+        let t = self.task(&id);
+        assert!(
+            continued,
+            "{}: never continued\n{}",
+            self.cli,
+            self.context(&t)
+        );
+        let m = auto_continue().unwrap_or_default();
+        let typed = m["at"].as_i64().unwrap_or_default();
+        assert!(
+            statuses
+                .iter()
+                .all(|(at, s)| s == "limited" || *at > typed - 5_000),
+            "{}: while the limit lasted: {statuses:?}, continued at {typed}",
+            self.cli
+        );
+        assert!(
+            m["auto"]
+                .as_str()
+                .is_some_and(|a| a.contains("usage limit")),
+            "{}: {m}",
+            self.cli
+        );
+        if let Some(at) = resets_at {
+            assert!(typed >= at, "{}: typed at {typed}, before {at}", self.cli);
+        }
+        let t = self.wait_final(&id);
+        self.assert_hello_done(&t, DONE);
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+#[test]
+fn claude_2_1_332_waits_out_its_usage_limit_and_continues() {
+    let script = limit_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(r) = run("claude", script, claude_home, claude_env) else {
+        return;
+    };
+    r.limit_waited_out(false);
+}
+
+#[test]
+fn zz_claude_oauth_limit_probe() {
+    let script = limit_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let env = |url: &str| {
+        vec![
+            ("ANTHROPIC_BASE_URL", url.to_string()),
+            (
+                "CLAUDE_CODE_OAUTH_TOKEN",
+                "sk-ant-oat01-scripted".to_string(),
+            ),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_string()),
+            ("DISABLE_AUTOUPDATER", "1".to_string()),
+        ]
+    };
+    let Some(r) = run("claude", script, claude_home, env) else {
+        return;
+    };
+    r.limit_waited_out(true);
 }
