@@ -1010,14 +1010,14 @@ const LIMIT_RESETS_IN: u64 = 60;
 /// What orchestra types once the limit has reset.
 const CONTINUE_WORD: &str = "continue";
 
-/// The task's prompt gets the provider's usage-limit error until the limit resets; then (on
-/// the CLI's own retry, or on the "continue" orchestra types) the model calls `tool`, and
-/// on its result says [`DONE`].
+/// Every request gets the provider's usage-limit error until the limit resets, as a
+/// provider's would; then (on the CLI's own retry, or on the "continue" orchestra types) the
+/// model calls `tool`, and on its result says [`DONE`].
 fn limit_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Script {
     move |cwd| {
         Script::new(cwd)
+            .turn(Turn::on_prompt("", Reply::limit(LIMIT_RESETS_IN)))
             .turn(Turn::on_tool_result("", Reply::text(DONE)).offering(tool))
-            .turn(Turn::on_prompt(TASK, Reply::limit(LIMIT_RESETS_IN)))
             .turn(Turn::on_prompt("", Reply::tool(tool, input)).offering(tool))
             .fallback("Nothing scripted for that.")
     }
@@ -1180,4 +1180,42 @@ fn zz_claude_oauth_limit_probe() {
         return;
     };
     r.limit_waited_out(true);
+}
+
+#[test]
+fn codex_0_171_0_waits_out_its_usage_limit_and_continues() {
+    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+    let Some(r) = run(
+        "codex",
+        limit_script("apply_patch", json!(patch)),
+        codex_home,
+        |_| vec![],
+    ) else {
+        return;
+    };
+    r.limit_waited_out(true);
+}
+
+#[test]
+fn gemini_0_61_0_waits_out_its_usage_limit_and_continues() {
+    let script = limit_script(
+        "write_file",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(r) = run("gemini", script, gemini_home, gemini_env) else {
+        return;
+    };
+    r.limit_waited_out(true);
+}
+
+#[test]
+fn opencode_1_18_33_waits_out_its_usage_limit_and_continues() {
+    let script = limit_script(
+        "write",
+        json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(r) = run("opencode", script, opencode_home, |_| vec![]) else {
+        return;
+    };
+    r.limit_waited_out(false);
 }

@@ -16,8 +16,10 @@ use std::time::Duration;
 const CONTINUE: &str = "continue";
 
 /// When a limit named as `text` resets, in ms since the epoch: "in 20 minutes", "in 2h",
-/// "3pm", "3:30 pm", "15:30" (the next such time of day, local time). `None` when it does
-/// not read as one.
+/// "3pm", "3:30 pm", "15:30" (the next such time of day, local time). A time of day is
+/// read as the end of its minute: CLIs name the reset to the minute, dropping the seconds
+/// (Codex says "12:28 PM" for 12:28:50), and a continue typed before the real reset only
+/// meets the limit again. `None` when it does not read as one.
 pub(crate) fn reset_at(text: &str, now_ms: i64) -> Option<i64> {
     static IN: OnceLock<Regex> = OnceLock::new();
     static CLOCK: OnceLock<Regex> = OnceLock::new();
@@ -54,7 +56,7 @@ pub(crate) fn reset_at(text: &str, now_ms: i64) -> Option<i64> {
     }
     let since_midnight = local_seconds_of_day(now_ms)?;
     let midnight = now_ms - since_midnight * 1000 - now_ms.rem_euclid(1000);
-    let mut at = midnight + (hour * 3600 + minute * 60) * 1000;
+    let mut at = midnight + (hour * 3600 + (minute + 1) * 60) * 1000;
     if at <= now_ms {
         at += 24 * 3600 * 1000;
     }
@@ -158,13 +160,17 @@ mod tests {
             ("at 9:05am", 9, 5),
         ] {
             let at = reset_at(text, NOW).unwrap_or_else(|| panic!("{text}"));
-            let mut want = midnight + (h * 3600 + m * 60) * 1000;
+            let mut want = midnight + (h * 3600 + (m + 1) * 60) * 1000;
             if want <= NOW {
                 want += 86_400_000;
             }
             assert_eq!(at, want, "{text}");
             assert!(at > NOW && at <= NOW + 86_400_000, "{text}");
         }
+        // The minute it is in is still to come: its end.
+        let (h, m) = (since / 3600, since / 60 % 60);
+        let this_minute = reset_at(&format!("{h}:{m:02}"), NOW).unwrap();
+        assert_eq!(this_minute, midnight + (since / 60 + 1) * 60_000);
         assert_eq!(reset_at("25:00", NOW), None);
         assert_eq!(reset_at("7", NOW), None);
     }

@@ -64,15 +64,11 @@ pub fn anthropic(limit: &Limit) -> Refusal {
 
 pub fn responses(limit: &Limit) -> Refusal {
     let (secs, reset) = reset(limit);
+    // Not the `x-codex-primary-*` usage headers: at 100 % they bring up Codex's "Approaching
+    // rate limits: switch model?" menu, a screen of its own.
     Refusal {
         status: 429,
-        headers: headers(&[
-            ("x-codex-primary-used-percent", "100".into()),
-            ("x-codex-primary-window-minutes", "300".into()),
-            ("x-codex-primary-reset-after-seconds", secs.to_string()),
-            ("x-codex-primary-reset-at", reset.to_string()),
-            ("retry-after", secs.to_string()),
-        ]),
+        headers: headers(&[("retry-after", secs.to_string())]),
         body: json!({"error": {"type": "usage_limit_reached",
             "message": "The usage limit has been reached", "plan_type": "plus",
             "resets_at": reset, "resets_in_seconds": secs}}),
