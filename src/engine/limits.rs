@@ -7,6 +7,7 @@
 use super::Engine;
 use super::sessions::{Input, SessionEntry};
 use super::status::Fact;
+use crate::providers::patterns::{Verdict, find_option};
 use crate::wire::SessionStatus;
 use regex::Regex;
 use std::sync::{Arc, OnceLock};
@@ -124,14 +125,33 @@ impl Engine {
                     wait.as_secs()
                 ),
             };
-            if let Err(e) = engine
-                .send_to(&entry, Input::Text(CONTINUE.into()), Some(why))
-                .await
-            {
+            let (input, why) = match limit_dialog_answer(&entry) {
+                Some((keys, label)) => (Input::Keys(keys), format!("{why} (\"{label}\")")),
+                None => (Input::Text(CONTINUE.into()), why),
+            };
+            if let Err(e) = engine.send_to(&entry, input, Some(why)).await {
                 tracing::warn!(error = %e, "could not continue after a usage limit");
             }
         });
     }
+}
+
+/// A CLI that asks what to do about its limit (Gemini CLI: "Usage limit reached … 1. Keep
+/// trying 2. Stop") is answered with the option its prompt rule names (its `answer`), not
+/// typed into: the keys and the option's label.
+fn limit_dialog_answer(entry: &SessionEntry) -> Option<(Vec<String>, String)> {
+    let Some(Verdict::Prompt(p)) = entry.classify_now() else {
+        return None;
+    };
+    let option = p
+        .auto_answer
+        .as_deref()
+        .and_then(|a| find_option(&p.prompt.options, a))?;
+    let keys = option
+        .keys
+        .clone()
+        .unwrap_or_else(|| vec![option.key.clone()]);
+    Some((keys, option.label.clone()))
 }
 
 #[cfg(test)]
