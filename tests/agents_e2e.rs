@@ -1090,8 +1090,13 @@ impl Run {
                 .as_array()
                 .cloned()
                 .unwrap_or_default();
+            // "continue" typed, or the answer to the CLI's own limit dialog (Gemini's "Keep
+            // trying"), said to be for the limit.
             ms.into_iter().find(|m| {
-                m["role"] == "user" && m["text"] == CONTINUE_WORD && m["auto"].is_string()
+                m["role"] == "user"
+                    && m["auto"]
+                        .as_str()
+                        .is_some_and(|a| a.contains("usage limit"))
             })
         };
         // (When it saw each status: orchestra ends the limit just before it types.)
@@ -1126,9 +1131,7 @@ impl Run {
             self.cli
         );
         assert!(
-            m["auto"]
-                .as_str()
-                .is_some_and(|a| a.contains("usage limit")),
+            m["text"] == CONTINUE_WORD || m["keys"].is_array(),
             "{}: {m}",
             self.cli
         );
