@@ -1029,7 +1029,7 @@ impl Run {
     /// `names_reset`: the CLI said when), the task keeps running without holding autopilot's
     /// only slot, and the session stays `limited`, never `busy`, until orchestra types
     /// "continue" at the reset, saying why; then the model answers and the task completes.
-    fn limit_waited_out(&self, names_reset: bool) {
+    fn limit_waited_out(&self, names_reset: bool, carry: Carry) {
         let refused_at = now_ms();
         let id = self.start_task(TASK, "auto");
         let mut last = (String::new(), Value::Null);
@@ -1084,7 +1084,8 @@ impl Run {
         let r = self.s.post_empty("/api/agent/pause");
         assert_eq!(r.status, 200, "{}", r.body);
 
-        // Limited until orchestra continues it by itself after the reset, saying why.
+        // Limited until the wait is over: orchestra continues it after the reset, saying why
+        // (or the CLI carries on by itself, and orchestra types nothing).
         let auto_continue = || {
             let ms = self.s.get(&format!("{API}/sessions/{sid}/messages")).json()["messages"]
                 .as_array()
@@ -1101,46 +1102,73 @@ impl Run {
         };
         // (When it saw each status: orchestra ends the limit just before it types.)
         let mut statuses: Vec<(i64, String)> = Vec::new();
-        let continued = wait_until(Duration::from_secs(200), || {
-            if auto_continue().is_some() {
-                return true;
-            }
+        let over = wait_until(Duration::from_secs(200), || {
             let st = self.s.get(&format!("{API}/sessions/{sid}")).json()["session"]["status"]
                 .as_str()
                 .unwrap_or_default()
                 .to_string();
             if statuses.last().is_none_or(|(_, s)| *s != st) {
-                statuses.push((now_ms(), st));
+                statuses.push((now_ms(), st.clone()));
             }
-            false
+            match carry {
+                Carry::Orchestra => auto_continue().is_some(),
+                Carry::Itself => st != "limited",
+            }
         });
         let t = self.task(&id);
         assert!(
-            continued,
-            "{}: never continued\n{}",
+            over,
+            "{}: the limit never ended: {statuses:?}\n{}",
             self.cli,
             self.context(&t)
         );
-        let m = auto_continue().unwrap_or_default();
-        let typed = m["at"].as_i64().unwrap_or_default();
+        let ended = match carry {
+            Carry::Orchestra => {
+                let m = auto_continue().unwrap_or_default();
+                assert!(
+                    m["text"] == CONTINUE_WORD || m["keys"].is_array(),
+                    "{}: {m}",
+                    self.cli
+                );
+                m["at"].as_i64().unwrap_or_default()
+            }
+            Carry::Itself => statuses.last().map_or(0, |(at, _)| *at),
+        };
         assert!(
             statuses
                 .iter()
-                .all(|(at, s)| s == "limited" || *at > typed - 5_000),
-            "{}: while the limit lasted: {statuses:?}, continued at {typed}",
-            self.cli
-        );
-        assert!(
-            m["text"] == CONTINUE_WORD || m["keys"].is_array(),
-            "{}: {m}",
+                .all(|(at, s)| s == "limited" || *at > ended - 5_000),
+            "{}: while the limit lasted: {statuses:?}, over at {ended}",
             self.cli
         );
         if let Some(at) = resets_at {
-            assert!(typed >= at, "{}: typed at {typed}, before {at}", self.cli);
+            // (A CLI's own countdown may end a second early.)
+            assert!(
+                ended >= at - 2_000,
+                "{}: over at {ended}, before {at}",
+                self.cli
+            );
         }
         let t = self.wait_final(&id);
         self.assert_hello_done(&t, DONE);
+        if carry == Carry::Itself {
+            assert!(
+                auto_continue().is_none(),
+                "{}: {:?}",
+                self.cli,
+                auto_continue()
+            );
+        }
     }
+}
+
+/// Who carries on once a usage limit resets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    /// Orchestra: it types "continue" (or answers the CLI's limit dialog).
+    Orchestra,
+    /// The CLI, which waits out the limit by itself (showing it meanwhile).
+    Itself,
 }
 
 fn now_ms() -> i64 {
@@ -1159,11 +1187,13 @@ fn claude_2_1_332_waits_out_its_usage_limit_and_continues() {
     let Some(r) = run("claude", script, claude_home, claude_env) else {
         return;
     };
-    r.limit_waited_out(false);
+    r.limit_waited_out(false, Carry::Orchestra);
 }
 
+/// With a subscription's token (`CLAUDE_CODE_OAUTH_TOKEN`) Claude Code reads the unified
+/// rate-limit headers: it names the reset and waits for it by itself, continuing then.
 #[test]
-fn zz_claude_oauth_limit_probe() {
+fn claude_2_1_332_on_a_subscription_waits_out_its_usage_limit_by_itself() {
     let script = limit_script(
         "Write",
         json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
@@ -1182,7 +1212,7 @@ fn zz_claude_oauth_limit_probe() {
     let Some(r) = run("claude", script, claude_home, env) else {
         return;
     };
-    r.limit_waited_out(true);
+    r.limit_waited_out(true, Carry::Itself);
 }
 
 #[test]
@@ -1196,7 +1226,7 @@ fn codex_0_171_0_waits_out_its_usage_limit_and_continues() {
     ) else {
         return;
     };
-    r.limit_waited_out(true);
+    r.limit_waited_out(true, Carry::Orchestra);
 }
 
 #[test]
@@ -1208,11 +1238,11 @@ fn gemini_0_61_0_waits_out_its_usage_limit_and_continues() {
     let Some(r) = run("gemini", script, gemini_home, gemini_env) else {
         return;
     };
-    r.limit_waited_out(false);
+    r.limit_waited_out(false, Carry::Orchestra);
 }
 
 #[test]
-fn opencode_1_18_33_waits_out_its_usage_limit_and_continues() {
+fn opencode_1_18_33_waits_out_its_usage_limit_by_itself() {
     let script = limit_script(
         "write",
         json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
@@ -1220,5 +1250,5 @@ fn opencode_1_18_33_waits_out_its_usage_limit_and_continues() {
     let Some(r) = run("opencode", script, opencode_home, |_| vec![]) else {
         return;
     };
-    r.limit_waited_out(false);
+    r.limit_waited_out(true, Carry::Itself);
 }

@@ -16,6 +16,9 @@ use std::time::Duration;
 /// What orchestra types to carry on after a limit reset.
 const CONTINUE: &str = "continue";
 
+/// How often a redrawing screen is read for a limit wait.
+pub(crate) const LIMIT_WAIT_EVERY: Duration = Duration::from_millis(500);
+
 /// When a limit named as `text` resets, in ms since the epoch: "in 20 minutes", "in 2h",
 /// "3pm", "3:30 pm", "15:30" (the next such time of day, local time). A time of day is
 /// read as the end of its minute: CLIs name the reset to the minute, dropping the seconds
@@ -87,6 +90,38 @@ impl Engine {
         self.inner.dispatch.notify_one();
         if self.config().continue_after_limit {
             self.continue_after_limit(entry, resets_at);
+        }
+    }
+
+    /// Reads the screen for the CLI waiting out a limit by itself (its `limit_wait`
+    /// patterns): the session is `limited` while it shows, and stops being so once it no
+    /// longer does. Orchestra types nothing: the CLI carries on by itself. Called as the
+    /// screen changes (at most every [`LIMIT_WAIT_EVERY`] unless `now`) and as its status
+    /// facts come.
+    pub(crate) fn watch_limit_wait(&self, entry: &Arc<SessionEntry>, now: bool) {
+        let Some(shown) = entry.limit_wait_shown(now) else {
+            return;
+        };
+        let resets_at =
+            shown.map(|reset| reset.as_deref().and_then(|r| reset_at(r, super::now_ms())));
+        let before = entry.facts.lock().limit_shown;
+        let same = match (before, resets_at) {
+            (None, None) => true,
+            // A countdown ("retrying in 37s") names the same moment a second later.
+            (Some(a), Some(b)) => match (a, b) {
+                (Some(a), Some(b)) => (a - b).abs() < 5_000,
+                (a, b) => a == b,
+            },
+            _ => false,
+        };
+        if same {
+            return;
+        }
+        tracing::info!(session = %entry.info.lock().id, ?resets_at, "usage limit wait on screen");
+        self.apply_fact(entry, Fact::LimitShown(resets_at));
+        if resets_at.is_some() {
+            // A slot is free: autopilot may start another task.
+            self.inner.dispatch.notify_one();
         }
     }
 

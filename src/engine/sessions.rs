@@ -589,6 +589,7 @@ impl Engine {
                 self.publish(Event::Screen {
                     session_id: session_id.clone(),
                 });
+                self.watch_limit_wait(&entry, false);
             }
             output.hold(lines);
             // A status change or the exit comes after the output that preceded it.
@@ -627,6 +628,7 @@ impl Engine {
     /// Records a fact the session runtime reported; when the status it decides (see
     /// `status.rs`) changed, persists and publishes it and acts on it.
     pub(super) async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
+        self.watch_limit_wait(entry, true);
         let Some(info) = entry.record_fact(fact) else {
             return;
         };
