@@ -227,7 +227,7 @@ impl Classifier {
     /// Whether the screen shows the CLI waiting out a usage limit by itself: `Some(reset)`
     /// as [`Classifier::limit_in`].
     pub fn limit_wait_in(&self, screen: &str) -> Option<Option<String>> {
-        first_capture(&self.limit_wait, screen)
+        first_capture(&self.limit_wait, screen.trim_end())
     }
 
     /// Whether the screen shows the CLI done starting (always, without `started` patterns).
