@@ -338,6 +338,8 @@ mod tests {
             // Limited: whatever its screen does, until input is given again; paused first.
             ("limited, retrying", Facts { limited: Some(None), ..facts(true, active) }, None, true, Limited),
             ("limited, at its prompt", Facts { limited: Some(Some(1)), ..facts(true, quiet) }, Some(S::Ready), true, Limited),
+            ("waiting out a limit on screen, redrawing", Facts { limit_shown: Some(Some(1)), ..facts(true, active) }, None, true, Limited),
+            ("waiting out a limit on screen, its hook says busy", Facts { limit_shown: Some(None), hook: Some(HookStatus::Busy), ..facts(true, quiet) }, Some(S::Busy), true, Limited),
             ("limited and paused", Facts { limited: Some(None), ..paused(quiet) }, None, true, Paused),
         ];
         for (name, facts, screen, recognised, want) in table {

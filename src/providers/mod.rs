@@ -706,6 +706,63 @@ mod tests {
         assert_eq!(c.limit_in("I wrote hi into hello.txt."), None);
     }
 
+    /// What each pinned CLI drew for the scripted model's usage-limit refusal
+    /// (tests/agents_e2e.rs `*_waits_out_its_usage_limit_*`), verbatim.
+    #[test]
+    fn each_clis_own_limit_text_is_read() {
+        let p = Providers::built_in();
+        let c = |id: &str| p.get(id).unwrap().classifier();
+        let codex = "■ You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), \
+                     visit https://chatgpt.com/settings/\nusage to purchase more credits or try again at 12:28 PM.";
+        assert_eq!(c("codex").limit_in(codex), Some(Some("12:28 PM".into())));
+        let gemini = "Usage limit reached for gemini-3.8-flash.\n/stats model for usage details\n\
+                      /model to switch models.\n● 1. Keep trying\n  2. Stop";
+        assert_eq!(c("gemini").limit_in(gemini), Some(None));
+        let later = "Usage limit reached for all Pro models.\nAccess resets at 4:05 PM UTC.";
+        assert_eq!(c("gemini").limit_in(later), Some(Some("4:05 PM".into())));
+        let aider_gave_up = "litellm.RateLimitError: RateLimitError: OpenAIException - You exceeded \
+                             your current quota, please check your plan and\nbilling details.\n\
+                             The API provider has rate limited you. Try again later or check your quotas.";
+        assert_eq!(c("aider").limit_in(aider_gave_up), Some(None));
+        // A retry that went through: the warning is not the end of its reply.
+        let retried =
+            format!("{aider_gave_up}\nRetrying in 32.0 seconds...\nCreated hello.txt for you.");
+        assert_eq!(c("aider").limit_in(&retried), None);
+        for id in ["codex", "gemini", "aider", "opencode"] {
+            assert_eq!(c(id).limit_in("Created hello.txt for you."), None, "{id}");
+        }
+    }
+
+    /// What the CLIs that wait out a limit by themselves show meanwhile, verbatim.
+    #[test]
+    fn a_limit_waited_out_by_the_cli_is_read_on_its_screen() {
+        let p = Providers::built_in();
+        let c = |id: &str| p.get(id).unwrap().classifier();
+        let opencode = "  ┃  Build auto · Claude Sonnet 4.5 (latest) Anthropic\n  ╹▀▀▀▀\n   ⬝⬝⬝■■■■■ \
+                        This request would exceed your account's rate limit. Please try again later. \
+                        [retrying in 37s attempt #1]";
+        assert_eq!(
+            c("opencode").limit_wait_in(opencode),
+            Some(Some("37s".into()))
+        );
+        let claude = "● Usage limit reached · set to continue automatically at 12:19pm\n─────────\n❯\n\
+                      ─────────\n  ⚠ Usage limit reached · limit resets 12:22pm\n  ⏵⏵ auto mode on";
+        assert_eq!(
+            c("claude").limit_wait_in(claude),
+            Some(Some("12:22pm".into()))
+        );
+        let aider = "The API provider has rate limited you. Try again later or check your quotas.\n\
+                     Retrying in 16.0 seconds...\n  █░       Waiting for openai/gpt-4o\n\n";
+        assert_eq!(c("aider").limit_wait_in(aider), Some(None));
+        // Once it went on, the old lines are history, not a wait.
+        let went_on = format!("{aider}Created hello.txt for you.\nApplied edit to hello.txt\n>");
+        assert_eq!(c("aider").limit_wait_in(&went_on), None);
+        assert_eq!(
+            c("opencode").limit_wait_in("⬝⬝⬝■■■ [retrying in 3s attempt #2]"),
+            None
+        );
+    }
+
     #[test]
     fn exec_puts_the_task_in_its_argument() {
         let p = Providers::built_in();
