@@ -1280,3 +1280,45 @@ fn aider_0_86_2_waits_out_its_usage_limit_and_continues() {
     };
     r.limit_waited_out(false, Carry::Orchestra);
 }
+
+#[test]
+fn opencode_1_18_33_is_told_how_to_report_and_its_step_shows_in_the_task() {
+    // The scripted model runs `orchestra report step` through OpenCode's shell tool, as an
+    // agent that read orchestra's instructions would.
+    let report = |cwd: &Path| {
+        Script::new(cwd)
+            .turn(Turn::on_tool_result("", Reply::text(DONE)).offering("bash"))
+            .turn(
+                Turn::on_prompt(
+                    "report a step",
+                    Reply::tool(
+                        "bash",
+                        json!({"command": "orchestra report step 'Writing the greeting'",
+                               "description": "Report a step to orchestra"}),
+                    ),
+                )
+                .offering("bash"),
+            )
+            .fallback("Nothing scripted for that.")
+    };
+    let Some(r) = run("opencode", report, opencode_home, |_| vec![]) else {
+        return;
+    };
+    let id = r.start_task("report a step to orchestra", "auto");
+    let ok = wait_until(WAIT, || {
+        r.task(&id)["metadata"]["steps"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["description"] == "Writing the greeting"))
+    });
+    let t = r.task(&id);
+    assert!(ok, "no step reported: {t}\n{}", r.context(&t));
+    // It learnt of `orchestra report` from its instructions, not from a file in the repo.
+    let told = r.model.requests_to("/v1/messages").iter().any(|q| {
+        q.body["system"]
+            .to_string()
+            .contains("orchestra report step")
+    });
+    assert!(told, "{}", r.model.log());
+    let status = git(r.work.path(), &["status", "--porcelain"]);
+    assert!(status.is_empty(), "{status}");
+}

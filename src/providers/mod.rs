@@ -86,6 +86,11 @@ pub struct Provider {
     /// `{instructions_file}` a file holding it. Fitted to the installed version like presets.
     #[serde(default)]
     pub instructions_args: Vec<String>,
+    /// Environment that gives the agent orchestra's instructions, for CLIs that take them
+    /// through their environment (OpenCode's `OPENCODE_CONFIG_CONTENT` with `instructions`):
+    /// `{instructions_file}` is the file holding them, `{instructions}` the text.
+    #[serde(default)]
+    pub instructions_env: BTreeMap<String, String>,
     /// Arguments that make the agent's own hooks report its status to orchestra through
     /// `orchestra hook EVENT`: `{hooks_file}` is a per-session Claude Code settings file
     /// holding the hooks, `{orchestra}` orchestra's executable. Fitted like presets.
@@ -139,6 +144,7 @@ pub struct ProviderOverride {
     pub approval_args: Option<BTreeMap<Approval, Vec<String>>>,
     pub approval_env: Option<BTreeMap<Approval, BTreeMap<String, String>>>,
     pub instructions_args: Option<Vec<String>>,
+    pub instructions_env: Option<BTreeMap<String, String>>,
     pub hooks_args: Option<Vec<String>>,
     pub version_args: Option<Vec<String>>,
     pub screen: Option<ScreenPatterns>,
@@ -225,6 +231,37 @@ impl Provider {
         .into_iter()
         .map(|a| a.replace("{instructions}", text))
         .collect()
+    }
+
+    /// The environment that gives the agent `text` as instructions (`instructions_env`),
+    /// with `file()` called for a file holding it when a value names one; nothing when that
+    /// file cannot be written.
+    pub fn instructions_env(
+        &self,
+        text: &str,
+        file: impl FnOnce() -> Option<PathBuf>,
+    ) -> Vec<(String, String)> {
+        let file = if self
+            .instructions_env
+            .values()
+            .any(|v| v.contains("{instructions_file}"))
+        {
+            match file() {
+                Some(f) => f.to_string_lossy().into_owned(),
+                None => return Vec::new(),
+            }
+        } else {
+            String::new()
+        };
+        self.instructions_env
+            .iter()
+            .map(|(k, v)| {
+                let v = v
+                    .replace("{instructions_file}", &file)
+                    .replace("{instructions}", text);
+                (k.clone(), v)
+            })
+            .collect()
     }
 
     /// The arguments that set up the agent's hooks (`hooks_args`, fitted to the installed
@@ -383,6 +420,9 @@ impl Provider {
         if let Some(v) = o.instructions_args {
             self.instructions_args = v;
         }
+        if let Some(v) = o.instructions_env {
+            self.instructions_env = v;
+        }
         if let Some(v) = o.version_args {
             self.version_args = v;
         }
@@ -503,6 +543,7 @@ impl Providers {
                         approval_args: BTreeMap::new(),
                         approval_env: BTreeMap::new(),
                         instructions_args: Vec::new(),
+                        instructions_env: BTreeMap::new(),
                         hooks_args: Vec::new(),
                         version_args: default_version_args(),
                         screen: ScreenPatterns::default(),
