@@ -40,6 +40,8 @@ fn commit_all(dir: &Path) {
 struct Run {
     model: ModelServer,
     s: Server,
+    /// The state directory, removed after the server stopped.
+    _state: tempfile::TempDir,
     work: tempfile::TempDir,
     _home: tempfile::TempDir,
     cli: &'static str,
@@ -100,7 +102,11 @@ fn run(
     let config_text = format!("{override_command}[limits]\nretry_minutes = 1\n");
     std::fs::write(&config_file, config_text).expect("write config");
     // One slot: a task waiting out a usage limit must not hold it (see `limit_waited_out`).
-    let s = Server::start_with_env(
+    // Not under /tmp: Gemini CLI refuses settings files (its instructions') in a directory
+    // that anyone may write to, and so would refuse a user's state directory there.
+    let state = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let s = Server::try_start_env(
+        state.path(),
         &[
             "--config",
             &config_file.to_string_lossy(),
@@ -108,10 +114,12 @@ fn run(
             "1",
         ],
         &all,
-    );
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     Some(Run {
         model,
         s,
+        _state: state,
         work,
         _home: home,
         cli,
@@ -1319,6 +1327,49 @@ fn opencode_1_18_33_is_told_how_to_report_and_its_step_shows_in_the_task() {
             .contains("orchestra report step")
     });
     assert!(told, "{}", r.model.log());
+    let status = git(r.work.path(), &["status", "--porcelain"]);
+    assert!(status.is_empty(), "{status}");
+}
+
+#[test]
+fn gemini_0_61_0_is_told_how_to_report_and_its_step_shows_in_the_task() {
+    // The scripted model runs `orchestra report step` through Gemini CLI's shell tool, as an
+    // agent that read orchestra's instructions would.
+    let report = |cwd: &Path| {
+        Script::new(cwd)
+            .turn(Turn::on_tool_result("", Reply::text(DONE)).offering("run_shell_command"))
+            .turn(
+                Turn::on_prompt(
+                    "report a step",
+                    Reply::tool(
+                        "run_shell_command",
+                        json!({"command": "orchestra report step 'Writing the greeting'",
+                               "description": "Report a step to orchestra"}),
+                    ),
+                )
+                .offering("run_shell_command"),
+            )
+            .fallback("Nothing scripted for that.")
+    };
+    let Some(r) = run("gemini", report, gemini_home, gemini_env) else {
+        return;
+    };
+    let id = r.start_task("report a step to orchestra", "auto");
+    let ok = wait_until(WAIT, || {
+        r.task(&id)["metadata"]["steps"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["description"] == "Writing the greeting"))
+    });
+    let t = r.task(&id);
+    assert!(ok, "no step reported: {t}\n{}", r.context(&t));
+    // It learnt of `orchestra report` from its context file (which it sends as session
+    // context, beside the system instruction), not from a file in the repo.
+    let told = r
+        .model
+        .requests_to(":streamGenerateContent")
+        .iter()
+        .any(|q| q.body.to_string().contains("orchestra report step"));
+    assert!(told, "{}\n{}", r.model.log(), r.context(&t));
     let status = git(r.work.path(), &["status", "--porcelain"]);
     assert!(status.is_empty(), "{status}");
 }

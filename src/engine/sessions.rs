@@ -443,9 +443,11 @@ impl Engine {
             });
             // Before the task argument: flags first, as the CLIs' usage lines put them.
             launch.args.splice(0..0, told);
-            told_env = provider.instructions_env(&text, || {
-                super::instructions::write_file(self.state_dir(), &id, &text)
-            });
+            told_env = provider.instructions_env(
+                &text,
+                || super::instructions::write_file(self.state_dir(), &id, &text),
+                |files| super::instructions::write_dir(self.state_dir(), &id, files),
+            );
         }
         // The agent's own hooks report its status (`hooks.rs`), through a settings file of
         // this session's; flags first, like the instructions.

@@ -91,6 +91,12 @@ pub struct Provider {
     /// `{instructions_file}` is the file holding them, `{instructions}` the text.
     #[serde(default)]
     pub instructions_env: BTreeMap<String, String>,
+    /// Files (name → content) written into a per-session directory in the state directory,
+    /// `{instructions_dir}` in `instructions_env`, for CLIs that read instructions only from
+    /// a context file they find through their settings (Gemini CLI's `GEMINI.md` in an
+    /// included directory): `{instructions}` and `{instructions_dir}` are filled in.
+    #[serde(default)]
+    pub instructions_files: BTreeMap<String, String>,
     /// Arguments that make the agent's own hooks report its status to orchestra through
     /// `orchestra hook EVENT`: `{hooks_file}` is a per-session Claude Code settings file
     /// holding the hooks, `{orchestra}` orchestra's executable. Fitted like presets.
@@ -145,6 +151,7 @@ pub struct ProviderOverride {
     pub approval_env: Option<BTreeMap<Approval, BTreeMap<String, String>>>,
     pub instructions_args: Option<Vec<String>>,
     pub instructions_env: Option<BTreeMap<String, String>>,
+    pub instructions_files: Option<BTreeMap<String, String>>,
     pub hooks_args: Option<Vec<String>>,
     pub version_args: Option<Vec<String>>,
     pub screen: Option<ScreenPatterns>,
@@ -234,33 +241,47 @@ impl Provider {
     }
 
     /// The environment that gives the agent `text` as instructions (`instructions_env`),
-    /// with `file()` called for a file holding it when a value names one; nothing when that
-    /// file cannot be written.
+    /// with `file()` called for a file holding it and `dir(files)` for a directory holding
+    /// `instructions_files` (filled in) when a value names one; nothing when one cannot be
+    /// written.
     pub fn instructions_env(
         &self,
         text: &str,
         file: impl FnOnce() -> Option<PathBuf>,
+        dir: impl FnOnce(&dyn Fn(&Path) -> Vec<(String, String)>) -> Option<PathBuf>,
     ) -> Vec<(String, String)> {
-        let file = if self
-            .instructions_env
-            .values()
-            .any(|v| v.contains("{instructions_file}"))
-        {
-            match file() {
+        let names = |p: &str| self.instructions_env.values().any(|v| v.contains(p));
+        let file = match names("{instructions_file}") {
+            true => match file() {
                 Some(f) => f.to_string_lossy().into_owned(),
                 None => return Vec::new(),
+            },
+            false => String::new(),
+        };
+        let fill = |v: &str, dir: &str| {
+            v.replace("{instructions_file}", &file)
+                .replace("{instructions_dir}", dir)
+                .replace("{instructions}", text)
+        };
+        let dir = match names("{instructions_dir}") {
+            true => {
+                let files = |d: &Path| {
+                    let d = d.to_string_lossy();
+                    self.instructions_files
+                        .iter()
+                        .map(|(name, content)| (name.clone(), fill(content, &d)))
+                        .collect()
+                };
+                match dir(&files) {
+                    Some(d) => d.to_string_lossy().into_owned(),
+                    None => return Vec::new(),
+                }
             }
-        } else {
-            String::new()
+            false => String::new(),
         };
         self.instructions_env
             .iter()
-            .map(|(k, v)| {
-                let v = v
-                    .replace("{instructions_file}", &file)
-                    .replace("{instructions}", text);
-                (k.clone(), v)
-            })
+            .map(|(k, v)| (k.clone(), fill(v, &dir)))
             .collect()
     }
 
@@ -423,6 +444,9 @@ impl Provider {
         if let Some(v) = o.instructions_env {
             self.instructions_env = v;
         }
+        if let Some(v) = o.instructions_files {
+            self.instructions_files = v;
+        }
         if let Some(v) = o.version_args {
             self.version_args = v;
         }
@@ -544,6 +568,7 @@ impl Providers {
                         approval_env: BTreeMap::new(),
                         instructions_args: Vec::new(),
                         instructions_env: BTreeMap::new(),
+                        instructions_files: BTreeMap::new(),
                         hooks_args: Vec::new(),
                         version_args: default_version_args(),
                         screen: ScreenPatterns::default(),
