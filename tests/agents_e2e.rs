@@ -1015,7 +1015,7 @@ fn claude_2_1_197_continues_its_conversation_after_orchestra_restarts() {
 
 /// How long after the refusal the scripted usage limit resets.
 const LIMIT_RESETS_IN: u64 = 60;
-/// What orchestra types once the limit has reset.
+/// What orchestra types once the limit has reset (`limits.rs`).
 const CONTINUE_WORD: &str = "continue";
 
 /// Every request gets the provider's usage-limit error until the limit resets, as a
@@ -1035,8 +1035,10 @@ impl Run {
     /// The task started under `auto`, the model refusing it with the provider's usage-limit
     /// error: the CLI says so, the session becomes `limited` (with `resetsAt` when
     /// `names_reset`: the CLI said when), the task keeps running without holding autopilot's
-    /// only slot, and the session stays `limited`, never `busy`, until orchestra types
-    /// "continue" at the reset, saying why; then the model answers and the task completes.
+    /// only slot, and the session stays `limited`, never `busy` for longer than a retry,
+    /// until the wait is over: orchestra carries it on at the reset, saying why (or the CLI
+    /// does by itself, and orchestra types nothing); then the model answers and the task
+    /// completes with the file written.
     fn limit_waited_out(&self, names_reset: bool, carry: Carry) {
         let refused_at = now_ms();
         let id = self.start_task(TASK, "auto");

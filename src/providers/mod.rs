@@ -251,33 +251,33 @@ impl Provider {
         dir: impl FnOnce(&dyn Fn(&Path) -> Vec<(String, String)>) -> Option<PathBuf>,
     ) -> Vec<(String, String)> {
         let names = |p: &str| self.instructions_env.values().any(|v| v.contains(p));
-        let file = match names("{instructions_file}") {
-            true => match file() {
+        let file = if names("{instructions_file}") {
+            match file() {
                 Some(f) => f.to_string_lossy().into_owned(),
                 None => return Vec::new(),
-            },
-            false => String::new(),
+            }
+        } else {
+            String::new()
         };
         let fill = |v: &str, dir: &str| {
             v.replace("{instructions_file}", &file)
                 .replace("{instructions_dir}", dir)
                 .replace("{instructions}", text)
         };
-        let dir = match names("{instructions_dir}") {
-            true => {
-                let files = |d: &Path| {
-                    let d = d.to_string_lossy();
-                    self.instructions_files
-                        .iter()
-                        .map(|(name, content)| (name.clone(), fill(content, &d)))
-                        .collect()
-                };
-                match dir(&files) {
-                    Some(d) => d.to_string_lossy().into_owned(),
-                    None => return Vec::new(),
-                }
+        let dir = if names("{instructions_dir}") {
+            let files = |d: &Path| {
+                let d = d.to_string_lossy();
+                self.instructions_files
+                    .iter()
+                    .map(|(name, content)| (name.clone(), fill(content, &d)))
+                    .collect()
+            };
+            match dir(&files) {
+                Some(d) => d.to_string_lossy().into_owned(),
+                None => return Vec::new(),
             }
-            false => String::new(),
+        } else {
+            String::new()
         };
         self.instructions_env
             .iter()
@@ -770,6 +770,58 @@ mod tests {
             Some(None)
         );
         assert_eq!(c.limit_in("I wrote hi into hello.txt."), None);
+    }
+
+    #[test]
+    fn instructions_through_the_environment_name_their_file_or_directory() {
+        let p = Providers::built_in();
+        let opencode = p.get("opencode").unwrap();
+        let env = opencode.instructions_env(
+            "use orchestra report",
+            || Some(PathBuf::from("/state/instructions/s1.md")),
+            |_| panic!("no directory wanted"),
+        );
+        assert_eq!(
+            env,
+            [(
+                "OPENCODE_CONFIG_CONTENT".to_string(),
+                r#"{"instructions":["/state/instructions/s1.md"]}"#.to_string()
+            )]
+        );
+        let gemini = p.get("gemini").unwrap();
+        let mut written = Vec::new();
+        let env = gemini.instructions_env(
+            "use orchestra report",
+            || panic!("no file wanted"),
+            |files| {
+                let d = Path::new("/state/instructions/s2");
+                written = files(d);
+                Some(d.to_path_buf())
+            },
+        );
+        assert_eq!(
+            env,
+            [(
+                "GEMINI_CLI_SYSTEM_DEFAULTS_PATH".to_string(),
+                "/state/instructions/s2/system-defaults.json".to_string()
+            )]
+        );
+        let file = |n: &str| written.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        assert_eq!(file("GEMINI.md").as_deref(), Some("use orchestra report"));
+        let defaults: serde_json::Value =
+            serde_json::from_str(&file("system-defaults.json").unwrap()).unwrap();
+        assert_eq!(
+            defaults["context"]["includeDirectories"],
+            serde_json::json!(["/state/instructions/s2"])
+        );
+        // A directory that cannot be written: nothing, rather than a path to nowhere.
+        assert!(gemini.instructions_env("x", || None, |_| None).is_empty());
+        assert!(
+            p.get("claude")
+                .unwrap()
+                .instructions_env("x", || None, |_| None)
+                .is_empty()
+        );
     }
 
     /// What each pinned CLI drew for the scripted model's usage-limit refusal
