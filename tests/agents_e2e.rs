@@ -40,6 +40,8 @@ fn commit_all(dir: &Path) {
 struct Run {
     model: ModelServer,
     s: Server,
+    /// The state directory, removed after the server stopped.
+    _state: tempfile::TempDir,
     work: tempfile::TempDir,
     _home: tempfile::TempDir,
     cli: &'static str,
@@ -96,11 +98,28 @@ fn run(
     } else {
         format!("[[provider]]\nid = \"{provider}\"\ncommand = \"{cli}\"\n")
     };
-    std::fs::write(&config_file, override_command).expect("write config");
-    let s = Server::start_with_env(&["--config", &config_file.to_string_lossy()], &all);
+    // A limit that names no reset time is tried again after a minute, the least there is.
+    let config_text = format!("{override_command}[limits]\nretry_minutes = 1\n");
+    std::fs::write(&config_file, config_text).expect("write config");
+    // One slot: a task waiting out a usage limit must not hold it (see `limit_waited_out`).
+    // Not under /tmp: Gemini CLI refuses settings files (its instructions') in a directory
+    // that anyone may write to, and so would refuse a user's state directory there.
+    let state = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let s = Server::try_start_env(
+        state.path(),
+        &[
+            "--config",
+            &config_file.to_string_lossy(),
+            "--max-concurrent",
+            "1",
+        ],
+        &all,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     Some(Run {
         model,
         s,
+        _state: state,
         work,
         _home: home,
         cli,
@@ -838,7 +857,12 @@ impl Run {
         let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let s = Server::try_start_env(
             &self.s.state_dir,
-            &["--config", &config.to_string_lossy()],
+            &[
+                "--config",
+                &config.to_string_lossy(),
+                "--max-concurrent",
+                "1",
+            ],
             &env,
         )
         .unwrap_or_else(|e| panic!("{e}"));
@@ -987,4 +1011,367 @@ fn claude_2_1_197_continues_its_conversation_after_orchestra_restarts() {
         return;
     };
     r.continue_after_restart("/v1/messages", true);
+}
+
+/// How long after the refusal the scripted usage limit resets.
+const LIMIT_RESETS_IN: u64 = 60;
+/// What orchestra types once the limit has reset (`limits.rs`).
+const CONTINUE_WORD: &str = "continue";
+
+/// Every request gets the provider's usage-limit error until the limit resets, as a
+/// provider's would; then (on the CLI's own retry, or on the "continue" orchestra types) the
+/// model calls `tool`, and on its result says [`DONE`].
+fn limit_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Script {
+    move |cwd| {
+        Script::new(cwd)
+            .turn(Turn::on_prompt("", Reply::limit(LIMIT_RESETS_IN)))
+            .turn(Turn::on_tool_result("", Reply::text(DONE)).offering(tool))
+            .turn(Turn::on_prompt("", Reply::tool(tool, input)).offering(tool))
+            .fallback("Nothing scripted for that.")
+    }
+}
+
+impl Run {
+    /// The task started under `auto`, the model refusing it with the provider's usage-limit
+    /// error: the CLI says so, the session becomes `limited` (with `resetsAt` when
+    /// `names_reset`: the CLI said when), the task keeps running without holding autopilot's
+    /// only slot, and the session stays `limited`, never `busy` for longer than a retry,
+    /// until the wait is over: orchestra carries it on at the reset, saying why (or the CLI
+    /// does by itself, and orchestra types nothing); then the model answers and the task
+    /// completes with the file written.
+    fn limit_waited_out(&self, names_reset: bool, carry: Carry) {
+        let refused_at = now_ms();
+        let id = self.start_task(TASK, "auto");
+        let mut last = (String::new(), Value::Null);
+        let ok = wait_until(Duration::from_secs(180), || {
+            last = self.session(&id);
+            last.1["status"] == "limited"
+        });
+        let (sid, session) = last;
+        assert!(
+            ok,
+            "{}: never limited: {session}\n{}",
+            self.cli,
+            self.context(&self.task(&id))
+        );
+        let limited_at = now_ms();
+        let resets_at = session["resetsAt"].as_i64();
+        if names_reset {
+            let at = resets_at.unwrap_or_else(|| {
+                panic!(
+                    "{}: no resetsAt: {session}\n{}",
+                    self.cli,
+                    self.context(&self.task(&id))
+                )
+            });
+            // The CLI may name the reset to the minute only.
+            let due = refused_at + LIMIT_RESETS_IN as i64 * 1000;
+            assert!(
+                at >= due - 61_000 && at <= limited_at + LIMIT_RESETS_IN as i64 * 1000 + 61_000,
+                "{}: resetsAt {at} for a reset due at {due}: {session}",
+                self.cli
+            );
+        } else {
+            assert!(resets_at.is_none(), "{}: {session}", self.cli);
+        }
+        assert_eq!(self.task(&id)["metadata"]["status"], "running");
+
+        // Autopilot's one slot is free while the agent waits: another task starts and ends.
+        let other = create_task(
+            &self.s,
+            "meanwhile",
+            json!({"description": "echo meanwhile", "providerId": "exec"}),
+        );
+        let other = other["id"].as_str().expect("task id").to_string();
+        let r = self.s.post_empty("/api/agent/resume");
+        assert_eq!(r.status, 200, "{}", r.body);
+        let mut o = Value::Null;
+        let started = wait_until(WAIT, || {
+            o = self.task(&other);
+            o["metadata"]["status"] == "completed"
+        });
+        assert!(started, "{}: the other task did not run: {o}", self.cli);
+        let r = self.s.post_empty("/api/agent/pause");
+        assert_eq!(r.status, 200, "{}", r.body);
+
+        // Limited until the wait is over: orchestra continues it after the reset, saying why
+        // (or the CLI carries on by itself, and orchestra types nothing).
+        let auto_continue = || {
+            let ms = self.s.get(&format!("{API}/sessions/{sid}/messages")).json()["messages"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            // "continue" typed, or the answer to the CLI's own limit dialog (Gemini's "Keep
+            // trying"), said to be for the limit.
+            ms.into_iter().find(|m| {
+                m["role"] == "user"
+                    && m["auto"]
+                        .as_str()
+                        .is_some_and(|a| a.contains("usage limit"))
+            })
+        };
+        // (When it saw each status: orchestra ends the limit just before it types.)
+        let mut statuses: Vec<(i64, String)> = Vec::new();
+        let over = wait_until(Duration::from_secs(200), || {
+            let st = self.s.get(&format!("{API}/sessions/{sid}")).json()["session"]["status"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if statuses.last().is_none_or(|(_, s)| *s != st) {
+                statuses.push((now_ms(), st.clone()));
+            }
+            match carry {
+                Carry::Orchestra => auto_continue().is_some(),
+                Carry::Itself => st != "limited",
+            }
+        });
+        let t = self.task(&id);
+        assert!(
+            over,
+            "{}: the limit never ended: {statuses:?}\n{}",
+            self.cli,
+            self.context(&t)
+        );
+        let ended = match carry {
+            Carry::Orchestra => {
+                let m = auto_continue().unwrap_or_default();
+                assert!(
+                    m["text"] == CONTINUE_WORD || m["keys"].is_array(),
+                    "{}: {m}",
+                    self.cli
+                );
+                m["at"].as_i64().unwrap_or_default()
+            }
+            Carry::Itself => statuses.last().map_or(0, |(at, _)| *at),
+        };
+        // Limited all along; a CLI that retries by itself (aider) is busy for a moment at
+        // each retry, never longer.
+        let lasting = statuses.windows(2).any(|w| {
+            let ((at, s), (next, _)) = (&w[0], &w[1]);
+            s != "limited" && *at <= ended - 5_000 && next - at > 3_000
+        });
+        let last_early = statuses
+            .last()
+            .is_some_and(|(at, s)| s != "limited" && *at <= ended - 5_000);
+        assert!(
+            !lasting && !last_early,
+            "{}: while the limit lasted: {statuses:?}, over at {ended}",
+            self.cli
+        );
+        if let Some(at) = resets_at {
+            // (A CLI's own countdown may end a second early.)
+            assert!(
+                ended >= at - 2_000,
+                "{}: over at {ended}, before {at}",
+                self.cli
+            );
+        }
+        let t = self.wait_final(&id);
+        self.assert_hello_done(&t, DONE);
+        if carry == Carry::Itself {
+            assert!(
+                auto_continue().is_none(),
+                "{}: {:?}",
+                self.cli,
+                auto_continue()
+            );
+        }
+    }
+}
+
+/// Who carries on once a usage limit resets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    /// Orchestra: it types "continue" (or answers the CLI's limit dialog).
+    Orchestra,
+    /// The CLI, which waits out the limit by itself (showing it meanwhile).
+    Itself,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+#[test]
+fn claude_2_1_332_waits_out_its_usage_limit_and_continues() {
+    let script = limit_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(r) = run("claude", script, claude_home, claude_env) else {
+        return;
+    };
+    r.limit_waited_out(false, Carry::Orchestra);
+}
+
+/// With a subscription's token (`CLAUDE_CODE_OAUTH_TOKEN`) Claude Code reads the unified
+/// rate-limit headers: it names the reset and waits for it by itself, continuing then.
+#[test]
+fn claude_2_1_332_on_a_subscription_waits_out_its_usage_limit_by_itself() {
+    let script = limit_script(
+        "Write",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let env = |url: &str| {
+        vec![
+            ("ANTHROPIC_BASE_URL", url.to_string()),
+            (
+                "CLAUDE_CODE_OAUTH_TOKEN",
+                "sk-ant-oat01-scripted".to_string(),
+            ),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_string()),
+            ("DISABLE_AUTOUPDATER", "1".to_string()),
+        ]
+    };
+    let Some(r) = run("claude", script, claude_home, env) else {
+        return;
+    };
+    r.limit_waited_out(true, Carry::Itself);
+}
+
+#[test]
+fn codex_0_171_0_waits_out_its_usage_limit_and_continues() {
+    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+    let Some(r) = run(
+        "codex",
+        limit_script("apply_patch", json!(patch)),
+        codex_home,
+        |_| vec![],
+    ) else {
+        return;
+    };
+    r.limit_waited_out(true, Carry::Orchestra);
+}
+
+#[test]
+fn gemini_0_61_0_waits_out_its_usage_limit_and_continues() {
+    let script = limit_script(
+        "write_file",
+        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(r) = run("gemini", script, gemini_home, gemini_env) else {
+        return;
+    };
+    r.limit_waited_out(false, Carry::Orchestra);
+}
+
+#[test]
+fn opencode_1_18_33_waits_out_its_usage_limit_by_itself() {
+    let script = limit_script(
+        "write",
+        json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
+    );
+    let Some(r) = run("opencode", script, opencode_home, |_| vec![]) else {
+        return;
+    };
+    r.limit_waited_out(true, Carry::Itself);
+}
+
+#[test]
+fn aider_0_86_2_waits_out_its_usage_limit_and_continues() {
+    // Aider edits through edit blocks in its reply text, not a tool.
+    let edit =
+        format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let Some(r) = run(
+        "aider",
+        |cwd| {
+            Script::new(cwd)
+                // Longer than its own retries (about a minute): it gives up and says so.
+                .turn(Turn::on_prompt("", Reply::limit(100)))
+                .turn(Turn::on_prompt("", Reply::text(&edit)))
+        },
+        aider_home,
+        aider_env,
+    ) else {
+        return;
+    };
+    r.limit_waited_out(false, Carry::Orchestra);
+}
+
+#[test]
+fn opencode_1_18_33_is_told_how_to_report_and_its_step_shows_in_the_task() {
+    // The scripted model runs `orchestra report step` through OpenCode's shell tool, as an
+    // agent that read orchestra's instructions would.
+    let report = |cwd: &Path| {
+        Script::new(cwd)
+            .turn(Turn::on_tool_result("", Reply::text(DONE)).offering("bash"))
+            .turn(
+                Turn::on_prompt(
+                    "report a step",
+                    Reply::tool(
+                        "bash",
+                        json!({"command": "orchestra report step 'Writing the greeting'",
+                               "description": "Report a step to orchestra"}),
+                    ),
+                )
+                .offering("bash"),
+            )
+            .fallback("Nothing scripted for that.")
+    };
+    let Some(r) = run("opencode", report, opencode_home, |_| vec![]) else {
+        return;
+    };
+    let id = r.start_task("report a step to orchestra", "auto");
+    let ok = wait_until(WAIT, || {
+        r.task(&id)["metadata"]["steps"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["description"] == "Writing the greeting"))
+    });
+    let t = r.task(&id);
+    assert!(ok, "no step reported: {t}\n{}", r.context(&t));
+    // It learnt of `orchestra report` from its instructions, not from a file in the repo.
+    let told = r.model.requests_to("/v1/messages").iter().any(|q| {
+        q.body["system"]
+            .to_string()
+            .contains("orchestra report step")
+    });
+    assert!(told, "{}", r.model.log());
+    let status = git(r.work.path(), &["status", "--porcelain"]);
+    assert!(status.is_empty(), "{status}");
+}
+
+#[test]
+fn gemini_0_61_0_is_told_how_to_report_and_its_step_shows_in_the_task() {
+    // The scripted model runs `orchestra report step` through Gemini CLI's shell tool, as an
+    // agent that read orchestra's instructions would.
+    let report = |cwd: &Path| {
+        Script::new(cwd)
+            .turn(Turn::on_tool_result("", Reply::text(DONE)).offering("run_shell_command"))
+            .turn(
+                Turn::on_prompt(
+                    "report a step",
+                    Reply::tool(
+                        "run_shell_command",
+                        json!({"command": "orchestra report step 'Writing the greeting'",
+                               "description": "Report a step to orchestra"}),
+                    ),
+                )
+                .offering("run_shell_command"),
+            )
+            .fallback("Nothing scripted for that.")
+    };
+    let Some(r) = run("gemini", report, gemini_home, gemini_env) else {
+        return;
+    };
+    let id = r.start_task("report a step to orchestra", "auto");
+    let ok = wait_until(WAIT, || {
+        r.task(&id)["metadata"]["steps"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["description"] == "Writing the greeting"))
+    });
+    let t = r.task(&id);
+    assert!(ok, "no step reported: {t}\n{}", r.context(&t));
+    // It learnt of `orchestra report` from its context file (which it sends as session
+    // context, beside the system instruction), not from a file in the repo.
+    let told = r
+        .model
+        .requests_to(":streamGenerateContent")
+        .iter()
+        .any(|q| q.body.to_string().contains("orchestra report step"));
+    assert!(told, "{}\n{}", r.model.log(), r.context(&t));
+    let status = git(r.work.path(), &["status", "--porcelain"]);
+    assert!(status.is_empty(), "{status}");
 }

@@ -436,3 +436,76 @@ fn gemini_stream_router_and_count_tokens() {
     );
     assert_eq!(r.json()["totalTokens"], 10);
 }
+
+#[test]
+fn a_usage_limit_is_each_apis_own_refusal_until_it_resets() {
+    let script = Script::new(Path::new("/l"))
+        .turn(Turn::on_prompt("", Reply::limit(2)))
+        .fallback("After the reset.");
+    let m = ModelServer::start(script);
+    let user = |text: &str| json!([{"role": "user", "content": text}]);
+    let anthropic = post(&m, "/v1/messages", anthropic_body(user("hi"), true));
+    assert_eq!(anthropic.status, 429, "{}", anthropic.body);
+    let a: Value = serde_json::from_str(&anthropic.body).unwrap();
+    assert_eq!(a["error"]["type"], "rate_limit_error");
+    assert_eq!(
+        anthropic.header("anthropic-ratelimit-unified-status"),
+        Some("rejected")
+    );
+    assert_eq!(anthropic.header("x-should-retry"), Some("false"));
+    let reset: u64 = anthropic
+        .header("anthropic-ratelimit-unified-reset")
+        .and_then(|r| r.parse().ok())
+        .expect("a reset time");
+
+    let responses = post(
+        &m,
+        "/v1/responses",
+        json!({"model": "gpt-5.5", "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]}),
+    );
+    assert_eq!(responses.status, 429);
+    let r: Value = serde_json::from_str(&responses.body).unwrap();
+    assert_eq!(r["error"]["type"], "usage_limit_reached");
+    // One limit: every refusal names the same reset.
+    assert_eq!(r["error"]["resets_at"], json!(reset));
+
+    let chat = post(
+        &m,
+        "/v1/chat/completions",
+        json!({"model": "gpt-4o", "stream": true, "messages": user("hi")}),
+    );
+    assert_eq!(chat.status, 429);
+    let c: Value = serde_json::from_str(&chat.body).unwrap();
+    assert_eq!(c["error"]["code"], "insufficient_quota");
+
+    let gemini = post(
+        &m,
+        "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+        json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+    );
+    assert_eq!(gemini.status, 429);
+    let g: Value = serde_json::from_str(&gemini.body).unwrap();
+    assert_eq!(g["error"]["status"], "RESOURCE_EXHAUSTED");
+    let types: Vec<&str> = g["error"]["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["@type"].as_str())
+        .collect();
+    assert!(
+        types.iter().any(|t| t.ends_with("QuotaFailure")),
+        "{types:?}"
+    );
+    assert!(types.iter().any(|t| t.ends_with("RetryInfo")), "{types:?}");
+
+    // Once it has reset, the turns after it answer.
+    let answered = support::wait_until(std::time::Duration::from_secs(10), || {
+        post(&m, "/v1/messages", anthropic_body(user("hi"), false)).status == 200
+    });
+    assert!(answered, "{}", m.log());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(now >= reset, "answered before the reset");
+}

@@ -45,6 +45,8 @@ pub(crate) struct AgentState {
     pub(super) recognised: bool,
     /// The screen showed the CLI done starting (its `started` patterns) once.
     started: bool,
+    /// When the screen was last read for a usage-limit wait.
+    limit_wait_read: Option<std::time::Instant>,
 }
 
 impl SessionEntry {
@@ -61,6 +63,30 @@ impl SessionEntry {
     /// Whether `reply` says the CLI's usage limit is reached (see `limits.rs`).
     pub(super) fn limit_in(&self, reply: &str) -> Option<Option<String>> {
         self.classifier()?.limit_in(reply)
+    }
+
+    /// Whether the screen shows the CLI waiting out a usage limit (see `limits.rs`): `None`
+    /// when not read (no such patterns, or read less than `LIMIT_WAIT_EVERY` ago and not
+    /// `now`), else `Some(Some(reset))` while it shows and `Some(None)` once it does not.
+    pub(super) fn limit_wait_shown(&self, now: bool) -> Option<Option<Option<String>>> {
+        let classifier = self.classifier()?;
+        if !classifier.has_limit_wait() {
+            return None;
+        }
+        {
+            let mut st = self.agent.lock();
+            let at = std::time::Instant::now();
+            if !now
+                && st
+                    .limit_wait_read
+                    .is_some_and(|t| at.duration_since(t) < super::limits::LIMIT_WAIT_EVERY)
+            {
+                return None;
+            }
+            st.limit_wait_read = Some(at);
+        }
+        let screen = self.pty.as_ref()?.snapshot(0, false).screen;
+        Some(classifier.limit_wait_in(&screen))
     }
 
     /// The agent replied to a request: it works on its task.

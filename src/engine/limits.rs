@@ -7,6 +7,7 @@
 use super::Engine;
 use super::sessions::{Input, SessionEntry};
 use super::status::Fact;
+use crate::providers::patterns::{Verdict, find_option};
 use crate::wire::SessionStatus;
 use regex::Regex;
 use std::sync::{Arc, OnceLock};
@@ -15,9 +16,14 @@ use std::time::Duration;
 /// What orchestra types to carry on after a limit reset.
 const CONTINUE: &str = "continue";
 
+/// How often a redrawing screen is read for a limit wait.
+pub(crate) const LIMIT_WAIT_EVERY: Duration = Duration::from_millis(500);
+
 /// When a limit named as `text` resets, in ms since the epoch: "in 20 minutes", "in 2h",
-/// "3pm", "3:30 pm", "15:30" (the next such time of day, local time). `None` when it does
-/// not read as one.
+/// "3pm", "3:30 pm", "15:30" (the next such time of day, local time). A time of day is
+/// read as the end of its minute: CLIs name the reset to the minute, dropping the seconds
+/// (Codex says "12:28 PM" for 12:28:50), and a continue typed before the real reset only
+/// meets the limit again. `None` when it does not read as one.
 pub(crate) fn reset_at(text: &str, now_ms: i64) -> Option<i64> {
     static IN: OnceLock<Regex> = OnceLock::new();
     static CLOCK: OnceLock<Regex> = OnceLock::new();
@@ -54,7 +60,7 @@ pub(crate) fn reset_at(text: &str, now_ms: i64) -> Option<i64> {
     }
     let since_midnight = local_seconds_of_day(now_ms)?;
     let midnight = now_ms - since_midnight * 1000 - now_ms.rem_euclid(1000);
-    let mut at = midnight + (hour * 3600 + minute * 60) * 1000;
+    let mut at = midnight + (hour * 3600 + (minute + 1) * 60) * 1000;
     if at <= now_ms {
         at += 24 * 3600 * 1000;
     }
@@ -84,6 +90,38 @@ impl Engine {
         self.inner.dispatch.notify_one();
         if self.config().continue_after_limit {
             self.continue_after_limit(entry, resets_at);
+        }
+    }
+
+    /// Reads the screen for the CLI waiting out a limit by itself (its `limit_wait`
+    /// patterns): the session is `limited` while it shows, and stops being so once it no
+    /// longer does. Orchestra types nothing: the CLI carries on by itself. Called as the
+    /// screen changes (at most every [`LIMIT_WAIT_EVERY`] unless `now`) and as its status
+    /// facts come.
+    pub(crate) fn watch_limit_wait(&self, entry: &Arc<SessionEntry>, now: bool) {
+        let Some(shown) = entry.limit_wait_shown(now) else {
+            return;
+        };
+        let resets_at =
+            shown.map(|reset| reset.as_deref().and_then(|r| reset_at(r, super::now_ms())));
+        let before = entry.facts.lock().limit_shown;
+        let same = match (before, resets_at) {
+            (None, None) => true,
+            // A countdown ("retrying in 37s") names the same moment a second later.
+            (Some(a), Some(b)) => match (a, b) {
+                (Some(a), Some(b)) => (a - b).abs() < 5_000,
+                (a, b) => a == b,
+            },
+            _ => false,
+        };
+        if same {
+            return;
+        }
+        tracing::info!(session = %entry.info.lock().id, ?resets_at, "usage limit wait on screen");
+        self.apply_fact(entry, Fact::LimitShown(resets_at));
+        if resets_at.is_some() {
+            // A slot is free: autopilot may start another task.
+            self.inner.dispatch.notify_one();
         }
     }
 
@@ -122,14 +160,33 @@ impl Engine {
                     wait.as_secs()
                 ),
             };
-            if let Err(e) = engine
-                .send_to(&entry, Input::Text(CONTINUE.into()), Some(why))
-                .await
-            {
+            let (input, why) = match limit_dialog_answer(&entry) {
+                Some((keys, label)) => (Input::Keys(keys), format!("{why} (\"{label}\")")),
+                None => (Input::Text(CONTINUE.into()), why),
+            };
+            if let Err(e) = engine.send_to(&entry, input, Some(why)).await {
                 tracing::warn!(error = %e, "could not continue after a usage limit");
             }
         });
     }
+}
+
+/// A CLI that asks what to do about its limit (Gemini CLI: "Usage limit reached … 1. Keep
+/// trying 2. Stop") is answered with the option its prompt rule names (its `answer`), not
+/// typed into: the keys and the option's label.
+fn limit_dialog_answer(entry: &SessionEntry) -> Option<(Vec<String>, String)> {
+    let Some(Verdict::Prompt(p)) = entry.classify_now() else {
+        return None;
+    };
+    let option = p
+        .auto_answer
+        .as_deref()
+        .and_then(|a| find_option(&p.prompt.options, a))?;
+    let keys = option
+        .keys
+        .clone()
+        .unwrap_or_else(|| vec![option.key.clone()]);
+    Some((keys, option.label.clone()))
 }
 
 #[cfg(test)]
@@ -158,13 +215,17 @@ mod tests {
             ("at 9:05am", 9, 5),
         ] {
             let at = reset_at(text, NOW).unwrap_or_else(|| panic!("{text}"));
-            let mut want = midnight + (h * 3600 + m * 60) * 1000;
+            let mut want = midnight + (h * 3600 + (m + 1) * 60) * 1000;
             if want <= NOW {
                 want += 86_400_000;
             }
             assert_eq!(at, want, "{text}");
             assert!(at > NOW && at <= NOW + 86_400_000, "{text}");
         }
+        // The minute it is in is still to come: its end.
+        let (h, m) = (since / 3600, since / 60 % 60);
+        let this_minute = reset_at(&format!("{h}:{m:02}"), NOW).unwrap();
+        assert_eq!(this_minute, midnight + (since / 60 + 1) * 60_000);
         assert_eq!(reset_at("25:00", NOW), None);
         assert_eq!(reset_at("7", NOW), None);
     }

@@ -460,6 +460,7 @@ impl Engine {
         let _ = tokio::task::spawn_blocking(move || for_help.help()).await;
         let approval = req.approval.unwrap_or_default();
         let mut launch = provider.launch_with_approval(instruction_arg, approval);
+        let mut told_env = Vec::new();
         if let Some(task_id) = req.task_id.as_deref() {
             let text = super::instructions::text(task_id);
             let told = provider.instructions(&text, || {
@@ -467,6 +468,11 @@ impl Engine {
             });
             // Before the task argument: flags first, as the CLIs' usage lines put them.
             launch.args.splice(0..0, told);
+            told_env = provider.instructions_env(
+                &text,
+                || super::instructions::write_file(self.state_dir(), &id, &text),
+                |files| super::instructions::write_dir(self.state_dir(), &id, files),
+            );
         }
         // The agent's own hooks report its status (`hooks.rs`), through a settings file of
         // this session's; flags first, like the instructions.
@@ -489,6 +495,10 @@ impl Engine {
             approval,
             &hook_token,
         );
+        // Ours, where the user's environment had the same variable.
+        spec.env
+            .retain(|(k, _)| !told_env.iter().any(|(t, _)| t == k));
+        spec.env.extend(told_env);
         spec.cols = cols;
         spec.rows = rows;
         spec.scrollback = SCROLLBACK_LINES;
@@ -617,6 +627,7 @@ impl Engine {
                 self.publish(Event::Screen {
                     session_id: session_id.clone(),
                 });
+                self.watch_limit_wait(&entry, false);
             }
             output.hold(lines);
             // A status change or the exit comes after the output that preceded it.
@@ -655,6 +666,7 @@ impl Engine {
     /// Records a fact the session runtime reported; when the status it decides (see
     /// `status.rs`) changed, persists and publishes it and acts on it.
     pub(super) async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
+        self.watch_limit_wait(entry, true);
         let Some(info) = entry.record_fact(fact) else {
             return;
         };

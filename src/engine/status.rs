@@ -38,6 +38,9 @@ pub(crate) struct Facts {
     /// The CLI said its usage limit is reached (`Some(resets_at)`, ms since the epoch when
     /// it named a time), until it is given input again.
     pub limited: Option<Option<i64>>,
+    /// Its screen shows it waiting out a usage limit by itself (`Some(resets_at)`), for as
+    /// long as it shows that.
+    pub limit_shown: Option<Option<i64>>,
     /// What the agent's own hooks last said, until something is typed into it.
     pub hook: Option<HookStatus>,
 }
@@ -62,6 +65,7 @@ impl Facts {
             paused: false,
             exited: false,
             limited: None,
+            limit_shown: None,
             hook: None,
         }
     }
@@ -93,6 +97,9 @@ pub(crate) enum Fact {
     Limited(Option<i64>),
     /// Input was given after a limit: it is the CLI's again to say what it does.
     LimitOver,
+    /// The screen shows the CLI waiting out a limit by itself (`Some`, when it resets if
+    /// named), or no longer does (`None`).
+    LimitShown(Option<Option<i64>>),
     /// The agent's hook reported (`Some`), or input was typed into it (`None`: the screen
     /// decides until its next hook event).
     Hook(Option<HookStatus>),
@@ -106,6 +113,7 @@ impl Facts {
             Fact::Exited => self.exited = true,
             Fact::Limited(resets_at) => self.limited = Some(resets_at),
             Fact::LimitOver => self.limited = None,
+            Fact::LimitShown(shown) => self.limit_shown = shown,
             Fact::Hook(h) => self.hook = h,
         }
     }
@@ -159,7 +167,7 @@ pub(crate) fn decide_with_source(
         return (SessionStatus::Paused, StatusSource::Screen);
     }
     // A CLI waiting out a limit may retry, spin or redraw: it is not working for hours.
-    if facts.limited.is_some() {
+    if facts.limited.is_some() || facts.limit_shown.is_some() {
         return (SessionStatus::Limited, StatusSource::Screen);
     }
     let prompt_shown = screen == Some(Screen::Prompt) && facts.activity.is_quiet();
@@ -231,7 +239,7 @@ impl SessionEntry {
             )
         };
         let mut info = self.info.lock();
-        let resets_at = facts.limited.flatten();
+        let resets_at = facts.limited.flatten().or(facts.limit_shown.flatten());
         if info.ended
             || (info.status == status
                 && info.prompt == prompt
@@ -330,6 +338,8 @@ mod tests {
             // Limited: whatever its screen does, until input is given again; paused first.
             ("limited, retrying", Facts { limited: Some(None), ..facts(true, active) }, None, true, Limited),
             ("limited, at its prompt", Facts { limited: Some(Some(1)), ..facts(true, quiet) }, Some(S::Ready), true, Limited),
+            ("waiting out a limit on screen, redrawing", Facts { limit_shown: Some(Some(1)), ..facts(true, active) }, None, true, Limited),
+            ("waiting out a limit on screen, its hook says busy", Facts { limit_shown: Some(None), hook: Some(HookStatus::Busy), ..facts(true, quiet) }, Some(S::Busy), true, Limited),
             ("limited and paused", Facts { limited: Some(None), ..paused(quiet) }, None, true, Paused),
         ];
         for (name, facts, screen, recognised, want) in table {

@@ -86,6 +86,17 @@ pub struct Provider {
     /// `{instructions_file}` a file holding it. Fitted to the installed version like presets.
     #[serde(default)]
     pub instructions_args: Vec<String>,
+    /// Environment that gives the agent orchestra's instructions, for CLIs that take them
+    /// through their environment (OpenCode's `OPENCODE_CONFIG_CONTENT` with `instructions`):
+    /// `{instructions_file}` is the file holding them, `{instructions}` the text.
+    #[serde(default)]
+    pub instructions_env: BTreeMap<String, String>,
+    /// Files (name → content) written into a per-session directory in the state directory,
+    /// `{instructions_dir}` in `instructions_env`, for CLIs that read instructions only from
+    /// a context file they find through their settings (Gemini CLI's `GEMINI.md` in an
+    /// included directory): `{instructions}` and `{instructions_dir}` are filled in.
+    #[serde(default)]
+    pub instructions_files: BTreeMap<String, String>,
     /// Arguments that make the agent's own hooks report its status to orchestra through
     /// `orchestra hook EVENT`: `{hooks_file}` is a per-session Claude Code settings file
     /// holding the hooks, `{orchestra}` orchestra's executable. Fitted like presets.
@@ -139,6 +150,8 @@ pub struct ProviderOverride {
     pub approval_args: Option<BTreeMap<Approval, Vec<String>>>,
     pub approval_env: Option<BTreeMap<Approval, BTreeMap<String, String>>>,
     pub instructions_args: Option<Vec<String>>,
+    pub instructions_env: Option<BTreeMap<String, String>>,
+    pub instructions_files: Option<BTreeMap<String, String>>,
     pub hooks_args: Option<Vec<String>>,
     pub version_args: Option<Vec<String>>,
     pub screen: Option<ScreenPatterns>,
@@ -225,6 +238,51 @@ impl Provider {
         .into_iter()
         .map(|a| a.replace("{instructions}", text))
         .collect()
+    }
+
+    /// The environment that gives the agent `text` as instructions (`instructions_env`),
+    /// with `file()` called for a file holding it and `dir(files)` for a directory holding
+    /// `instructions_files` (filled in) when a value names one; nothing when one cannot be
+    /// written.
+    pub fn instructions_env(
+        &self,
+        text: &str,
+        file: impl FnOnce() -> Option<PathBuf>,
+        dir: impl FnOnce(&dyn Fn(&Path) -> Vec<(String, String)>) -> Option<PathBuf>,
+    ) -> Vec<(String, String)> {
+        let names = |p: &str| self.instructions_env.values().any(|v| v.contains(p));
+        let file = if names("{instructions_file}") {
+            match file() {
+                Some(f) => f.to_string_lossy().into_owned(),
+                None => return Vec::new(),
+            }
+        } else {
+            String::new()
+        };
+        let fill = |v: &str, dir: &str| {
+            v.replace("{instructions_file}", &file)
+                .replace("{instructions_dir}", dir)
+                .replace("{instructions}", text)
+        };
+        let dir = if names("{instructions_dir}") {
+            let files = |d: &Path| {
+                let d = d.to_string_lossy();
+                self.instructions_files
+                    .iter()
+                    .map(|(name, content)| (name.clone(), fill(content, &d)))
+                    .collect()
+            };
+            match dir(&files) {
+                Some(d) => d.to_string_lossy().into_owned(),
+                None => return Vec::new(),
+            }
+        } else {
+            String::new()
+        };
+        self.instructions_env
+            .iter()
+            .map(|(k, v)| (k.clone(), fill(v, &dir)))
+            .collect()
     }
 
     /// The arguments that set up the agent's hooks (`hooks_args`, fitted to the installed
@@ -383,6 +441,12 @@ impl Provider {
         if let Some(v) = o.instructions_args {
             self.instructions_args = v;
         }
+        if let Some(v) = o.instructions_env {
+            self.instructions_env = v;
+        }
+        if let Some(v) = o.instructions_files {
+            self.instructions_files = v;
+        }
         if let Some(v) = o.version_args {
             self.version_args = v;
         }
@@ -503,6 +567,8 @@ impl Providers {
                         approval_args: BTreeMap::new(),
                         approval_env: BTreeMap::new(),
                         instructions_args: Vec::new(),
+                        instructions_env: BTreeMap::new(),
+                        instructions_files: BTreeMap::new(),
                         hooks_args: Vec::new(),
                         version_args: default_version_args(),
                         screen: ScreenPatterns::default(),
@@ -704,6 +770,115 @@ mod tests {
             Some(None)
         );
         assert_eq!(c.limit_in("I wrote hi into hello.txt."), None);
+    }
+
+    #[test]
+    fn instructions_through_the_environment_name_their_file_or_directory() {
+        let p = Providers::built_in();
+        let opencode = p.get("opencode").unwrap();
+        let env = opencode.instructions_env(
+            "use orchestra report",
+            || Some(PathBuf::from("/state/instructions/s1.md")),
+            |_| panic!("no directory wanted"),
+        );
+        assert_eq!(
+            env,
+            [(
+                "OPENCODE_CONFIG_CONTENT".to_string(),
+                r#"{"instructions":["/state/instructions/s1.md"]}"#.to_string()
+            )]
+        );
+        let gemini = p.get("gemini").unwrap();
+        let mut written = Vec::new();
+        let env = gemini.instructions_env(
+            "use orchestra report",
+            || panic!("no file wanted"),
+            |files| {
+                let d = Path::new("/state/instructions/s2");
+                written = files(d);
+                Some(d.to_path_buf())
+            },
+        );
+        assert_eq!(
+            env,
+            [(
+                "GEMINI_CLI_SYSTEM_DEFAULTS_PATH".to_string(),
+                "/state/instructions/s2/system-defaults.json".to_string()
+            )]
+        );
+        let file = |n: &str| written.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        assert_eq!(file("GEMINI.md").as_deref(), Some("use orchestra report"));
+        let defaults: serde_json::Value =
+            serde_json::from_str(&file("system-defaults.json").unwrap()).unwrap();
+        assert_eq!(
+            defaults["context"]["includeDirectories"],
+            serde_json::json!(["/state/instructions/s2"])
+        );
+        // A directory that cannot be written: nothing, rather than a path to nowhere.
+        assert!(gemini.instructions_env("x", || None, |_| None).is_empty());
+        assert!(
+            p.get("claude")
+                .unwrap()
+                .instructions_env("x", || None, |_| None)
+                .is_empty()
+        );
+    }
+
+    /// What each pinned CLI drew for the scripted model's usage-limit refusal
+    /// (tests/agents_e2e.rs `*_waits_out_its_usage_limit_*`), verbatim.
+    #[test]
+    fn each_clis_own_limit_text_is_read() {
+        let p = Providers::built_in();
+        let c = |id: &str| p.get(id).unwrap().classifier();
+        let codex = "■ You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), \
+                     visit https://chatgpt.com/settings/\nusage to purchase more credits or try again at 12:28 PM.";
+        assert_eq!(c("codex").limit_in(codex), Some(Some("12:28 PM".into())));
+        let gemini = "Usage limit reached for gemini-3.8-flash.\n/stats model for usage details\n\
+                      /model to switch models.\n● 1. Keep trying\n  2. Stop";
+        assert_eq!(c("gemini").limit_in(gemini), Some(None));
+        let later = "Usage limit reached for all Pro models.\nAccess resets at 4:05 PM UTC.";
+        assert_eq!(c("gemini").limit_in(later), Some(Some("4:05 PM".into())));
+        let aider_gave_up = "litellm.RateLimitError: RateLimitError: OpenAIException - You exceeded \
+                             your current quota, please check your plan and\nbilling details.\n\
+                             The API provider has rate limited you. Try again later or check your quotas.";
+        assert_eq!(c("aider").limit_in(aider_gave_up), Some(None));
+        // A retry that went through: the warning is not the end of its reply.
+        let retried =
+            format!("{aider_gave_up}\nRetrying in 32.0 seconds...\nCreated hello.txt for you.");
+        assert_eq!(c("aider").limit_in(&retried), None);
+        for id in ["codex", "gemini", "aider", "opencode"] {
+            assert_eq!(c(id).limit_in("Created hello.txt for you."), None, "{id}");
+        }
+    }
+
+    /// What the CLIs that wait out a limit by themselves show meanwhile, verbatim.
+    #[test]
+    fn a_limit_waited_out_by_the_cli_is_read_on_its_screen() {
+        let p = Providers::built_in();
+        let c = |id: &str| p.get(id).unwrap().classifier();
+        let opencode = "  ┃  Build auto · Claude Sonnet 4.5 (latest) Anthropic\n  ╹▀▀▀▀\n   ⬝⬝⬝■■■■■ \
+                        This request would exceed your account's rate limit. Please try again later. \
+                        [retrying in 37s attempt #1]";
+        assert_eq!(
+            c("opencode").limit_wait_in(opencode),
+            Some(Some("37s".into()))
+        );
+        let claude = "● Usage limit reached · set to continue automatically at 12:19pm\n─────────\n❯\n\
+                      ─────────\n  ⚠ Usage limit reached · limit resets 12:22pm\n  ⏵⏵ auto mode on";
+        assert_eq!(
+            c("claude").limit_wait_in(claude),
+            Some(Some("12:22pm".into()))
+        );
+        let aider = "The API provider has rate limited you. Try again later or check your quotas.\n\
+                     Retrying in 16.0 seconds...\n  █░       Waiting for openai/gpt-4o\n\n";
+        assert_eq!(c("aider").limit_wait_in(aider), Some(None));
+        // Once it went on, the old lines are history, not a wait.
+        let went_on = format!("{aider}Created hello.txt for you.\nApplied edit to hello.txt\n>");
+        assert_eq!(c("aider").limit_wait_in(&went_on), None);
+        assert_eq!(
+            c("opencode").limit_wait_in("⬝⬝⬝■■■ [retrying in 3s attempt #2]"),
+            None
+        );
     }
 
     #[test]

@@ -30,6 +30,12 @@ pub struct ScreenPatterns {
     /// limit resets ("3pm", "15:30", "in 20 minutes"), where the CLI says it.
     #[serde(default)]
     pub limited: Vec<String>,
+    /// What its screen shows while it waits out a usage limit by itself (a retry countdown
+    /// that names the rate limit, a status line with the reset), matched on the whole screen
+    /// even while it redraws: the session is `limited` while it shows (with `resetsAt` from a
+    /// `reset` group) and orchestra types nothing, the CLI carrying on by itself.
+    #[serde(default)]
+    pub limit_wait: Vec<String>,
     /// Lines that are chrome, not reply (input box, status lines, hints): dropped from
     /// agent messages. Matched against each trimmed line.
     #[serde(default)]
@@ -112,6 +118,7 @@ struct CompiledRule {
 #[derive(Debug, Default)]
 pub struct Classifier {
     limited: Vec<Regex>,
+    limit_wait: Vec<Regex>,
     ready: Vec<Regex>,
     started: Vec<Regex>,
     busy: Vec<Regex>,
@@ -162,6 +169,7 @@ impl Classifier {
         let mut errors = Vec::new();
         let mut c = Classifier {
             limited: compile_all(&screen.limited, &mut errors),
+            limit_wait: compile_all(&screen.limit_wait, &mut errors),
             ready: compile_all(&screen.ready, &mut errors),
             started: compile_all(&screen.started, &mut errors),
             busy: compile_all(&screen.busy, &mut errors),
@@ -208,10 +216,18 @@ impl Classifier {
     /// Whether `reply` says the usage limit is reached: `Some(reset)` with the text of its
     /// `reset` group when it names one.
     pub fn limit_in(&self, reply: &str) -> Option<Option<String>> {
-        self.limited.iter().find_map(|re| {
-            re.captures(reply)
-                .map(|c| c.name("reset").map(|m| m.as_str().trim().to_string()))
-        })
+        first_capture(&self.limited, reply)
+    }
+
+    /// Whether it has `limit_wait` patterns.
+    pub fn has_limit_wait(&self) -> bool {
+        !self.limit_wait.is_empty()
+    }
+
+    /// Whether the screen shows the CLI waiting out a usage limit by itself: `Some(reset)`
+    /// as [`Classifier::limit_in`].
+    pub fn limit_wait_in(&self, screen: &str) -> Option<Option<String>> {
+        first_capture(&self.limit_wait, screen.trim_end())
     }
 
     /// Whether the screen shows the CLI done starting (always, without `started` patterns).
@@ -285,6 +301,14 @@ fn read_prompt(rule: &PromptRule, screen: &str, at: usize) -> SeenPrompt {
         name: rule.name.clone(),
         auto_answer,
     }
+}
+
+/// The first pattern that matches `text`, and the text of its `reset` group if it has one.
+fn first_capture(patterns: &[Regex], text: &str) -> Option<Option<String>> {
+    patterns.iter().find_map(|re| {
+        re.captures(text)
+            .map(|c| c.name("reset").map(|m| m.as_str().trim().to_string()))
+    })
 }
 
 /// The option with this key, else the first whose label starts with it (case-insensitive).

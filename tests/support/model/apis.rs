@@ -1,6 +1,7 @@
 //! Which API a request is for, and the answer to it.
 
 use super::conversation::{Api, Conversation};
+use super::limits::{self, Refusal};
 use super::schema::value_for;
 use super::script::{Reply, Script};
 use super::sse;
@@ -10,6 +11,8 @@ pub enum Answer {
     Json(Value),
     /// A whole event stream (the CLIs read it as it comes; all at once is fine for them).
     Sse(String),
+    /// The provider refuses the request (a spent usage limit).
+    Refused(Refusal),
 }
 
 /// The model the CLI asked for, else a name for the answer.
@@ -59,6 +62,9 @@ pub fn answer(script: &Script, method: &str, path: &str, body: &Value) -> Option
     if path.ends_with("/messages") {
         let c = Conversation::read(Api::Anthropic, body);
         let r = reply(script, &c);
+        if let Some(l) = &r.limit {
+            return Some(Answer::Refused(limits::anthropic(l)));
+        }
         return Some(if body["stream"] == true {
             Answer::Sse(sse::render(&sse::anthropic_events(&r, &model), false))
         } else {
@@ -68,6 +74,9 @@ pub fn answer(script: &Script, method: &str, path: &str, body: &Value) -> Option
     if path.ends_with("/responses") {
         let c = Conversation::read(Api::Responses, body);
         let r = reply(script, &c);
+        if let Some(l) = &r.limit {
+            return Some(Answer::Refused(limits::responses(l)));
+        }
         return Some(Answer::Sse(sse::render(
             &sse::responses_events(&r, &c, &model),
             false,
@@ -76,6 +85,9 @@ pub fn answer(script: &Script, method: &str, path: &str, body: &Value) -> Option
     if path.ends_with("/chat/completions") {
         let c = Conversation::read(Api::Chat, body);
         let r = reply(script, &c);
+        if let Some(l) = &r.limit {
+            return Some(Answer::Refused(limits::chat(l)));
+        }
         return Some(if body["stream"] == true {
             Answer::Sse(sse::render(&sse::chat_events(&r, &model), true))
         } else {
@@ -85,6 +97,9 @@ pub fn answer(script: &Script, method: &str, path: &str, body: &Value) -> Option
     if path.ends_with(":streamGenerateContent") || path.ends_with(":generateContent") {
         let c = Conversation::read(Api::Gemini, body);
         let r = reply(script, &c);
+        if let Some(l) = &r.limit {
+            return Some(Answer::Refused(limits::gemini(l)));
+        }
         return Some(if path.ends_with(":streamGenerateContent") {
             Answer::Sse(sse::render(&sse::gemini_events(&r), false))
         } else {

@@ -8,6 +8,7 @@
 
 pub mod apis;
 pub mod conversation;
+pub mod limits;
 pub mod schema;
 pub mod script;
 pub mod sse;
@@ -149,6 +150,16 @@ async fn handle(state: &State, req: Request<Body>) -> Response<Body> {
     }
     match apis::answer(&state.script, &method, &path, &body) {
         Some(apis::Answer::Json(v)) => json_response(StatusCode::OK, v),
+        Some(apis::Answer::Refused(r)) => {
+            let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::TOO_MANY_REQUESTS);
+            let mut b = Response::builder()
+                .status(status)
+                .header(header::CONTENT_TYPE, "application/json");
+            for (k, v) in &r.headers {
+                b = b.header(k.as_str(), v.as_str());
+            }
+            b.body(Body::from(r.body.to_string())).unwrap_or_default()
+        }
         Some(apis::Answer::Sse(text)) => Response::builder()
             .status(StatusCode::OK)
             .header(header::CONTENT_TYPE, "text/event-stream")

@@ -3,6 +3,8 @@
 use super::conversation::Conversation;
 use serde_json::Value;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A tool call the model makes; `{cwd}` in any string of `input` is the working directory.
 #[derive(Debug, Clone)]
@@ -12,28 +14,82 @@ pub struct ToolCall {
     pub input: Value,
 }
 
-/// What the model answers on a turn: text, a tool call, or both (text first).
+/// The provider refuses the request: the account's usage limit or quota is spent. Each API
+/// answers it with its own error (see `limits.rs`), naming when it resets where the
+/// provider's API does.
+///
+/// Like a provider's, it lasts from the first refusal until it resets: until then every
+/// request its turn matches is refused (the CLI's own retries included), after it the turn
+/// no longer applies and the turns after it answer.
+#[derive(Debug, Clone)]
+pub struct Limit {
+    /// Seconds from the first refusal until the limit resets.
+    pub resets_in: u64,
+    /// When it resets (epoch seconds), from the first refusal on; shared by the clones.
+    resets_at: Arc<Mutex<Option<u64>>>,
+}
+
+impl Limit {
+    /// When the limit resets (epoch seconds): the first call starts it.
+    pub fn resets_at(&self) -> u64 {
+        *self
+            .resets_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| now_secs() + self.resets_in)
+    }
+
+    /// Whether it has reset (it never started: not yet).
+    fn is_over(&self) -> bool {
+        self.resets_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|at| now_secs() >= at)
+    }
+}
+
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+/// What the model answers on a turn: text, a tool call, or both (text first); or, with
+/// `limit`, the provider's usage-limit error instead of an answer.
 #[derive(Debug, Clone, Default)]
 pub struct Reply {
     pub text: Option<String>,
     pub tool: Option<ToolCall>,
+    pub limit: Option<Limit>,
 }
 
 impl Reply {
     pub fn text(t: &str) -> Reply {
         Reply {
             text: Some(t.to_string()),
-            tool: None,
+            ..Reply::default()
         }
     }
 
     pub fn tool(name: &str, input: Value) -> Reply {
         Reply {
-            text: None,
             tool: Some(ToolCall {
                 name: name.to_string(),
                 input,
             }),
+            ..Reply::default()
+        }
+    }
+
+    /// The provider's usage-limit error, resetting `resets_in` seconds after it is given.
+    pub fn limit(resets_in: u64) -> Reply {
+        Reply {
+            limit: Some(Limit {
+                resets_in,
+                resets_at: Arc::default(),
+            }),
+            ..Reply::default()
         }
     }
 }
@@ -77,7 +133,8 @@ impl Turn {
     }
 
     fn matches(&self, c: &Conversation) -> bool {
-        self.after_tool_result == c.tool_result
+        self.reply.limit.as_ref().is_none_or(|l| !l.is_over())
+            && self.after_tool_result == c.tool_result
             && self
                 .prompt_contains
                 .as_ref()
@@ -123,6 +180,7 @@ impl Script {
             .map(|t| t.reply.clone())
             .unwrap_or_else(|| Reply::text(&self.fallback));
         Reply {
+            limit: reply.limit,
             text: reply.text.map(|t| t.replace("{cwd}", &self.cwd)),
             tool: reply.tool.map(|t| ToolCall {
                 name: t.name,
