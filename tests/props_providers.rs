@@ -115,6 +115,7 @@ proptest! {
             chrome: patterns.clone(),
             strip: patterns.clone(),
             limited: patterns.clone(),
+            limit_wait: patterns.clone(),
             started: patterns.clone(),
         };
         let rules: Vec<orchestra::providers::PromptRule> = patterns
