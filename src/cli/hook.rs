@@ -1,5 +1,5 @@
-//! `orchestra hook EVENT [PAYLOAD]`: run by a coding agent's own hooks (Claude Code's hooks,
-//! Codex's `notify`) inside a session orchestra started. It posts the event to the session's
+//! `orchestra hook EVENT [PAYLOAD]`: run by a coding agent's own hooks (Claude Code's and
+//! Gemini CLI's hooks, Codex's `notify`) inside a session orchestra started. It posts the event to the session's
 //! hook route with the session's hook token, all from the environment the session set
 //! (ORCHESTRA_URL, ORCHESTRA_SESSION_ID, ORCHESTRA_HOOK_TOKEN, ORCHESTRA_TOKEN).
 //!
@@ -21,7 +21,8 @@ const MAX_PAYLOAD: u64 = 4 << 20;
 #[derive(Debug, Args)]
 pub struct HookArgs {
     /// The event: Claude Code's hook event name (UserPromptSubmit, PermissionRequest,
-    /// PostToolUse, Notification, Stop) or Codex's agent-turn-complete.
+    /// PostToolUse, Notification, Stop), Gemini CLI's (BeforeAgent, AfterTool, Notification,
+    /// AfterAgent) or Codex's agent-turn-complete.
     #[arg(value_name = "EVENT")]
     pub event: String,
     /// The event's JSON (as Codex's notify passes it); read from stdin when absent (as
@@ -40,7 +41,13 @@ pub fn report(event: &str, payload: &str) -> HookReport {
     };
     HookReport {
         event: event.to_string(),
-        message: text(&["last_assistant_message", "last-assistant-message"]),
+        // Claude Code's, Codex's, Gemini CLI's (which says "[no response text]" for none).
+        message: text(&[
+            "last_assistant_message",
+            "last-assistant-message",
+            "prompt_response",
+        ])
+        .filter(|m| m != "[no response text]"),
         notification_type: text(&["notification_type"]),
         input_messages: v.get("input-messages").and_then(|m| m.as_array()).map(|m| {
             m.iter()
@@ -135,5 +142,14 @@ mod tests {
         );
         assert_eq!(r.notification_type.as_deref(), Some("permission_prompt"));
         assert_eq!(report("Stop", "not json").message, None);
+        let r = report(
+            "AfterAgent",
+            r#"{"hook_event_name":"AfterAgent","prompt":"create hello.txt","prompt_response":"Done."}"#,
+        );
+        assert_eq!(r.message.as_deref(), Some("Done."));
+        let r = report("AfterAgent", r#"{"prompt_response":"[no response text]"}"#);
+        assert_eq!(r.message, None);
+        let r = report("Notification", r#"{"notification_type":"ToolPermission"}"#);
+        assert_eq!(r.notification_type.as_deref(), Some("ToolPermission"));
     }
 }
