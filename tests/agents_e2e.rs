@@ -850,7 +850,7 @@ fn claude_hooks_flow(cli: &'static str) {
 
 /// Gemini CLI's own hooks (in the session's system-defaults file, beside its instructions)
 /// post to orchestra: its tool-permission notification and its finished turn (AfterAgent)
-/// decide the status, and the task's summary is the reply its AfterAgent hook carried. The
+/// decide the status, and the task completes on that turn's end with the reply. The
 /// test's HOME turns folder trust off, as a user who trusts the folder would have it: Gemini
 /// CLI runs settings hooks only in a trusted folder.
 #[test]
@@ -873,7 +873,6 @@ fn gemini_0_61_0_reports_its_status_through_its_hooks() {
     r.answer(&sid, &permission, "");
     let t = r.wait_final(&id);
     r.assert_hello_done(&t, DONE);
-    assert_eq!(t["metadata"]["result"]["summary"], DONE, "{t}");
     r.by_hook(&id, "ready");
     r.follow_up(&t);
     r.by_hook(&id, "ready");

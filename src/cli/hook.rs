@@ -41,13 +41,9 @@ pub fn report(event: &str, payload: &str) -> HookReport {
     };
     HookReport {
         event: event.to_string(),
-        // Claude Code's, Codex's, Gemini CLI's (which says "[no response text]" for none).
-        message: text(&[
-            "last_assistant_message",
-            "last-assistant-message",
-            "prompt_response",
-        ])
-        .filter(|m| m != "[no response text]"),
+        // Not Gemini CLI's AfterAgent `prompt_response`: 0.61 joins the streamed chunks of
+        // a reply with spaces (and repeats some), so the screen's reply is the better copy.
+        message: text(&["last_assistant_message", "last-assistant-message"]),
         notification_type: text(&["notification_type"]),
         input_messages: v.get("input-messages").and_then(|m| m.as_array()).map(|m| {
             m.iter()
@@ -144,10 +140,8 @@ mod tests {
         assert_eq!(report("Stop", "not json").message, None);
         let r = report(
             "AfterAgent",
-            r#"{"hook_event_name":"AfterAgent","prompt":"create hello.txt","prompt_response":"Done."}"#,
+            r#"{"hook_event_name":"AfterAgent","prompt":"hi","prompt_response":"Do ne."}"#,
         );
-        assert_eq!(r.message.as_deref(), Some("Done."));
-        let r = report("AfterAgent", r#"{"prompt_response":"[no response text]"}"#);
         assert_eq!(r.message, None);
         let r = report("Notification", r#"{"notification_type":"ToolPermission"}"#);
         assert_eq!(r.notification_type.as_deref(), Some("ToolPermission"));

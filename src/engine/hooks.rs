@@ -18,6 +18,10 @@ use crate::wire::request::HookReport;
 use crate::wire::{Role, SessionInfo};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The most a finished turn without its reply waits for the screen to settle.
+const DRAW_WAIT: Duration = Duration::from_secs(5);
 
 /// The Claude Code hook events orchestra listens to.
 pub(crate) const CLAUDE_EVENTS: &[&str] = &[
@@ -238,11 +242,38 @@ impl Engine {
         match effect {
             HookEffect::Status(s) => self.on_session_fact(&entry, Fact::Hook(Some(s))).await,
             HookEffect::TurnFinished if entry.turn_is_the_agents(&report) => {
-                self.hook_turn_finished(&entry, report.message).await
+                match report.message {
+                    Some(m) => self.hook_turn_finished(&entry, Some(m)).await,
+                    // No reply with it (Gemini CLI's): in the background, so the agent is
+                    // not held waiting for its hook while it draws that reply.
+                    None => {
+                        let (engine, entry) = (self.clone(), entry.clone());
+                        tokio::spawn(async move {
+                            engine.turn_finished_once_drawn(&entry).await;
+                        });
+                    }
+                }
             }
             HookEffect::TurnFinished | HookEffect::Nothing => {}
         }
         Ok(entry.snapshot_info())
+    }
+
+    /// A finished turn whose hook carries no reply: the reply is read from the screen, once
+    /// the agent has drawn it (its hook runs before the last of it is on the screen), that is
+    /// once the screen has not changed for the settle time; unless something was sent to the
+    /// agent meanwhile (a new turn).
+    async fn turn_finished_once_drawn(&self, entry: &Arc<SessionEntry>) {
+        let sent = entry.messages.lock().len();
+        let settle = self.config().settle;
+        let deadline = Instant::now() + DRAW_WAIT;
+        tokio::time::sleep(settle).await;
+        while !entry.facts.lock().activity.is_quiet() && Instant::now() < deadline {
+            tokio::time::sleep((settle / 4).max(Duration::from_millis(10))).await;
+        }
+        if entry.messages.lock().len() == sent {
+            self.hook_turn_finished(entry, None).await;
+        }
     }
 
     /// The agent finished its turn: its reply (when the hook carries it) is the reply to the

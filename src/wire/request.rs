@@ -137,7 +137,7 @@ pub struct HookReport {
     /// `Notification`, `AfterAgent`; Codex's `agent-turn-complete`.
     pub event: String,
     /// The agent's last reply, when the event carries it (Claude's `last_assistant_message`,
-    /// Codex's `last-assistant-message`, Gemini's `prompt_response`).
+    /// Codex's `last-assistant-message`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// What a `Notification` is about (Claude's `notification_type`, e.g. `permission_prompt`).
