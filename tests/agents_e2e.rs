@@ -877,12 +877,11 @@ fn gemini_0_61_0_reports_its_status_through_its_hooks() {
     r.follow_up(&t);
     r.by_hook(&id, "ready");
     // The hooks live in the session's own private system-defaults file, with its token.
-    let defaults = r
-        .s
-        .state_dir
-        .join("instructions")
-        .join(&sid)
-        .join("system-defaults.json");
+    let defaults =
+        r.s.state_dir
+            .join("instructions")
+            .join(&sid)
+            .join("system-defaults.json");
     let meta = std::fs::metadata(&defaults).expect("system defaults");
     let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
     assert_eq!(mode & 0o077, 0, "{}", defaults.display());

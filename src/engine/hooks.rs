@@ -33,7 +33,8 @@ pub(crate) const CLAUDE_EVENTS: &[&str] = &[
 ];
 
 /// The Gemini CLI hook events orchestra listens to.
-pub(crate) const GEMINI_EVENTS: &[&str] = &["BeforeAgent", "AfterTool", "Notification", "AfterAgent"];
+pub(crate) const GEMINI_EVENTS: &[&str] =
+    &["BeforeAgent", "AfterTool", "Notification", "AfterAgent"];
 
 /// Where a provider's `instructions_files` take Gemini CLI's hooks (a JSON object).
 pub(crate) const GEMINI_HOOKS: &str = "{gemini_hooks}";
@@ -121,7 +122,10 @@ pub(crate) fn claude_settings(orchestra: &Path) -> serde_json::Value {
 
 /// Gemini CLI's `hooks` setting: `orchestra hook EVENT` on each of [`GEMINI_EVENTS`], each
 /// with the session's [`HOOK_VARS`] from `session_env` in its own environment.
-pub(crate) fn gemini_hooks(orchestra: &Path, session_env: &[(String, String)]) -> serde_json::Value {
+pub(crate) fn gemini_hooks(
+    orchestra: &Path,
+    session_env: &[(String, String)],
+) -> serde_json::Value {
     let env: serde_json::Map<String, serde_json::Value> = session_env
         .iter()
         .filter(|(k, _)| HOOK_VARS.contains(&k.as_str()))
