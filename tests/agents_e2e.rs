@@ -892,6 +892,40 @@ fn gemini_0_61_0_reports_its_status_through_its_hooks() {
     assert!(env["ORCHESTRA_HOOK_TOKEN"].is_string(), "{v}");
 }
 
+/// With folder trust on (Gemini CLI's default), in a folder the user trusted before (its own
+/// trustedFolders.json in its HOME): the hooks report.
+#[test]
+fn gemini_0_61_0_reports_through_its_hooks_in_a_trusted_folder() {
+    let Some(r) = run(
+        "gemini",
+        hello_script(
+            "write_file",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        gemini_home_trusting_the_repo,
+        gemini_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "safe");
+    let (sid, permission) = r.wait_prompt(&id, "permission");
+    r.by_hook(&id, "blocked");
+    r.answer(&sid, &permission, "");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    r.by_hook(&id, "ready");
+}
+
+/// Folder trust on, the repository trusted by the user.
+fn gemini_home_trusting_the_repo(home: &Path, work: &Path, _url: &str) {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).expect("mkdir .gemini");
+    let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+    let trusted = json!({ work.to_string_lossy(): "TRUST_FOLDER" });
+    std::fs::write(dir.join("trustedFolders.json"), trusted.to_string()).expect("write trust");
+}
+
 impl Run {
     /// Stops orchestra and starts another on the same state directory, as a user restarting
     /// it would (the agents' own files, in HOME, stay).
