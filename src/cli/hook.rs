@@ -1,7 +1,8 @@
 //! `orchestra hook EVENT [PAYLOAD]`: run by a coding agent's own hooks (Claude Code's and
-//! Gemini CLI's hooks, Codex's `notify`) inside a session orchestra started. It posts the event to the session's
-//! hook route with the session's hook token, all from the environment the session set
-//! (ORCHESTRA_URL, ORCHESTRA_SESSION_ID, ORCHESTRA_HOOK_TOKEN, ORCHESTRA_TOKEN).
+//! Gemini CLI's hooks, Codex's `notify`) inside a session orchestra started. It posts the
+//! event to the session's hook route with the session's hook token, all from the environment
+//! the session set (ORCHESTRA_URL, ORCHESTRA_SESSION_ID, ORCHESTRA_HOOK_TOKEN,
+//! ORCHESTRA_TOKEN; Gemini CLI's hooks get them in their own `env`).
 //!
 //! It must never disturb the agent: it waits at most a few seconds, prints nothing on stdout
 //! (Claude Code reads a hook's stdout), and exits 0 whatever happened, orchestra gone included.

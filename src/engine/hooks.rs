@@ -268,14 +268,18 @@ impl Engine {
     /// once the screen has not changed for the settle time; unless something was sent to the
     /// agent meanwhile (a new turn).
     async fn turn_finished_once_drawn(&self, entry: &Arc<SessionEntry>) {
-        let sent = entry.messages.lock().len();
+        let sends = || {
+            let messages = entry.messages.lock();
+            messages.iter().filter(|m| m.role == Role::User).count()
+        };
+        let sent = sends();
         let settle = self.config().settle;
         let deadline = Instant::now() + DRAW_WAIT;
         tokio::time::sleep(settle).await;
         while !entry.facts.lock().activity.is_quiet() && Instant::now() < deadline {
             tokio::time::sleep((settle / 4).max(Duration::from_millis(10))).await;
         }
-        if entry.messages.lock().len() == sent {
+        if sends() == sent {
             self.hook_turn_finished(entry, None).await;
         }
     }
