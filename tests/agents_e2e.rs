@@ -848,6 +848,84 @@ fn claude_hooks_flow(cli: &'static str) {
     assert_eq!(mode & 0o077, 0, "{}", settings.display());
 }
 
+/// Gemini CLI's own hooks (in the session's system-defaults file, beside its instructions)
+/// post to orchestra: its tool-permission notification and its finished turn (AfterAgent)
+/// decide the status, and the task completes on that turn's end with the reply. The
+/// test's HOME turns folder trust off, as a user who trusts the folder would have it: Gemini
+/// CLI runs settings hooks only in a trusted folder.
+#[test]
+fn gemini_0_61_0_reports_its_status_through_its_hooks() {
+    let Some(r) = run(
+        "gemini",
+        hello_script(
+            "write_file",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        gemini_home,
+        gemini_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "manual");
+    let (sid, permission) = r.wait_prompt(&id, "permission");
+    let blocked = r.by_hook(&id, "blocked");
+    assert_eq!(blocked["prompt"]["kind"], "permission", "{blocked}");
+    r.answer(&sid, &permission, "");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    r.by_hook(&id, "ready");
+    r.follow_up(&t);
+    r.by_hook(&id, "ready");
+    // The hooks live in the session's own private system-defaults file, with its token.
+    let defaults =
+        r.s.state_dir
+            .join("instructions")
+            .join(&sid)
+            .join("system-defaults.json");
+    let meta = std::fs::metadata(&defaults).expect("system defaults");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+    assert_eq!(mode & 0o077, 0, "{}", defaults.display());
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&defaults).unwrap_or_default())
+        .expect("system defaults JSON");
+    let env = &v["hooks"]["AfterAgent"][0]["hooks"][0]["env"];
+    assert_eq!(env["ORCHESTRA_SESSION_ID"], sid.as_str(), "{v}");
+    assert!(env["ORCHESTRA_HOOK_TOKEN"].is_string(), "{v}");
+}
+
+/// With folder trust on (Gemini CLI's default), in a folder the user trusted before (its own
+/// trustedFolders.json in its HOME): the hooks report.
+#[test]
+fn gemini_0_61_0_reports_through_its_hooks_in_a_trusted_folder() {
+    let Some(r) = run(
+        "gemini",
+        hello_script(
+            "write_file",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        gemini_home_trusting_the_repo,
+        gemini_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "safe");
+    let (sid, permission) = r.wait_prompt(&id, "permission");
+    r.by_hook(&id, "blocked");
+    r.answer(&sid, &permission, "");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    r.by_hook(&id, "ready");
+}
+
+/// Folder trust on, the repository trusted by the user.
+fn gemini_home_trusting_the_repo(home: &Path, work: &Path, _url: &str) {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).expect("mkdir .gemini");
+    let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+    let trusted = json!({ work.to_string_lossy(): "TRUST_FOLDER" });
+    std::fs::write(dir.join("trustedFolders.json"), trusted.to_string()).expect("write trust");
+}
+
 impl Run {
     /// Stops orchestra and starts another on the same state directory, as a user restarting
     /// it would (the agents' own files, in HOME, stay).

@@ -186,6 +186,42 @@ fn a_task_completes_on_the_agents_stop_hook_with_its_reply() {
     assert_eq!(info["statusSource"], "hook", "{info}");
 }
 
+/// Starts a task for the fake agent (with its hooks) and returns its id and its session's.
+fn start_task(s: &Server, description: &str) -> (String, String) {
+    let r = s.post(
+        &format!("{API}/tasks"),
+        json!({"name": "t", "description": description, "providerId": "fake"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let tid = r.json()["task"]["id"].as_str().unwrap().to_string();
+    let r = s.post_empty(&format!("{API}/tasks/{tid}/start"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut sid = Value::Null;
+    assert!(wait_until(Duration::from_secs(20), || {
+        sid = s.get(&format!("{API}/tasks/{tid}")).json()["task"]["metadata"]["sessionId"].clone();
+        sid.is_string()
+    }));
+    (tid, sid.as_str().unwrap_or_default().to_string())
+}
+
+#[test]
+fn a_turn_end_without_its_reply_completes_with_the_reply_drawn_after_it() {
+    // As Gemini CLI's AfterAgent: the hook says the turn ended, carrying no reply, and the
+    // reply reaches the screen only after it.
+    let (_d, s) = fake_with(&["--hooks"]);
+    let (tid, sid) = start_task(&s, "late answer");
+    let task = wait_task_status(&s, &tid, "completed");
+    assert_eq!(
+        task["metadata"]["result"]["summary"],
+        "Drawn late: late answer",
+        "{task}\nscreen:\n{}",
+        screen(&s, &sid)
+    );
+    let info = session(&s, &sid);
+    assert_eq!(info["status"], "ready", "{info}");
+    assert_eq!(info["statusSource"], "hook", "{info}");
+}
+
 #[test]
 fn hooks_reach_an_orchestra_that_requires_its_api_token() {
     // `orchestra hook` sends the API token of the session's environment besides the hook

@@ -1,7 +1,8 @@
-//! `orchestra hook EVENT [PAYLOAD]`: run by a coding agent's own hooks (Claude Code's hooks,
-//! Codex's `notify`) inside a session orchestra started. It posts the event to the session's
-//! hook route with the session's hook token, all from the environment the session set
-//! (ORCHESTRA_URL, ORCHESTRA_SESSION_ID, ORCHESTRA_HOOK_TOKEN, ORCHESTRA_TOKEN).
+//! `orchestra hook EVENT [PAYLOAD]`: run by a coding agent's own hooks (Claude Code's and
+//! Gemini CLI's hooks, Codex's `notify`) inside a session orchestra started. It posts the
+//! event to the session's hook route with the session's hook token, all from the environment
+//! the session set (ORCHESTRA_URL, ORCHESTRA_SESSION_ID, ORCHESTRA_HOOK_TOKEN,
+//! ORCHESTRA_TOKEN; Gemini CLI's hooks get them in their own `env`).
 //!
 //! It must never disturb the agent: it waits at most a few seconds, prints nothing on stdout
 //! (Claude Code reads a hook's stdout), and exits 0 whatever happened, orchestra gone included.
@@ -21,7 +22,8 @@ const MAX_PAYLOAD: u64 = 4 << 20;
 #[derive(Debug, Args)]
 pub struct HookArgs {
     /// The event: Claude Code's hook event name (UserPromptSubmit, PermissionRequest,
-    /// PostToolUse, Notification, Stop) or Codex's agent-turn-complete.
+    /// PostToolUse, Notification, Stop), Gemini CLI's (BeforeAgent, AfterTool, Notification,
+    /// AfterAgent) or Codex's agent-turn-complete.
     #[arg(value_name = "EVENT")]
     pub event: String,
     /// The event's JSON (as Codex's notify passes it); read from stdin when absent (as
@@ -40,6 +42,8 @@ pub fn report(event: &str, payload: &str) -> HookReport {
     };
     HookReport {
         event: event.to_string(),
+        // Not Gemini CLI's AfterAgent `prompt_response`: 0.61 joins the streamed chunks of
+        // a reply with spaces (and repeats some), so the screen's reply is the better copy.
         message: text(&["last_assistant_message", "last-assistant-message"]),
         notification_type: text(&["notification_type"]),
         input_messages: v.get("input-messages").and_then(|m| m.as_array()).map(|m| {
@@ -135,5 +139,12 @@ mod tests {
         );
         assert_eq!(r.notification_type.as_deref(), Some("permission_prompt"));
         assert_eq!(report("Stop", "not json").message, None);
+        let r = report(
+            "AfterAgent",
+            r#"{"hook_event_name":"AfterAgent","prompt":"hi","prompt_response":"Do ne."}"#,
+        );
+        assert_eq!(r.message, None);
+        let r = report("Notification", r#"{"notification_type":"ToolPermission"}"#);
+        assert_eq!(r.notification_type.as_deref(), Some("ToolPermission"));
     }
 }

@@ -5,7 +5,11 @@
 //! finished turn (`Stop`) carries the agent's reply, recorded without any screen chrome.
 //!
 //! The hooks are configured per session, never in the user's files: Claude Code gets a
-//! settings file written here (0600, in the private state directory) through `--settings`.
+//! settings file written here (0600, in the private state directory) through `--settings`;
+//! Gemini CLI gets its hooks in the per-session system-defaults file its instructions are
+//! given through (`{gemini_hooks}` in the provider's `instructions_files`). Gemini CLI runs
+//! settings hooks only in a folder the user trusts (or with folder trust off); elsewhere its
+//! status stays the screen's.
 
 use super::sessions::SessionEntry;
 use super::status::{Fact, HookStatus};
@@ -14,6 +18,10 @@ use crate::wire::request::HookReport;
 use crate::wire::{Role, SessionInfo};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The most a finished turn without its reply waits for the screen to settle.
+const DRAW_WAIT: Duration = Duration::from_secs(5);
 
 /// The Claude Code hook events orchestra listens to.
 pub(crate) const CLAUDE_EVENTS: &[&str] = &[
@@ -22,6 +30,23 @@ pub(crate) const CLAUDE_EVENTS: &[&str] = &[
     "PostToolUse",
     "Notification",
     "Stop",
+];
+
+/// The Gemini CLI hook events orchestra listens to.
+pub(crate) const GEMINI_EVENTS: &[&str] =
+    &["BeforeAgent", "AfterTool", "Notification", "AfterAgent"];
+
+/// Where a provider's `instructions_files` take Gemini CLI's hooks (a JSON object).
+pub(crate) const GEMINI_HOOKS: &str = "{gemini_hooks}";
+
+/// The variables `orchestra hook` reads, given in each Gemini CLI hook's own `env`: it runs
+/// its hooks in a sanitized environment (none of ours under CI, no `*TOKEN*` with redaction
+/// on) and adds a hook's `env` after that.
+const HOOK_VARS: &[&str] = &[
+    "ORCHESTRA_URL",
+    "ORCHESTRA_SESSION_ID",
+    "ORCHESTRA_HOOK_TOKEN",
+    "ORCHESTRA_TOKEN",
 ];
 
 /// What one hook event means for the session.
@@ -39,14 +64,18 @@ pub(crate) enum HookEffect {
 pub(crate) fn effect(report: &HookReport) -> Option<HookEffect> {
     use HookEffect::*;
     Some(match report.event.as_str() {
-        "UserPromptSubmit" | "PostToolUse" => Status(HookStatus::Busy),
+        // Claude Code's, then Gemini CLI's: a request reached the agent, a tool ran.
+        "UserPromptSubmit" | "PostToolUse" | "BeforeAgent" | "AfterTool" => {
+            Status(HookStatus::Busy)
+        }
         "PermissionRequest" => Status(HookStatus::Blocked),
         "Notification" => match report.notification_type.as_deref() {
-            Some("permission_prompt") => Status(HookStatus::Blocked),
+            // Claude Code's, Gemini CLI's.
+            Some("permission_prompt" | "ToolPermission") => Status(HookStatus::Blocked),
             Some("idle_prompt") => Status(HookStatus::Ready),
             _ => Nothing,
         },
-        "Stop" | "agent-turn-complete" => TurnFinished,
+        "Stop" | "agent-turn-complete" | "AfterAgent" => TurnFinished,
         _ => return None,
     })
 }
@@ -56,24 +85,73 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// Claude Code settings that run `orchestra hook EVENT` on each of [`CLAUDE_EVENTS`].
-pub(crate) fn claude_settings(orchestra: &Path) -> serde_json::Value {
+/// The hooks object both CLIs read (`{EVENT: [{hooks: [command]}]}`): on each of `events`,
+/// `orchestra hook EVENT`, with `extra` (its timeout, its environment) in each command.
+fn hook_table(
+    orchestra: &Path,
+    events: &[&str],
+    extra: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
     let exe = shell_quote(&orchestra.to_string_lossy());
-    let hooks: serde_json::Map<String, serde_json::Value> = CLAUDE_EVENTS
+    let hooks: serde_json::Map<String, serde_json::Value> = events
         .iter()
         .map(|event| {
-            let command = serde_json::json!({
+            let mut command = serde_json::json!({
                 "type": "command",
                 "command": format!("{exe} hook {event}"),
-                "timeout": 10,
             });
+            if let Some(c) = command.as_object_mut() {
+                c.extend(extra.clone());
+            }
             (
                 event.to_string(),
                 serde_json::json!([{ "hooks": [command] }]),
             )
         })
         .collect();
-    serde_json::json!({ "hooks": hooks })
+    serde_json::Value::Object(hooks)
+}
+
+/// Claude Code settings that run `orchestra hook EVENT` on each of [`CLAUDE_EVENTS`].
+pub(crate) fn claude_settings(orchestra: &Path) -> serde_json::Value {
+    // Claude Code's timeouts are in seconds.
+    let extra = serde_json::json!({ "timeout": 10 });
+    let extra = extra.as_object().cloned().unwrap_or_default();
+    serde_json::json!({ "hooks": hook_table(orchestra, CLAUDE_EVENTS, &extra) })
+}
+
+/// Gemini CLI's `hooks` setting: `orchestra hook EVENT` on each of [`GEMINI_EVENTS`], each
+/// with the session's [`HOOK_VARS`] from `session_env` in its own environment.
+pub(crate) fn gemini_hooks(
+    orchestra: &Path,
+    session_env: &[(String, String)],
+) -> serde_json::Value {
+    let env: serde_json::Map<String, serde_json::Value> = session_env
+        .iter()
+        .filter(|(k, _)| HOOK_VARS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone().into()))
+        .collect();
+    // Gemini CLI's timeouts are in milliseconds.
+    let extra = serde_json::json!({ "timeout": 10_000, "env": env });
+    let extra = extra.as_object().cloned().unwrap_or_default();
+    hook_table(orchestra, GEMINI_EVENTS, &extra)
+}
+
+/// `content` (a file of a provider's `instructions_files`) with [`GEMINI_HOOKS`] filled in:
+/// the hooks when orchestra's executable is known, else none.
+pub(crate) fn fill_gemini_hooks(
+    content: &str,
+    orchestra: Option<&Path>,
+    session_env: &[(String, String)],
+) -> String {
+    if !content.contains(GEMINI_HOOKS) {
+        return content.to_string();
+    }
+    let hooks = orchestra.map_or_else(
+        || serde_json::json!({}),
+        |exe| gemini_hooks(exe, session_env),
+    );
+    content.replace(GEMINI_HOOKS, &hooks.to_string())
 }
 
 /// Writes the session's Claude Code hook settings to `<state>/hooks/<session>.json` (0600).
@@ -155,9 +233,10 @@ impl Engine {
         }
         let effect = effect(&report).ok_or_else(|| {
             EngineError::Invalid(format!(
-                "unknown hook event {:?}: orchestra knows {} and agent-turn-complete",
+                "unknown hook event {:?}: orchestra knows {}, {} and agent-turn-complete",
                 report.event,
-                CLAUDE_EVENTS.join(", ")
+                CLAUDE_EVENTS.join(", "),
+                GEMINI_EVENTS.join(", ")
             ))
         })?;
         if entry.info.lock().ended {
@@ -167,11 +246,42 @@ impl Engine {
         match effect {
             HookEffect::Status(s) => self.on_session_fact(&entry, Fact::Hook(Some(s))).await,
             HookEffect::TurnFinished if entry.turn_is_the_agents(&report) => {
-                self.hook_turn_finished(&entry, report.message).await
+                match report.message {
+                    Some(m) => self.hook_turn_finished(&entry, Some(m)).await,
+                    // No reply with it (Gemini CLI's): in the background, so the agent is
+                    // not held waiting for its hook while it draws that reply.
+                    None => {
+                        let (engine, entry) = (self.clone(), entry.clone());
+                        tokio::spawn(async move {
+                            engine.turn_finished_once_drawn(&entry).await;
+                        });
+                    }
+                }
             }
             HookEffect::TurnFinished | HookEffect::Nothing => {}
         }
         Ok(entry.snapshot_info())
+    }
+
+    /// A finished turn whose hook carries no reply: the reply is read from the screen, once
+    /// the agent has drawn it (its hook runs before the last of it is on the screen), that is
+    /// once the screen has not changed for the settle time; unless something was sent to the
+    /// agent meanwhile (a new turn).
+    async fn turn_finished_once_drawn(&self, entry: &Arc<SessionEntry>) {
+        let sends = || {
+            let messages = entry.messages.lock();
+            messages.iter().filter(|m| m.role == Role::User).count()
+        };
+        let sent = sends();
+        let settle = self.config().settle;
+        let deadline = Instant::now() + DRAW_WAIT;
+        tokio::time::sleep(settle).await;
+        while !entry.facts.lock().activity.is_quiet() && Instant::now() < deadline {
+            tokio::time::sleep((settle / 4).max(Duration::from_millis(10))).await;
+        }
+        if sends() == sent {
+            self.hook_turn_finished(entry, None).await;
+        }
     }
 
     /// The agent finished its turn: its reply (when the hook carries it) is the reply to the
@@ -232,6 +342,13 @@ mod tests {
             (report("Notification", Some("auth_success")), Some(Nothing)),
             (report("Stop", None), Some(TurnFinished)),
             (report("agent-turn-complete", None), Some(TurnFinished)),
+            (report("BeforeAgent", None), Some(Status(HookStatus::Busy))),
+            (report("AfterTool", None), Some(Status(HookStatus::Busy))),
+            (
+                report("Notification", Some("ToolPermission")),
+                Some(Status(HookStatus::Blocked)),
+            ),
+            (report("AfterAgent", None), Some(TurnFinished)),
             (report("Bogus", None), None),
         ];
         for (r, want) in table {
@@ -248,6 +365,33 @@ mod tests {
                 .unwrap_or_default();
             assert_eq!(command, format!(r"'/opt/it'\''s/orchestra' hook {event}"));
         }
+    }
+
+    #[test]
+    fn gemini_hooks_carry_the_sessions_variables_and_nothing_else() {
+        let env = [
+            ("ORCHESTRA_HOOK_TOKEN", "t0k"),
+            ("ORCHESTRA_SESSION_ID", "s1"),
+            ("GEMINI_API_KEY", "secret"),
+            ("PATH", "/bin"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let template = r#"{"context":{},"hooks":{gemini_hooks}}"#;
+        let filled = fill_gemini_hooks(template, Some(Path::new("/opt/orchestra")), &env);
+        let v: serde_json::Value = serde_json::from_str(&filled).expect("JSON");
+        for event in GEMINI_EVENTS {
+            let command = &v["hooks"][event][0]["hooks"][0];
+            assert_eq!(command["command"], format!("'/opt/orchestra' hook {event}"));
+            assert_eq!(command["timeout"], 10_000);
+            assert_eq!(
+                command["env"],
+                serde_json::json!({"ORCHESTRA_HOOK_TOKEN": "t0k", "ORCHESTRA_SESSION_ID": "s1"})
+            );
+        }
+        // Without orchestra's executable: no hooks, still a valid file.
+        let none = fill_gemini_hooks(template, None, &env);
+        assert_eq!(none, r#"{"context":{},"hooks":{}}"#);
+        assert_eq!(fill_gemini_hooks("plain", None, &env), "plain");
     }
 
     #[test]

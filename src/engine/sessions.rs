@@ -460,24 +460,59 @@ impl Engine {
         let _ = tokio::task::spawn_blocking(move || for_help.help()).await;
         let approval = req.approval.unwrap_or_default();
         let mut launch = provider.launch_with_approval(instruction_arg, approval);
+        let hook_token = uuid::Uuid::new_v4().simple().to_string();
+        let session_env = self.session_env(
+            &provider,
+            &id,
+            req.task_id.as_deref(),
+            approval,
+            &hook_token,
+        );
+        let exe = orchestra_exe();
+        // The per-session files also carry Gemini CLI's hooks (`hooks.rs`), so a session
+        // without a task gets them too (with no instructions).
+        let files_hold_hooks = provider
+            .instructions_files
+            .values()
+            .any(|c| c.contains(super::hooks::GEMINI_HOOKS));
         let mut told_env = Vec::new();
-        if let Some(task_id) = req.task_id.as_deref() {
-            let text = super::instructions::text(task_id);
-            let told = provider.instructions(&text, || {
-                super::instructions::write_file(self.state_dir(), &id, &text)
-            });
-            // Before the task argument: flags first, as the CLIs' usage lines put them.
-            launch.args.splice(0..0, told);
+        if req.task_id.is_some() || files_hold_hooks {
+            let text = req
+                .task_id
+                .as_deref()
+                .map(super::instructions::text)
+                .unwrap_or_default();
+            if req.task_id.is_some() {
+                let told = provider.instructions(&text, || {
+                    super::instructions::write_file(self.state_dir(), &id, &text)
+                });
+                // Before the task argument: flags first, as the CLIs' usage lines put them.
+                launch.args.splice(0..0, told);
+            }
             told_env = provider.instructions_env(
                 &text,
                 || super::instructions::write_file(self.state_dir(), &id, &text),
-                |files| super::instructions::write_dir(self.state_dir(), &id, files),
+                |files| {
+                    let with_hooks = |dir: &std::path::Path| -> Vec<(String, String)> {
+                        files(dir)
+                            .into_iter()
+                            .map(|(name, content)| {
+                                let content = super::hooks::fill_gemini_hooks(
+                                    &content,
+                                    exe.as_deref(),
+                                    &session_env,
+                                );
+                                (name, content)
+                            })
+                            .collect()
+                    };
+                    super::instructions::write_dir(self.state_dir(), &id, &with_hooks)
+                },
             );
         }
         // The agent's own hooks report its status (`hooks.rs`), through a settings file of
         // this session's; flags first, like the instructions.
-        let hook_token = uuid::Uuid::new_v4().simple().to_string();
-        if let Some(exe) = orchestra_exe() {
+        if let Some(exe) = exe {
             let hooks = provider.hooks(&exe, || {
                 super::hooks::write_settings(self.state_dir(), &id, &exe)
             });
@@ -488,13 +523,7 @@ impl Engine {
             .splice(0..0, req.conversation_args.iter().cloned());
         let mut spec = SpawnSpec::new(launch.program.clone(), &cwd);
         spec.args = launch.args;
-        spec.env = self.session_env(
-            &provider,
-            &id,
-            req.task_id.as_deref(),
-            approval,
-            &hook_token,
-        );
+        spec.env = session_env;
         // Ours, where the user's environment had the same variable.
         spec.env
             .retain(|(k, _)| !told_env.iter().any(|(t, _)| t == k));

@@ -808,12 +808,16 @@ mod tests {
         );
         let file = |n: &str| written.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
         assert_eq!(file("GEMINI.md").as_deref(), Some("use orchestra report"));
-        let defaults: serde_json::Value =
-            serde_json::from_str(&file("system-defaults.json").unwrap()).unwrap();
+        // Its hooks go in where the session fills `{gemini_hooks}` (`engine::hooks`).
+        let defaults = file("system-defaults.json")
+            .unwrap()
+            .replace("{gemini_hooks}", "{}");
+        let defaults: serde_json::Value = serde_json::from_str(&defaults).unwrap();
         assert_eq!(
             defaults["context"]["includeDirectories"],
             serde_json::json!(["/state/instructions/s2"])
         );
+        assert_eq!(defaults["hooks"], serde_json::json!({}));
         // A directory that cannot be written: nothing, rather than a path to nowhere.
         assert!(gemini.instructions_env("x", || None, |_| None).is_empty());
         assert!(

@@ -133,7 +133,8 @@ pub struct Resize {
 #[serde(rename_all = "camelCase")]
 pub struct HookReport {
     /// The event as the CLI names it: Claude Code's `UserPromptSubmit`, `PermissionRequest`,
-    /// `PostToolUse`, `Notification`, `Stop`; Codex's `agent-turn-complete`.
+    /// `PostToolUse`, `Notification`, `Stop`; Gemini CLI's `BeforeAgent`, `AfterTool`,
+    /// `Notification`, `AfterAgent`; Codex's `agent-turn-complete`.
     pub event: String,
     /// The agent's last reply, when the event carries it (Claude's `last_assistant_message`,
     /// Codex's `last-assistant-message`).
