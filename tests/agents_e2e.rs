@@ -916,6 +916,43 @@ fn gemini_0_61_0_reports_through_its_hooks_in_a_trusted_folder() {
     r.by_hook(&id, "ready");
 }
 
+/// With folder trust on (its default) in a folder it has never been told to trust: `safe`
+/// starts it trusted for this run (it used to ask, be answered, relaunch itself with the same
+/// `--session-id` and exit with "already exists"), asks before writing, and its hooks report.
+#[test]
+fn gemini_0_61_0_safe_works_in_a_folder_not_trusted_yet() {
+    let Some(r) = run(
+        "gemini",
+        hello_script(
+            "write_file",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        gemini_home_with_folder_trust,
+        gemini_env,
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "safe");
+    let (sid, permission) = r.wait_prompt(&id, "permission");
+    r.answer(&sid, &permission, "");
+    let t = r.wait_final(&id);
+    r.assert_hello_done(&t, DONE);
+    r.by_hook(&id, "ready");
+    let trusted = r._home.path().join(".gemini/trustedFolders.json");
+    assert!(
+        !trusted.exists(),
+        "nothing was written to the user's trusted folders"
+    );
+}
+
+/// Folder trust on (its default), nothing trusted yet.
+fn gemini_home_with_folder_trust(home: &Path, _work: &Path, _url: &str) {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).expect("mkdir .gemini");
+    let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+}
+
 /// Folder trust on, the repository trusted by the user.
 fn gemini_home_trusting_the_repo(home: &Path, work: &Path, _url: &str) {
     let dir = home.join(".gemini");
