@@ -26,7 +26,7 @@ mod support;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 use support::daemon::Daemon;
@@ -185,9 +185,7 @@ fn main() {
         cpu: Duration::from_secs(env_num("ATTACH_CPU_SECS", big(5, 1))),
         idle: Duration::from_secs(env_num("ATTACH_IDLE_SECS", big(10, 1))),
     };
-    let bin = std::env::var_os("ORCHESTRA_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_orchestra")));
+    let bin = support::orchestra_bin();
     let Ok(tmp) = tempfile::tempdir() else {
         println!("attach: no temp dir");
         return;

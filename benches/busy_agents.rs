@@ -16,15 +16,15 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use support::daemon::Daemon;
-use support::figures::{load, ms, report};
+use support::env_num;
+use support::figures::{load, ms, report, ticks_over};
 use support::tmux::{FrameCounter, Keys, PaneReader, Tmux, shell_quote};
-use support::{cpu_ticks, env_num};
 
 const COLS: u16 = 200;
 const ROWS: u16 = 50;
@@ -74,6 +74,17 @@ fn rss_kib(pid: i32) -> u64 {
         .unwrap_or(0)
 }
 
+/// Each named process's CPU ticks over `window` (slept here) and its RSS at the end.
+fn usage_over(named: &[(&'static str, i32)], window: Duration) -> Vec<(&'static str, u64, u64)> {
+    let pids: Vec<i32> = named.iter().map(|(_, p)| *p).collect();
+    let ticks = ticks_over(&pids, window);
+    named
+        .iter()
+        .zip(ticks)
+        .map(|((what, pid), t)| (*what, t, rss_kib(*pid)))
+        .collect()
+}
+
 struct Config {
     agents: usize,
     window: Duration,
@@ -109,9 +120,7 @@ fn main() {
         window: Duration::from_secs(env_num("BUSY_SECS", big(60, 2))),
         hz: env_num("BUSY_HZ", 10).max(1),
     };
-    let bin = std::env::var_os("ORCHESTRA_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_orchestra")));
+    let bin = support::orchestra_bin();
     let Ok(tmp) = tempfile::tempdir() else {
         println!("busy_agents: no temp dir");
         return;
@@ -203,13 +212,7 @@ fn orchestra_side(
         std::thread::spawn(move || api_reads(&addr, &id, &stop))
     };
     let since = Instant::now();
-    let before = (cpu_ticks(daemon.pid()), cpu_ticks(tui));
-    std::thread::sleep(cfg.window);
-    let ticks = (
-        cpu_ticks(daemon.pid()).saturating_sub(before.0),
-        cpu_ticks(tui).saturating_sub(before.1),
-    );
-    let rss = (rss_kib(daemon.pid()), rss_kib(tui));
+    let procs = usage_over(&[("daemon", daemon.pid()), ("TUI", tui)], cfg.window);
     stop.store(true, Ordering::Relaxed);
     let api = reads.join().unwrap_or_default();
     let frames = counter.stop();
@@ -224,7 +227,7 @@ fn orchestra_side(
     keys.send("orch", "q");
     let _ = outer.run(&["kill-session", "-t", "orch"]);
     Some(Side {
-        procs: vec![("daemon", ticks.0, rss.0), ("TUI", ticks.1, rss.1)],
+        procs,
         api,
         fps: Some(fps),
     })
@@ -233,11 +236,7 @@ fn orchestra_side(
 /// GET the task list and one session, one after the other every 50 ms, until `stop`; each
 /// request's latency in ms.
 fn api_reads(addr: &str, session: &str, stop: &AtomicBool) -> Vec<f64> {
-    let http = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .proxy(None)
-        .build()
-        .new_agent();
+    let http = support::http_agent();
     let base = format!("http://{addr}/api/coding-agents");
     let urls = [
         format!("{base}/tasks"),
@@ -294,26 +293,18 @@ fn tmux_side(cfg: &Config, outer: &Tmux, inner: &Tmux, root: &Path, script: &Pat
     }
     std::thread::sleep(Duration::from_secs(3));
     let counter = FrameCounter::start(reader);
-    let pids = [
-        inner.server_pid().unwrap_or(0),
-        outer.pane_pid("tmuxc").unwrap_or(0),
-    ];
-    let before: Vec<u64> = pids.iter().map(|p| cpu_ticks(*p)).collect();
-    std::thread::sleep(cfg.window);
-    let ticks: Vec<u64> = pids
-        .iter()
-        .zip(before)
-        .map(|(p, b)| cpu_ticks(*p).saturating_sub(b))
-        .collect();
-    let rss: Vec<u64> = pids.iter().map(|p| rss_kib(*p)).collect();
+    let procs = usage_over(
+        &[
+            ("tmux server", inner.server_pid().unwrap_or(0)),
+            ("tmux client", outer.pane_pid("tmuxc").unwrap_or(0)),
+        ],
+        cfg.window,
+    );
     drop(counter.stop());
     let _ = outer.run(&["kill-session", "-t", "tmuxc"]);
     let _ = inner.run(&["kill-server"]);
     Some(Side {
-        procs: vec![
-            ("tmux server", ticks[0], rss[0]),
-            ("tmux client", ticks[1], rss[1]),
-        ],
+        procs,
         api: Vec::new(),
         fps: None,
     })

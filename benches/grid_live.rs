@@ -172,9 +172,7 @@ fn main() {
         samples: env_num("GRID_SAMPLES", big(200, 5)) as usize,
         window: Duration::from_secs(env_num("GRID_SECS", big(5, 1))),
     };
-    let bin = std::env::var_os("ORCHESTRA_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_orchestra")));
+    let bin = support::orchestra_bin();
     let Ok(tmp) = tempfile::tempdir() else {
         println!("grid_live: no temp dir");
         return;

@@ -32,11 +32,7 @@ struct Server {
 impl Server {
     fn start(state: &Path) -> Option<Server> {
         let (child, addr) = support::spawn_serve(state, &["--max-sessions", "64"])?;
-        let http = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .proxy(None)
-            .build()
-            .new_agent();
+        let http = support::http_agent();
         Some(Server { child, addr, http })
     }
 

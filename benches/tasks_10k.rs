@@ -52,21 +52,13 @@ impl Drop for Server {
     }
 }
 
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .proxy(None)
-        .build()
-        .new_agent()
-}
-
 /// `n` tasks through the API, 8 clients at once; every tenth is completed.
 fn fill(url: &str, n: usize) {
     let clients = 8;
     std::thread::scope(|s| {
         for c in 0..clients {
             s.spawn(move || {
-                let http = agent();
+                let http = support::http_agent();
                 for i in (c..n).step_by(clients) {
                     let t = json_call(
                         &http,
@@ -98,7 +90,7 @@ struct Figures {
 
 /// `count` sequential GETs of `path` on one keep-alive connection.
 fn time_gets(url: &str, path: &str, count: usize) -> Figures {
-    let http = agent();
+    let http = support::http_agent();
     let mut times = Vec::with_capacity(count);
     let mut bytes = 0;
     for _ in 0..count {
@@ -199,13 +191,13 @@ fn main() {
     fill(&server.url, n);
     let filled = started.elapsed();
     let listed = json_call(
-        &agent(),
+        &support::http_agent(),
         "GET",
         &format!("{}/api/coding-agents/tasks?limit=1", server.url),
         None,
     );
     let total = json_call(
-        &agent(),
+        &support::http_agent(),
         "GET",
         &format!("{}/api/coding-agents/status", server.url),
         None,

@@ -240,7 +240,30 @@ const FOLLOW_UP_REPLY: &str = "I wrote hi into hello.txt.";
 const DONE: &str = "Created hello.txt for you.";
 
 /// On the task's prompt, call `tool` with `input`; on its result, say [`DONE`].
-fn hello_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Script {
+/// The CLI's own file-writing tool call that creates `hello.txt` containing "hi".
+fn hello_write(cli: &str) -> (&'static str, Value) {
+    match cli {
+        "codex" => (
+            "apply_patch",
+            json!("*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n"),
+        ),
+        "gemini" => (
+            "write_file",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        "opencode" => (
+            "write",
+            json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+        _ => (
+            "Write",
+            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
+        ),
+    }
+}
+
+fn hello_script(cli: &str) -> impl FnOnce(&Path) -> Script {
+    let (tool, input) = hello_write(cli);
     move |cwd| {
         Script::new(cwd)
             .turn(Turn::on_tool_result("hello.txt", Reply::text(DONE)).offering(tool))
@@ -269,10 +292,7 @@ fn claude_env(url: &str) -> Vec<(&'static str, String)> {
 
 #[test]
 fn claude_2_1_332_auto_writes_a_file_and_answers_a_follow_up() {
-    let write = hello_script(
-        "Write",
-        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-    );
+    let write = hello_script("claude");
     let Some(r) = run("claude", write, claude_home, claude_env) else {
         return;
     };
@@ -416,15 +436,7 @@ impl Run {
 
 #[test]
 fn claude_2_1_332_manual_asks_before_writing_and_the_api_answers() {
-    let Some(r) = run(
-        "claude",
-        hello_script(
-            "Write",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
-        claude_home,
-        claude_env,
-    ) else {
+    let Some(r) = run("claude", hello_script("claude"), claude_home, claude_env) else {
         return;
     };
     r.manual_flow(&[("trust", "Yes")], "Yes");
@@ -525,10 +537,7 @@ const CLAUDE_OLDER: &str = "claude-2.1.197";
 fn claude_2_1_197_manual_asks_before_writing_and_the_api_answers() {
     let Some(r) = run(
         CLAUDE_OLDER,
-        hello_script(
-            "Write",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
+        hello_script("claude"),
         claude_home,
         claude_env,
     ) else {
@@ -541,10 +550,7 @@ fn claude_2_1_197_manual_asks_before_writing_and_the_api_answers() {
 fn claude_2_1_197_safe_answers_trust_and_asks_before_writing() {
     let Some(r) = run(
         CLAUDE_OLDER,
-        hello_script(
-            "Write",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
+        hello_script("claude"),
         claude_home,
         claude_env,
     ) else {
@@ -566,10 +572,7 @@ fn claude_2_1_197_safe_answers_trust_and_asks_before_writing() {
 
 #[test]
 fn claude_2_1_197_auto_writes_without_asking() {
-    let write = hello_script(
-        "Write",
-        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-    );
+    let write = hello_script("claude");
     let Some(r) = run(CLAUDE_OLDER, write, claude_home, claude_env) else {
         return;
     };
@@ -593,15 +596,7 @@ fn gemini_env(url: &str) -> Vec<(&'static str, String)> {
 
 #[test]
 fn gemini_0_61_0_auto_writes_a_file_and_answers_a_follow_up() {
-    let Some(r) = run(
-        "gemini",
-        hello_script(
-            "write_file",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
-        gemini_home,
-        gemini_env,
-    ) else {
+    let Some(r) = run("gemini", hello_script("gemini"), gemini_home, gemini_env) else {
         return;
     };
     let (_, t) = r.hello_under_auto();
@@ -624,15 +619,7 @@ fn codex_home(home: &Path, _work: &Path, url: &str) {
 
 #[test]
 fn gemini_0_61_0_manual_asks_before_writing_and_the_api_answers() {
-    let Some(r) = run(
-        "gemini",
-        hello_script(
-            "write_file",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
-        gemini_home,
-        gemini_env,
-    ) else {
+    let Some(r) = run("gemini", hello_script("gemini"), gemini_home, gemini_env) else {
         return;
     };
     r.manual_flow(&[], "");
@@ -640,13 +627,7 @@ fn gemini_0_61_0_manual_asks_before_writing_and_the_api_answers() {
 
 #[test]
 fn codex_0_171_0_manual_asks_before_writing_and_the_api_answers() {
-    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
-    let Some(r) = run(
-        "codex",
-        hello_script("apply_patch", json!(patch)),
-        codex_home,
-        |_| vec![],
-    ) else {
+    let Some(r) = run("codex", hello_script("codex"), codex_home, |_| vec![]) else {
         return;
     };
     r.manual_flow(&[("trust", "Trust"), ("choice", "Use existing model")], "");
@@ -654,13 +635,7 @@ fn codex_0_171_0_manual_asks_before_writing_and_the_api_answers() {
 
 #[test]
 fn codex_0_171_0_auto_writes_a_file_and_answers_a_follow_up() {
-    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
-    let Some(r) = run(
-        "codex",
-        hello_script("apply_patch", json!(patch)),
-        codex_home,
-        |_| vec![],
-    ) else {
+    let Some(r) = run("codex", hello_script("codex"), codex_home, |_| vec![]) else {
         return;
     };
     let (id, t) = r.hello_under_auto();
@@ -688,10 +663,7 @@ fn opencode_home(home: &Path, _work: &Path, url: &str) {
 fn opencode_1_18_33_auto_writes_a_file_and_answers_a_follow_up() {
     let Some(r) = run(
         "opencode",
-        hello_script(
-            "write",
-            json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
+        hello_script("opencode"),
         opencode_home,
         |_| vec![],
     ) else {
@@ -707,10 +679,7 @@ fn opencode_1_18_33_manual_asks_before_writing_and_the_api_answers() {
     // Its own default lets it edit without asking; the preset makes it ask.
     let Some(r) = run(
         "opencode",
-        hello_script(
-            "write",
-            json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
+        hello_script("opencode"),
         opencode_home,
         |_| vec![],
     ) else {
@@ -814,15 +783,7 @@ fn claude_2_1_197_reports_its_status_through_its_hooks() {
 /// prompt and its finished turn are decided by them, and the task's summary is the reply its
 /// Stop hook carried, exactly, with no screen chrome.
 fn claude_hooks_flow(cli: &'static str) {
-    let Some(r) = run(
-        cli,
-        hello_script(
-            "Write",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
-        claude_home,
-        claude_env,
-    ) else {
+    let Some(r) = run(cli, hello_script("claude"), claude_home, claude_env) else {
         return;
     };
     let id = r.start_task(TASK, "manual");
@@ -855,15 +816,7 @@ fn claude_hooks_flow(cli: &'static str) {
 /// CLI runs settings hooks only in a trusted folder.
 #[test]
 fn gemini_0_61_0_reports_its_status_through_its_hooks() {
-    let Some(r) = run(
-        "gemini",
-        hello_script(
-            "write_file",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
-        gemini_home,
-        gemini_env,
-    ) else {
+    let Some(r) = run("gemini", hello_script("gemini"), gemini_home, gemini_env) else {
         return;
     };
     let id = r.start_task(TASK, "manual");
@@ -898,10 +851,7 @@ fn gemini_0_61_0_reports_its_status_through_its_hooks() {
 fn gemini_0_61_0_reports_through_its_hooks_in_a_trusted_folder() {
     let Some(r) = run(
         "gemini",
-        hello_script(
-            "write_file",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
+        hello_script("gemini"),
         gemini_home_trusting_the_repo,
         gemini_env,
     ) else {
@@ -923,10 +873,7 @@ fn gemini_0_61_0_reports_through_its_hooks_in_a_trusted_folder() {
 fn gemini_0_61_0_safe_works_in_a_folder_not_trusted_yet() {
     let Some(r) = run(
         "gemini",
-        hello_script(
-            "write_file",
-            json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-        ),
+        hello_script("gemini"),
         gemini_home_with_folder_trust,
         gemini_env,
     ) else {
@@ -991,10 +938,9 @@ const CONTINUE: &str = "now say what the new file holds";
 const CONTINUE_REPLY: &str = "The file holds hi.";
 
 /// [`hello_script`] with a reply to [`CONTINUE`].
-fn continue_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Script {
-    move |cwd| {
-        hello_script(tool, input)(cwd).turn(Turn::on_prompt(CONTINUE, Reply::text(CONTINUE_REPLY)))
-    }
+fn continue_script(cli: &str) -> impl FnOnce(&Path) -> Script {
+    let hello = hello_script(cli);
+    move |cwd| hello(cwd).turn(Turn::on_prompt(CONTINUE, Reply::text(CONTINUE_REPLY)))
 }
 
 impl Run {
@@ -1051,10 +997,7 @@ impl Run {
 
 #[test]
 fn claude_2_1_332_continues_its_conversation_after_orchestra_restarts() {
-    let script = continue_script(
-        "Write",
-        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-    );
+    let script = continue_script("claude");
     let Some(mut r) = run("claude", script, claude_home, claude_env) else {
         return;
     };
@@ -1063,10 +1006,7 @@ fn claude_2_1_332_continues_its_conversation_after_orchestra_restarts() {
 
 #[test]
 fn gemini_0_61_0_continues_its_conversation_after_orchestra_restarts() {
-    let script = continue_script(
-        "write_file",
-        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-    );
+    let script = continue_script("gemini");
     let Some(mut r) = run("gemini", script, gemini_home, gemini_env) else {
         return;
     };
@@ -1075,10 +1015,7 @@ fn gemini_0_61_0_continues_its_conversation_after_orchestra_restarts() {
 
 #[test]
 fn opencode_1_18_33_continues_its_conversation_after_orchestra_restarts() {
-    let script = continue_script(
-        "write",
-        json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
-    );
+    let script = continue_script("opencode");
     let Some(mut r) = run("opencode", script, opencode_home, |_| vec![]) else {
         return;
     };
@@ -1108,8 +1045,7 @@ fn aider_0_86_2_continues_its_chat_after_orchestra_restarts() {
 
 #[test]
 fn codex_0_171_0_continues_its_session_after_orchestra_restarts() {
-    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
-    let script = continue_script("apply_patch", json!(patch));
+    let script = continue_script("codex");
     let Some(mut r) = run("codex", script, codex_home, |_| vec![]) else {
         return;
     };
@@ -1118,10 +1054,7 @@ fn codex_0_171_0_continues_its_session_after_orchestra_restarts() {
 
 #[test]
 fn claude_2_1_197_continues_its_conversation_after_orchestra_restarts() {
-    let script = continue_script(
-        "Write",
-        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-    );
+    let script = continue_script("claude");
     let Some(mut r) = run("claude-2.1.197", script, claude_home, claude_env) else {
         return;
     };
@@ -1136,7 +1069,8 @@ const CONTINUE_WORD: &str = "continue";
 /// Every request gets the provider's usage-limit error until the limit resets, as a
 /// provider's would; then (on the CLI's own retry, or on the "continue" orchestra types) the
 /// model calls `tool`, and on its result says [`DONE`].
-fn limit_script(tool: &'static str, input: Value) -> impl FnOnce(&Path) -> Script {
+fn limit_script(cli: &str) -> impl FnOnce(&Path) -> Script {
+    let (tool, input) = hello_write(cli);
     move |cwd| {
         Script::new(cwd)
             .turn(Turn::on_prompt("", Reply::limit(LIMIT_RESETS_IN)))
@@ -1312,10 +1246,7 @@ fn now_ms() -> i64 {
 
 #[test]
 fn claude_2_1_332_waits_out_its_usage_limit_and_continues() {
-    let script = limit_script(
-        "Write",
-        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-    );
+    let script = limit_script("claude");
     let Some(r) = run("claude", script, claude_home, claude_env) else {
         return;
     };
@@ -1326,10 +1257,7 @@ fn claude_2_1_332_waits_out_its_usage_limit_and_continues() {
 /// rate-limit headers: it names the reset and waits for it by itself, continuing then.
 #[test]
 fn claude_2_1_332_on_a_subscription_waits_out_its_usage_limit_by_itself() {
-    let script = limit_script(
-        "Write",
-        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-    );
+    let script = limit_script("claude");
     let env = |url: &str| {
         vec![
             ("ANTHROPIC_BASE_URL", url.to_string()),
@@ -1349,13 +1277,7 @@ fn claude_2_1_332_on_a_subscription_waits_out_its_usage_limit_by_itself() {
 
 #[test]
 fn codex_0_171_0_waits_out_its_usage_limit_and_continues() {
-    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
-    let Some(r) = run(
-        "codex",
-        limit_script("apply_patch", json!(patch)),
-        codex_home,
-        |_| vec![],
-    ) else {
+    let Some(r) = run("codex", limit_script("codex"), codex_home, |_| vec![]) else {
         return;
     };
     r.limit_waited_out(true, Carry::Orchestra);
@@ -1363,10 +1285,7 @@ fn codex_0_171_0_waits_out_its_usage_limit_and_continues() {
 
 #[test]
 fn gemini_0_61_0_waits_out_its_usage_limit_and_continues() {
-    let script = limit_script(
-        "write_file",
-        json!({"file_path": "{cwd}/hello.txt", "content": "hi\n"}),
-    );
+    let script = limit_script("gemini");
     let Some(r) = run("gemini", script, gemini_home, gemini_env) else {
         return;
     };
@@ -1375,10 +1294,7 @@ fn gemini_0_61_0_waits_out_its_usage_limit_and_continues() {
 
 #[test]
 fn opencode_1_18_33_waits_out_its_usage_limit_by_itself() {
-    let script = limit_script(
-        "write",
-        json!({"filePath": "{cwd}/hello.txt", "content": "hi\n"}),
-    );
+    let script = limit_script("opencode");
     let Some(r) = run("opencode", script, opencode_home, |_| vec![]) else {
         return;
     };

@@ -5,20 +5,16 @@
 
 mod support;
 
+use orchestra::task::TaskStatus;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};
 use support::*;
 
 /// The task statuses there are; bodies use them (and names that are none).
-const STATUSES: [&str; 6] = [
-    "pending",
-    "running",
-    "paused",
-    "completed",
-    "failed",
-    "cancelled",
-];
+fn statuses() -> [&'static str; 6] {
+    TaskStatus::ALL.map(TaskStatus::as_str)
+}
 
 /// Any JSON value, small and deep enough to reach every branch of a body reader.
 fn any_json() -> impl Strategy<Value = Value> {
@@ -36,7 +32,7 @@ fn any_json() -> impl Strategy<Value = Value> {
         "\\PC{0,16}".prop_map(Value::String),
         prop::sample::select(
             [
-                &STATUSES[..],
+                &statuses()[..],
                 &[
                     "", " ", "shell", "exec", "claude", "worktree", "none", "manual", "safe",
                     "auto", "enter", "ctrl-c", "up", "1", "/", "/tmp", "..", "\u{0}", "HEAD",
@@ -107,7 +103,7 @@ fn typed_fields() -> impl Strategy<Value = Vec<u8>> {
     let text =
         || prop_oneof![3 => "\\PC{0,24}", 1 => Just(String::new()), 1 => "[\n\r\t a-z]{0,10}"];
     let maybe = |s: BoxedStrategy<Value>| prop::option::weighted(0.85, s);
-    let status = prop::sample::select([&STATUSES[..], &["skipped", "Running", ""]].concat())
+    let status = prop::sample::select([&statuses()[..], &["skipped", "Running", ""]].concat())
         .prop_map(|s| json!(s));
     let key_name = prop_oneof![
         prop::sample::select(vec![

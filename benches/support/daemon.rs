@@ -2,7 +2,6 @@
 
 use super::tmux::shell_quote;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -39,19 +38,8 @@ impl Daemon {
             .stderr(Stdio::null());
         Daemon::env(&mut cmd, root);
         let mut child = cmd.spawn().ok()?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take()?)
-            .read_line(&mut line)
-            .ok()?;
-        let addr = line
-            .trim()
-            .strip_prefix("orchestra listening on http://")?
-            .to_string();
-        let http = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .proxy(None)
-            .build()
-            .new_agent();
+        let addr = super::listening_addr(&mut child)?;
+        let http = super::http_agent();
         Some(Daemon {
             bin: bin.to_path_buf(),
             root: root.to_path_buf(),

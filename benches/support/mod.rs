@@ -72,10 +72,7 @@ pub fn spawn_serve(
     state: &std::path::Path,
     extra: &[&str],
 ) -> Option<(std::process::Child, String)> {
-    use std::io::BufRead;
-    let bin = std::env::var_os("ORCHESTRA_BIN")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_orchestra")));
+    let bin = orchestra_bin();
     let home = state.join("home");
     std::fs::create_dir_all(&home).ok()?;
     let mut child = std::process::Command::new(bin)
@@ -93,15 +90,39 @@ pub fn spawn_serve(
         .stderr(std::process::Stdio::null())
         .spawn()
         .ok()?;
+    let addr = listening_addr(&mut child)?;
+    Some((child, addr))
+}
+
+/// The `orchestra` the benches run: the release binary cargo builds for them, or
+/// `ORCHESTRA_BIN`.
+pub fn orchestra_bin() -> std::path::PathBuf {
+    std::env::var_os("ORCHESTRA_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_orchestra")))
+}
+
+/// The `host:port` a starting `orchestra serve` (stdout piped) says it listens on.
+pub fn listening_addr(child: &mut std::process::Child) -> Option<String> {
+    use std::io::BufRead;
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take()?)
         .read_line(&mut line)
         .ok()?;
-    let addr = line
-        .trim()
-        .strip_prefix("orchestra listening on http://")?
-        .to_string();
-    Some((child, addr))
+    Some(
+        line.trim()
+            .strip_prefix("orchestra listening on http://")?
+            .to_string(),
+    )
+}
+
+/// An HTTP client for a bench's server: every status is an answer, no proxy.
+pub fn http_agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .new_agent()
 }
 
 /// A cockpit in memory for the TUI benches: a snapshot, and a vt100 screen per session id.
