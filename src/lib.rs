@@ -9,6 +9,7 @@ pub mod cli;
 pub mod daemon;
 pub mod engine;
 pub mod git;
+pub mod niceness;
 pub mod providers;
 pub mod session;
 pub mod state_dir;

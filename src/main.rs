@@ -30,12 +30,20 @@ fn main() -> ExitCode {
     if let Some(code) = orchestra::cli::client::run(&cli) {
         return code;
     }
-    // More workers than cores: a stray blocking call must not stall the API or the TUI.
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-    {
+    // The server: more workers than cores, so a stray blocking call does not stall the API.
+    // The TUI: everything async on the UI thread itself (its sockets carry little; parsing
+    // and drawing have threads of their own, blocking calls the blocking pool), so a key
+    // goes from the UI's handling to the daemon's socket without waking another thread.
+    let built = match cli.command {
+        None => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(_) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .enable_all()
+            .build(),
+    };
+    let runtime = match built {
         Ok(r) => r,
         Err(e) => {
             eprintln!("orchestra: cannot start the async runtime: {e}");

@@ -412,6 +412,52 @@ fn kill_9_then_restart_marks_running_tasks_interrupted() {
     assert_eq!(r.json()["task"]["metadata"]["retryOf"], run.as_str());
 }
 
+/// The task's output as the database holds it (read beside the running server, as WAL allows).
+fn stored_output(state: &std::path::Path, id: &str) -> serde_json::Value {
+    let Ok(conn) = rusqlite::Connection::open_with_flags(
+        state.join("orchestra.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    ) else {
+        return serde_json::Value::Null;
+    };
+    conn.query_row("SELECT data FROM tasks WHERE id = ?1", [id], |r| {
+        r.get::<_, String>(0)
+    })
+    .ok()
+    .and_then(|data| serde_json::from_str::<serde_json::Value>(&data).ok())
+    .map(|t| t["metadata"]["output"].clone())
+    .unwrap_or_default()
+}
+
+#[test]
+fn output_is_saved_within_seconds_without_other_writes_and_survives_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(dir.path(), &[]);
+    let run = exec_task(&s, "run", "echo first-line; sleep 600", None);
+    let sid = start(&s, &run)["metadata"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(wait_until(Duration::from_secs(10), || {
+        s.get(&format!("{TASKS}/{run}")).json()["task"]["metadata"]["output"]
+            == json!(["first-line"])
+    }));
+    // Output is written behind acknowledged writes, a little later, with nothing else
+    // touching the task to carry it.
+    assert!(
+        wait_until(Duration::from_secs(15), || stored_output(dir.path(), &run)
+            == json!(["first-line"])),
+        "output never reached the database: {}",
+        stored_output(dir.path(), &run)
+    );
+    s.crash();
+    assert!(wait_until(Duration::from_secs(5), || session_pids(&sid).is_empty()));
+    let s = Server::start_in(dir.path(), &[]);
+    let t = s.get(&format!("{TASKS}/{run}")).json()["task"].clone();
+    assert_eq!(t["metadata"]["output"], json!(["first-line"]), "{t}");
+    assert_eq!(t["metadata"]["status"], "failed");
+}
+
 #[test]
 fn result_files_come_from_git_when_none_are_listed() {
     let dir = tempfile::tempdir().unwrap();

@@ -98,6 +98,9 @@ pub(crate) struct TaskSlot {
     /// Set (under `change`) when the task is deleted: writers that waited for the lock
     /// must not write it back.
     gone: std::sync::atomic::AtomicBool,
+    /// The task in memory has output lines the database does not have yet; a deferred
+    /// write is scheduled (see `Engine::persist_output_later`).
+    output_unsaved: std::sync::atomic::AtomicBool,
 }
 
 impl TaskSlot {
@@ -107,6 +110,7 @@ impl TaskSlot {
             change: tokio::sync::Mutex::new(()),
             current: RwLock::new(task),
             gone: std::sync::atomic::AtomicBool::new(false),
+            output_unsaved: std::sync::atomic::AtomicBool::new(false),
         }
     }
     fn is_gone(&self) -> bool {
@@ -358,6 +362,7 @@ impl Engine {
         self.begin_shutdown();
         self.cancel_runs(reason).await;
         self.end_all_sessions().await;
+        self.persist_unsaved_output().await;
         if let Err(e) = self.flush().await {
             tracing::error!(error = %e, "final flush failed");
         }

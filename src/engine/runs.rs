@@ -4,6 +4,7 @@
 use super::gitfiles::GitSnapshot;
 use super::sessions::{SessionEntry, SpawnSession};
 use super::status::SessionStatus;
+use super::tasks::Durability;
 use super::{Engine, EngineError, EngineResult, RunState, STOPPED_BY_API, TaskEventKind, now_ms};
 use crate::session::ExitInfo;
 use crate::task::{Isolation, OUTPUT_LINES_KEPT, Task, TaskResult, TaskStatus};
@@ -319,7 +320,7 @@ impl Engine {
             lines.drain(..lines.len() - OUTPUT_LINES_KEPT);
         }
         let result = self
-            .mutate(&task_id, |t| {
+            .mutate_as(&task_id, Durability::Later, |t| {
                 if t.status().is_final() {
                     return Ok((vec![], ()));
                 }

@@ -11,6 +11,21 @@ use crate::task::{
 };
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// How long a task's new output lines may stay in memory only (see
+/// `Engine::persist_output_later`).
+const OUTPUT_SAVE_DELAY: Duration = Duration::from_secs(2);
+
+/// When a task's change reaches the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Durability {
+    /// Before the change is visible or acknowledged.
+    Now,
+    /// Within `OUTPUT_SAVE_DELAY` (output lines only: they are also in the transcript).
+    Later,
+}
 
 /// A request to create a task, as the API or the TUI's form gives it.
 #[derive(Debug, Clone, Default)]
@@ -228,6 +243,16 @@ impl Engine {
         id: &str,
         change: impl FnOnce(&mut Task) -> EngineResult<(Vec<(TaskEventKind, Vec<String>)>, R)>,
     ) -> EngineResult<(Arc<Task>, R)> {
+        self.mutate_as(id, Durability::Now, change).await
+    }
+
+    /// `mutate`, written to the database now (acknowledged once durable) or later.
+    pub(crate) async fn mutate_as<R>(
+        &self,
+        id: &str,
+        durability: Durability,
+        change: impl FnOnce(&mut Task) -> EngineResult<(Vec<(TaskEventKind, Vec<String>)>, R)>,
+    ) -> EngineResult<(Arc<Task>, R)> {
         let slot = self.slot(id)?;
         let _serialised = slot.change.lock().await;
         if slot.is_gone() {
@@ -238,7 +263,12 @@ impl Engine {
         if events.is_empty() {
             return Ok((slot.get(), out));
         }
-        self.store().put(vec![task_record(&task, slot.seq)]).await?;
+        match durability {
+            Durability::Now => {
+                self.store().put(vec![task_record(&task, slot.seq)]).await?;
+            }
+            Durability::Later => self.persist_output_later(&slot),
+        }
         let task = Arc::new(task);
         slot.set(task.clone());
         for (kind, lines) in events {
@@ -250,6 +280,50 @@ impl Engine {
         }
         self.task_changed(&task);
         Ok((task, out))
+    }
+
+    /// Writes the task's output lines to the database within [`OUTPUT_SAVE_DELAY`], once
+    /// for however many batches arrive meanwhile. A flooding agent's output used to rewrite
+    /// its task (2,000 lines) and wait for an fsync four times a second; sixteen of them
+    /// kept the store's writer busy and made every acknowledged write (a message, a status)
+    /// queue behind output. Output lines are also in the session's transcript, so a crash
+    /// loses at most the newest lines from the task's copy, never an acknowledged write.
+    fn persist_output_later(&self, slot: &Arc<TaskSlot>) {
+        if slot.output_unsaved.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let engine = self.clone();
+        let slot = slot.clone();
+        tokio::spawn(async move {
+            let mut closing = std::pin::pin!(engine.closing());
+            tokio::select! {
+                _ = tokio::time::sleep(OUTPUT_SAVE_DELAY) => {}
+                // Shutdown writes what is unsaved itself (`persist_unsaved_output`).
+                _ = &mut closing => return,
+            }
+            engine.save_unsaved_output(&slot).await;
+        });
+    }
+
+    /// Queues the task's current state when its output is unsaved (under its lock, so the
+    /// write is never older than one already queued, and never brings a deleted task back).
+    async fn save_unsaved_output(&self, slot: &Arc<TaskSlot>) {
+        let _serialised = slot.change.lock().await;
+        if !slot.output_unsaved.swap(false, Ordering::SeqCst) || slot.is_gone() {
+            return;
+        }
+        self.store()
+            .put_later(vec![task_record(&slot.get(), slot.seq)]);
+    }
+
+    /// Queues every task whose output is not saved yet (at shutdown, before the last flush).
+    pub(crate) async fn persist_unsaved_output(&self) {
+        let slots: Vec<Arc<TaskSlot>> = read(&self.inner.tasks).order.to_vec();
+        for slot in slots {
+            if slot.output_unsaved.load(Ordering::SeqCst) {
+                self.save_unsaved_output(&slot).await;
+            }
+        }
     }
 
     /// Moves a task's status, with the events that implies. No session is touched here.

@@ -242,12 +242,18 @@ impl PtySession {
             std::thread::Builder::new()
                 .name(format!("pty-proc-{pid}"))
                 .stack_size(STACK_SIZE)
-                .spawn(move || process_loop(s))?;
+                .spawn(move || {
+                    crate::niceness::mark_current_thread_as_bulk_work();
+                    process_loop(s)
+                })?;
             let s = shared.clone();
             std::thread::Builder::new()
                 .name(format!("pty-read-{pid}"))
                 .stack_size(STACK_SIZE)
-                .spawn(move || read_loop(reader, s, transcript))?;
+                .spawn(move || {
+                    crate::niceness::mark_current_thread_as_bulk_work();
+                    read_loop(reader, s, transcript)
+                })?;
             Ok(())
         })();
         if let Err(e) = started {

@@ -285,10 +285,14 @@ where
                 None => std::future::pending().await,
             }
         };
+        let mut had_input = false;
         tokio::select! {
             biased;
             ev = input.recv() => match ev {
-                Some(ev) => app.on_terminal_event(ev),
+                Some(ev) => {
+                    had_input = true;
+                    app.on_terminal_event(ev);
+                }
                 None => break,
             },
             _ = &mut term_signal => {
@@ -308,7 +312,13 @@ where
         }
         // Drain everything pending before the next frame; keys first.
         while let Ok(ev) = input.try_recv() {
+            had_input = true;
             app.on_terminal_event(ev);
+        }
+        if had_input {
+            // What the keys typed into an agent goes up its socket before the next frame
+            // is drawn (the sockets' tasks run on this thread).
+            tokio::task::yield_now().await;
         }
         while let Ok(m) = results.try_recv() {
             app.on_result(m);

@@ -7,6 +7,7 @@
 //! had no time for and gets the current one; nothing queues for it, and the session, the
 //! daemon and other clients never wait for it. An idle stream sleeps without timers.
 
+mod differ;
 mod size;
 mod sync;
 
@@ -19,21 +20,25 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use differ::Differ;
 use futures_util::{SinkExt, StreamExt};
 use size::{ClientId, LatestSize};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use sync::{ScreenSync, Update};
+use sync::Update;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 /// Largest client message: a big paste, like the API's body limit.
 const MAX_MESSAGE: usize = 1024 * 1024;
-/// Screen updates to one client are at least this far apart (about 120 a second) while a
-/// program floods; the first change after a quiet spell goes out at once.
-const FRAME_INTERVAL: Duration = Duration::from_millis(8);
+/// Screen updates to one client are at least this far apart (about 60 a second, a
+/// terminal's refresh and the TUI's frame cap) while a program floods; the first change
+/// after a quiet spell goes out at once. At 120 a second a TUI showing 16 flooding agents
+/// parsed twice the updates it could draw, and the CPU that cost made the scheduler hold
+/// back its thread that reads the user's keys (see BENCHMARKS.md, "Grid of agents").
+const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 /// How long a client may take to answer the server's close.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// Terminal sizes accepted, as on the resize route.
@@ -173,10 +178,17 @@ impl Client {
             // Restored from an earlier run: its terminal is gone, only its end is known.
             return self.send_restored(sink).await;
         };
+        let differ = match Differ::start(pty.clone()) {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot start a stream's screen thread");
+                return;
+            }
+        };
         let mut changes = pty.watch_screen();
         changes.borrow_and_update();
         let finished = pty.is_finished();
-        let Some((mut screen, first)) = screen_update(&pty, ScreenSync::new()).await else {
+        let Some(first) = differ.update().await else {
             return;
         };
         let (rows, cols) = first.size.unwrap_or_default();
@@ -206,10 +218,9 @@ impl Client {
                     tokio::time::sleep_until(next_frame).await;
                     changes.borrow_and_update();
                     let finished = pty.is_finished();
-                    let Some((sync, update)) = screen_update(&pty, screen).await else {
+                    let Some(update) = differ.update().await else {
                         return;
                     };
-                    screen = sync;
                     if send_update(sink, update).await.is_err() {
                         return;
                     }
@@ -345,24 +356,6 @@ async fn send_update(sink: &mut Sink, update: Update) -> Result<(), axum::Error>
         send_event(sink, &StreamEvent::Modes { modes }).await?;
     }
     send_output(sink, update.bytes).await
-}
-
-/// What turns the client's screen into the current one, taken as sent. Computed on a
-/// blocking thread: while output floods, the session's parser holds the screen most of the
-/// time, and an async worker waiting for it holds up other clients' input and every request
-/// (16 flooding sessions in a grid kept all workers waiting, and keystrokes for seconds).
-async fn screen_update(
-    pty: &Arc<PtySession>,
-    mut sync: ScreenSync,
-) -> Option<(ScreenSync, Update)> {
-    let pty = pty.clone();
-    tokio::task::spawn_blocking(move || {
-        let update = pty.with_screen(|s| sync.diff(s));
-        sync.sent(&update);
-        (sync, update)
-    })
-    .await
-    .ok()
 }
 
 /// The session ended: say how, then close.

@@ -127,6 +127,68 @@ impl Stream {
     }
 }
 
+/// A change to the local terminal, applied in the order the server sent them.
+enum TermOp {
+    Output(Vec<u8>),
+    /// A new screen of this size (rows, cols): the server's hello.
+    Reset(u16, u16),
+    /// The server's terminal took this size (rows, cols).
+    Resize(u16, u16),
+    /// The socket closed in this link generation; `Some(has_terminal)` when it is known
+    /// whether the session had one.
+    Closed {
+        generation: u64,
+        has_terminal: Option<bool>,
+    },
+}
+
+/// At most this many changes wait for the terminal's thread; past it the socket is not
+/// read, and the server, which sends a client only the latest screen, skips states.
+const TERM_QUEUE: usize = 64;
+
+/// Applies the server's changes to the local terminal on a thread of its own, at the
+/// priority of bulk work: parsing 16 flooding tiles on the async workers delayed the
+/// sockets that carry the user's keys (see `crate::niceness`).
+fn spawn_term_thread(
+    term: Arc<Mutex<Term>>,
+    mut ops: mpsc::Receiver<TermOp>,
+    screen_changed: impl Fn() + Send + 'static,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("tui-stream".into())
+        .spawn(move || {
+            crate::niceness::mark_current_thread_as_bulk_work();
+            while let Some(first) = ops.blocking_recv() {
+                apply(&term, first);
+                // Everything that arrived meanwhile, before one redraw is asked for.
+                while let Ok(more) = ops.try_recv() {
+                    apply(&term, more);
+                }
+                screen_changed();
+            }
+        })
+        .map(drop)
+}
+
+fn apply(term: &Mutex<Term>, op: TermOp) {
+    let mut t = term.lock();
+    match op {
+        TermOp::Output(bytes) => t.parser.process(&bytes),
+        TermOp::Reset(rows, cols) => t.parser = vt100::Parser::new(rows, cols, 0),
+        TermOp::Resize(rows, cols) => t.parser.screen_mut().set_size(rows, cols),
+        TermOp::Closed {
+            generation,
+            has_terminal,
+        } => {
+            t.closed = true;
+            t.closed_in = generation;
+            if let Some(h) = has_terminal {
+                t.has_terminal = h;
+            }
+        }
+    }
+}
+
 async fn run(
     url: String,
     token: Option<String>,
@@ -136,17 +198,34 @@ async fn run(
     events: broadcast::Sender<Event>,
     generation: Arc<AtomicU64>,
 ) {
-    let screen_changed = || {
+    let (to_term, ops) = mpsc::channel(TERM_QUEUE);
+    let screen_changed = move || {
         let _ = events.send(Event::Screen {
             session_id: session_id.clone(),
         });
     };
+    if let Err(e) = spawn_term_thread(term.clone(), ops, screen_changed.clone()) {
+        tracing::error!(error = %e, "cannot start a stream's terminal thread");
+        apply(
+            &term,
+            TermOp::Closed {
+                generation: generation.load(Ordering::SeqCst),
+                has_terminal: None,
+            },
+        );
+        return screen_changed();
+    }
+    // Applied (and the redraw asked for) by the terminal's thread, after what came before.
     let finish = |has_terminal: Option<bool>| {
-        let mut t = term.lock();
-        t.closed = true;
-        t.closed_in = generation.load(Ordering::SeqCst);
-        if let Some(h) = has_terminal {
-            t.has_terminal = h;
+        let to_term = to_term.clone();
+        let generation = generation.load(Ordering::SeqCst);
+        async move {
+            let _ = to_term
+                .send(TermOp::Closed {
+                    generation,
+                    has_terminal,
+                })
+                .await;
         }
     };
     let request = match url.as_str().into_client_request() {
@@ -159,14 +238,11 @@ async fn run(
             }
             r
         }
-        Err(_) => return finish(None),
+        Err(_) => return finish(None).await,
     };
     let socket = match tokio_tungstenite::connect_async(request).await {
         Ok((socket, _)) => socket,
-        Err(_) => {
-            finish(None);
-            return screen_changed();
-        }
+        Err(_) => return finish(None).await,
     };
     let (mut sink, mut source) = socket.split();
     let mut got_screen = false;
@@ -175,29 +251,32 @@ async fn run(
             msg = source.next() => match msg {
                 Some(Ok(Message::Binary(bytes))) => {
                     got_screen = true;
-                    term.lock().parser.process(&bytes);
-                    screen_changed();
+                    if to_term.send(TermOp::Output(bytes.to_vec())).await.is_err() {
+                        return;
+                    }
                 }
                 Some(Ok(Message::Text(text))) => {
-                    match serde_json::from_str::<StreamEvent>(&text) {
+                    let op = match serde_json::from_str::<StreamEvent>(&text) {
                         Ok(StreamEvent::Hello { cols, rows, .. }) => {
                             // Sizes from the network: never one vt100 panics on.
                             let (rows, cols) = crate::session::parser_size(rows, cols);
-                            term.lock().parser = vt100::Parser::new(rows, cols, 0);
+                            TermOp::Reset(rows, cols)
                         }
                         Ok(StreamEvent::Size { cols, rows }) => {
                             let (rows, cols) = crate::session::parser_size(rows, cols);
-                            term.lock().parser.screen_mut().set_size(rows, cols);
+                            TermOp::Resize(rows, cols)
                         }
                         // Status changes arrive on the event stream too; modes come with the
                         // output that follows.
-                        _ => {}
+                        _ => continue,
+                    };
+                    if to_term.send(op).await.is_err() {
+                        return;
                     }
                 }
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
                     // A session from an earlier run: hello, exit, close, and no screen.
-                    finish(Some(got_screen));
-                    return screen_changed();
+                    return finish(Some(got_screen)).await;
                 }
                 Some(Ok(_)) => {}
             },
@@ -213,8 +292,7 @@ async fn run(
                     }
                 };
                 if sink.send(msg).await.is_err() {
-                    finish(None);
-                    return screen_changed();
+                    return finish(None).await;
                 }
             }
         }
