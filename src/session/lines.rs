@@ -40,6 +40,9 @@ pub struct LineSplitter {
     csi: Vec<u8>,
     csi_private: bool,
     max_line: usize,
+    /// Whether `line` may hold a character beyond ASCII since it was last emptied; without
+    /// one the line is turned into a `String` a byte per character.
+    wide_chars: bool,
 }
 
 impl Default for LineSplitter {
@@ -61,6 +64,7 @@ impl LineSplitter {
             csi: Vec::new(),
             csi_private: false,
             max_line: max_line.max(1),
+            wide_chars: false,
         }
     }
 
@@ -90,6 +94,19 @@ impl LineSplitter {
         if self.col != self.line.len() {
             return None;
         }
+        let room = self.max_line.saturating_sub(self.col);
+        // Printable ASCII, by far the most of what programs print: a byte is a character.
+        let ascii = bytes
+            .iter()
+            .take_while(|&&b| (0x20..0x7f).contains(&b))
+            .count();
+        if ascii > 0 {
+            let take = ascii.min(room);
+            self.line
+                .extend(bytes[..take].iter().map(|&b| char::from(b)));
+            self.col += take;
+            return (take > 0).then_some(take);
+        }
         let run = bytes
             .iter()
             .take_while(|&&b| b >= 0x20 && b != 0x7f)
@@ -99,7 +116,6 @@ impl LineSplitter {
             // A character split across reads (or a bad byte): take what is whole.
             Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).ok()?,
         };
-        let room = self.max_line.saturating_sub(self.col);
         let mut used = 0;
         let mut taken = 0;
         for c in text.chars() {
@@ -111,6 +127,7 @@ impl LineSplitter {
             if taken == room {
                 break;
             }
+            self.wide_chars |= !c.is_ascii();
             self.line.push(c);
             taken += 1;
             used += c.len_utf8();
@@ -143,8 +160,16 @@ impl LineSplitter {
             .iter()
             .rposition(|c| !c.is_whitespace())
             .map_or(0, |p| p + 1);
-        let s: String = self.line[..end].iter().collect();
+        let text = &self.line[..end];
+        let s = if self.wide_chars {
+            text.iter().collect()
+        } else {
+            // Every character is ASCII: one byte each, copied without encoding.
+            let bytes: Vec<u8> = text.iter().map(|&c| c as u8).collect();
+            String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        };
         self.line.clear();
+        self.wide_chars = false;
         self.col = 0;
         s
     }
@@ -163,6 +188,7 @@ impl LineSplitter {
             // Flood without a newline: hand out what we have and start over.
             self.emit(out);
         }
+        self.wide_chars |= !c.is_ascii();
         if self.col < self.line.len() {
             self.line[self.col] = c;
         } else {
@@ -308,7 +334,10 @@ impl LineSplitter {
                         *c = ' ';
                     }
                 }
-                _ => self.line.clear(),
+                _ => {
+                    self.line.clear();
+                    self.wide_chars = false;
+                }
             },
             b'C' => self.col = (self.col + self.csi_param(0, 1)).min(cap),
             b'D' => self.col = self.col.saturating_sub(self.csi_param(0, 1)),
