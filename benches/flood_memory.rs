@@ -187,7 +187,10 @@ fn main() {
             "    after the flood, session alive (MiB): {}",
             after.join(", ")
         );
-        println!("    after the session ended:    {:.1} MiB", mib(round.ended));
+        println!(
+            "    after the session ended:    {:.1} MiB",
+            mib(round.ended)
+        );
         if let Some((_, last)) = round.settling.last() {
             worst_after = worst_after.max(*last);
         }

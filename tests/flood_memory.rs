@@ -76,7 +76,10 @@ fn after_a_flood_the_daemon_keeps_little_more_than_when_idle() {
     );
 
     // Ended (the shell became `sleep`): it stays listed, and the memory stays down.
-    let r = s.post(&format!("{SESSIONS}/{id}/messages"), json!({"keys": ["ctrl-c"]}));
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"keys": ["ctrl-c"]}),
+    );
     assert_eq!(r.status, 201, "{}", r.body);
     assert!(wait_until(Duration::from_secs(20), || {
         s.get(&format!("{SESSIONS}/{id}")).json()["session"]["ended"] == true

@@ -96,10 +96,7 @@ impl LineSplitter {
         }
         let room = self.max_line.saturating_sub(self.col);
         // Printable ASCII, by far the most of what programs print: a byte is a character.
-        let ascii = bytes
-            .iter()
-            .take_while(|&&b| (0x20..0x7f).contains(&b))
-            .count();
+        let ascii = printable_ascii_prefix(bytes);
         if ascii > 0 {
             let take = ascii.min(room);
             self.line
@@ -166,7 +163,8 @@ impl LineSplitter {
         } else {
             // Every character is ASCII: one byte each, copied without encoding.
             let bytes: Vec<u8> = text.iter().map(|&c| c as u8).collect();
-            String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+            String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
         };
         self.line.clear();
         self.wide_chars = false;
@@ -363,6 +361,21 @@ impl LineSplitter {
     }
 }
 
+/// How many bytes at the start of `bytes` are printable ASCII (0x20–0x7e). Looks at 16
+/// bytes at a time without branching on each (the compiler vectorises that), then byte by
+/// byte: this scan runs over nearly every byte a session prints.
+fn printable_ascii_prefix(bytes: &[u8]) -> usize {
+    let printable = |b: u8| b.wrapping_sub(0x20) < 0x5f;
+    let mut n = 0;
+    for block in bytes.chunks_exact(16) {
+        if !block.iter().fold(true, |all, &b| all & printable(b)) {
+            break;
+        }
+        n += 16;
+    }
+    n + bytes[n..].iter().take_while(|&&b| printable(b)).count()
+}
+
 /// A C1 control character (U+0080–U+009F) sent as UTF-8: a control, never text in a line.
 fn is_c1(c: char) -> bool {
     ('\u{80}'..='\u{9f}').contains(&c)
@@ -492,6 +505,35 @@ mod tests {
             out.clear();
             assert!(s.line.len() <= DEFAULT_MAX_LINE);
         }
+    }
+
+    #[test]
+    fn printable_ascii_runs_end_where_they_should() {
+        assert_eq!(printable_ascii_prefix(b""), 0);
+        assert_eq!(printable_ascii_prefix(b" ~"), 2);
+        assert_eq!(printable_ascii_prefix(b"abc\x7fdef"), 3);
+        let long = [b"0123456789abcdef".as_slice(); 3].concat();
+        assert_eq!(printable_ascii_prefix(&long), 48);
+        for stop in [0x1fu8, 0x7f, 0x80, 0xe6, 0x1b, b'\n'] {
+            for at in [0, 5, 15, 16, 17, 40] {
+                let mut b = long.clone();
+                b[at] = stop;
+                assert_eq!(printable_ascii_prefix(&b), at, "{stop:#x} at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn wide_characters_then_plain_text() {
+        // A line that held wide characters, erased or overwritten, and plain text after.
+        let (lines, _) = split(&[
+            b"\xe6\xbc\xa2\xe5\xad\x97\x1b[2Kabc\n",
+            "é\rabc\n".as_bytes(),
+        ]);
+        // Erasing leaves the cursor where it was, as on a terminal.
+        assert_eq!(lines, vec!["  abc", "abc"]);
+        let (lines, _) = split(&["ab✓\rxy\n".as_bytes(), b"plain\n"]);
+        assert_eq!(lines, vec!["xy✓", "plain"]);
     }
 
     #[test]
