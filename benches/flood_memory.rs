@@ -17,23 +17,11 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use support::daemon::Daemon;
-use support::env_num;
 use support::figures::load;
+use support::{env_num, rss_kib};
 
 /// What the daemon keeps over the idle figure, after a flood, at most (the budget).
 const BUDGET_MIB: f64 = 20.0;
-
-/// Resident memory of a process in KiB (`VmRSS`); 0 if it is gone.
-fn rss_kib(pid: i32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
-}
 
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
