@@ -21,7 +21,7 @@ static LAST_TRIM: Mutex<Option<Instant>> = Mutex::new(None);
 /// Returns freed memory to the system (glibc's `malloc_trim`); a no-op elsewhere, and when
 /// another trim ran a moment ago. Takes a few milliseconds at most; call it from a session's
 /// own threads, never under a lock readers wait on.
-pub fn give_back_freed_memory() {
+pub(crate) fn give_back_freed_memory() {
     {
         let mut last = LAST_TRIM.lock();
         let now = Instant::now();

@@ -62,7 +62,6 @@ pub mod tree;
 pub use activity::Activity;
 pub use keys::{Key, KeyCode, encode_key, encode_keys, encode_paste, encode_text, parse_keys};
 pub use lines::{DEFAULT_MAX_LINE, LineSplitter};
-pub use memory::give_back_freed_memory;
 pub use pty::PtySession;
 pub use reaper::{become_subreaper, reap_orphans};
 pub use screen::{MIN_SIZE, Replies, ScreenSnapshot, Terminal, parser_size};
