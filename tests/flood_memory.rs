@@ -52,7 +52,7 @@ fn after_a_flood_the_daemon_keeps_little_more_than_when_idle() {
     let idle = rss_kib(pid);
     assert!(idle > 0, "no RSS for the daemon");
 
-    // 100,000 distinct lines (about 11 MB): ten times the most scrollback a terminal ever
+    // 100,000 distinct lines (about 8 MB): ten times the most scrollback a terminal ever
     // kept, so whatever is kept per line is kept in full. The marker is typed with quotes in
     // it, so only the `echo` shows it whole.
     let r = s.post(
