@@ -8,11 +8,12 @@
 //!
 //! `cargo bench --bench pty_throughput`; `BENCH_MB` (default 100) sizes the file,
 //! `BENCH_IDLE_SECS` (default 10) the idle window, `BENCH_SESSIONS` (default 50) the count,
-//! `BENCH_ROUNDS` (default 3) the throughput rounds (best of).
+//! `BENCH_ROUNDS` (default 3) the throughput rounds (best of); `BENCH_THROUGHPUT_ONLY=1` stops
+//! after the throughput figures.
 
 mod support;
 
-use orchestra::session::{PtySession, SpawnSpec};
+use orchestra::session::{LineSplitter, PtySession, SpawnSpec, Terminal};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -143,6 +144,29 @@ fn orchestra(file: &Path) -> Option<Duration> {
     let info = s.wait_exit(Duration::from_secs(600));
     let elapsed = start.elapsed();
     info.filter(|i| i.code == Some(0)).map(|_| elapsed)
+}
+
+/// The two stages of a session's per-byte path alone, in memory, on this thread: the line
+/// splitter (the reader thread's work) fed 4 KiB reads, and the terminal (the processing
+/// thread's) fed 8 KiB slices at 200×50 with 10,000 lines of scrollback; MB/s of each.
+fn stages(file: &Path) -> Option<(f64, f64)> {
+    let data = std::fs::read(file).ok()?;
+    let bytes = data.len() as u64;
+    let start = Instant::now();
+    let mut splitter = LineSplitter::default();
+    let mut lines = Vec::new();
+    for chunk in data.chunks(4096) {
+        splitter.feed(chunk, &mut lines);
+        lines.clear();
+    }
+    let split = mbps(bytes, start.elapsed());
+    let start = Instant::now();
+    let mut term = Terminal::new(50, 200, 10_000);
+    for chunk in data.chunks(8192) {
+        term.process(chunk);
+    }
+    let parse = mbps(bytes, start.elapsed());
+    Some((split, parse))
 }
 
 fn cpu_ticks_self() -> u64 {
@@ -322,6 +346,14 @@ fn main() {
     }
     if let (Some(o), Some(r)) = (get("orchestra session"), get("raw pty (script)")) {
         println!("  orchestra / raw:  {:.2}x (budget >= 0.5x)", o / r);
+    }
+    if let Some((split, parse)) = stages(&file) {
+        println!(
+            "  stages alone, in memory: line splitter {split:.1} MB/s, terminal (vt100) {parse:.1} MB/s"
+        );
+    }
+    if env_num("BENCH_THROUGHPUT_ONLY", 0) == 1 {
+        return;
     }
     idle_and_spawn(n, idle);
     tmux_idle_and_spawn(n, idle);

@@ -25,6 +25,18 @@ pub fn cpu_ticks(pid: i32) -> u64 {
         .unwrap_or(0)
 }
 
+/// Resident memory of a process in KiB (`VmRSS`); 0 if it is gone.
+pub fn rss_kib(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// A JSON request to a bench's server: GET, or POST with or without a body; `Null` when it
 /// fails (benches report what they measured, they do not judge the API).
 pub fn json_call(

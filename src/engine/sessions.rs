@@ -13,9 +13,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// How much scrollback each session's terminal keeps.
-const SCROLLBACK_LINES: usize = 10_000;
-/// How much of it a reply is read from: a longer reply keeps its last lines.
+/// How much scrollback each session's terminal keeps: as much as a reply is read from
+/// ([`REPLY_SCROLLBACK`]), and no more. Every line costs its full width in vt100 cells
+/// (32 bytes each: 7.5 MiB at 120 columns); at 10,000 lines one flood left 40 MB behind
+/// per session. The transcript on disk has everything.
+const SCROLLBACK_LINES: usize = REPLY_SCROLLBACK;
+/// How much scrollback a reply is read from: a longer reply keeps its last lines.
 const REPLY_SCROLLBACK: usize = 2_000;
 
 /// Output lines reach the session's task (a store write and a `task:output` event carrying
@@ -670,6 +673,11 @@ impl Engine {
             if let Some(exit) = exited {
                 self.finish_reply(&entry).await;
                 self.mark_exited(&entry, exit).await;
+                // Its reply is taken: an ended session keeps its last screen, not the
+                // scrollback behind it (the transcript has that).
+                if let Some(pty) = entry.pty.clone() {
+                    let _ = tokio::task::spawn_blocking(move || pty.release_scrollback()).await;
+                }
                 return;
             }
             if !urgent {

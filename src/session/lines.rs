@@ -40,6 +40,9 @@ pub struct LineSplitter {
     csi: Vec<u8>,
     csi_private: bool,
     max_line: usize,
+    /// Whether `line` may hold a character beyond ASCII since it was last emptied; without
+    /// one the line is turned into a `String` a byte per character.
+    wide_chars: bool,
 }
 
 impl Default for LineSplitter {
@@ -61,6 +64,7 @@ impl LineSplitter {
             csi: Vec::new(),
             csi_private: false,
             max_line: max_line.max(1),
+            wide_chars: false,
         }
     }
 
@@ -90,6 +94,16 @@ impl LineSplitter {
         if self.col != self.line.len() {
             return None;
         }
+        let room = self.max_line.saturating_sub(self.col);
+        // Printable ASCII, by far the most of what programs print: a byte is a character.
+        let ascii = printable_ascii_prefix(bytes);
+        if ascii > 0 {
+            let take = ascii.min(room);
+            self.line
+                .extend(bytes[..take].iter().map(|&b| char::from(b)));
+            self.col += take;
+            return (take > 0).then_some(take);
+        }
         let run = bytes
             .iter()
             .take_while(|&&b| b >= 0x20 && b != 0x7f)
@@ -99,7 +113,6 @@ impl LineSplitter {
             // A character split across reads (or a bad byte): take what is whole.
             Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).ok()?,
         };
-        let room = self.max_line.saturating_sub(self.col);
         let mut used = 0;
         let mut taken = 0;
         for c in text.chars() {
@@ -111,6 +124,7 @@ impl LineSplitter {
             if taken == room {
                 break;
             }
+            self.wide_chars |= !c.is_ascii();
             self.line.push(c);
             taken += 1;
             used += c.len_utf8();
@@ -143,8 +157,17 @@ impl LineSplitter {
             .iter()
             .rposition(|c| !c.is_whitespace())
             .map_or(0, |p| p + 1);
-        let s: String = self.line[..end].iter().collect();
+        let text = &self.line[..end];
+        let s = if self.wide_chars {
+            text.iter().collect()
+        } else {
+            // Every character is ASCII: one byte each, copied without encoding.
+            let bytes: Vec<u8> = text.iter().map(|&c| c as u8).collect();
+            String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        };
         self.line.clear();
+        self.wide_chars = false;
         self.col = 0;
         s
     }
@@ -163,6 +186,7 @@ impl LineSplitter {
             // Flood without a newline: hand out what we have and start over.
             self.emit(out);
         }
+        self.wide_chars |= !c.is_ascii();
         if self.col < self.line.len() {
             self.line[self.col] = c;
         } else {
@@ -308,7 +332,10 @@ impl LineSplitter {
                         *c = ' ';
                     }
                 }
-                _ => self.line.clear(),
+                _ => {
+                    self.line.clear();
+                    self.wide_chars = false;
+                }
             },
             b'C' => self.col = (self.col + self.csi_param(0, 1)).min(cap),
             b'D' => self.col = self.col.saturating_sub(self.csi_param(0, 1)),
@@ -332,6 +359,21 @@ impl LineSplitter {
             _ => {}
         }
     }
+}
+
+/// How many bytes at the start of `bytes` are printable ASCII (0x20–0x7e). Looks at 16
+/// bytes at a time without branching on each (the compiler vectorises that), then byte by
+/// byte: this scan runs over nearly every byte a session prints.
+fn printable_ascii_prefix(bytes: &[u8]) -> usize {
+    let printable = |b: u8| b.wrapping_sub(0x20) < 0x5f;
+    let mut n = 0;
+    for block in bytes.chunks_exact(16) {
+        if !block.iter().fold(true, |all, &b| all & printable(b)) {
+            break;
+        }
+        n += 16;
+    }
+    n + bytes[n..].iter().take_while(|&&b| printable(b)).count()
 }
 
 /// A C1 control character (U+0080–U+009F) sent as UTF-8: a control, never text in a line.
@@ -463,6 +505,35 @@ mod tests {
             out.clear();
             assert!(s.line.len() <= DEFAULT_MAX_LINE);
         }
+    }
+
+    #[test]
+    fn printable_ascii_runs_end_where_they_should() {
+        assert_eq!(printable_ascii_prefix(b""), 0);
+        assert_eq!(printable_ascii_prefix(b" ~"), 2);
+        assert_eq!(printable_ascii_prefix(b"abc\x7fdef"), 3);
+        let long = [b"0123456789abcdef".as_slice(); 3].concat();
+        assert_eq!(printable_ascii_prefix(&long), 48);
+        for stop in [0x1fu8, 0x7f, 0x80, 0xe6, 0x1b, b'\n'] {
+            for at in [0, 5, 15, 16, 17, 40] {
+                let mut b = long.clone();
+                b[at] = stop;
+                assert_eq!(printable_ascii_prefix(&b), at, "{stop:#x} at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn wide_characters_then_plain_text() {
+        // A line that held wide characters, erased or overwritten, and plain text after.
+        let (lines, _) = split(&[
+            b"\xe6\xbc\xa2\xe5\xad\x97\x1b[2Kabc\n",
+            "é\rabc\n".as_bytes(),
+        ]);
+        // Erasing leaves the cursor where it was, as on a terminal.
+        assert_eq!(lines, vec!["  abc", "abc"]);
+        let (lines, _) = split(&["ab✓\rxy\n".as_bytes(), b"plain\n"]);
+        assert_eq!(lines, vec!["xy✓", "plain"]);
     }
 
     #[test]

@@ -52,6 +52,7 @@
 mod activity;
 mod keys;
 mod lines;
+mod memory;
 mod pty;
 pub mod reaper;
 mod screen;

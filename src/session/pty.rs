@@ -4,6 +4,7 @@
 use super::activity::{Activity, ActivityTracker};
 use super::keys::{encode_keys, encode_text};
 use super::lines::LineSplitter;
+use super::memory::{TRIM_AFTER_BYTES, give_back_freed_memory};
 use super::reaper;
 use super::screen::{ScreenSnapshot, Terminal};
 use super::transcript::Transcript;
@@ -421,6 +422,14 @@ impl PtySession {
         self.shared.screen_generation.subscribe()
     }
 
+    /// Forgets the scrollback, keeping the screen as it shows (see
+    /// [`Terminal::release_scrollback`]), and gives the memory back: for a session that has
+    /// ended once its last reply was read.
+    pub fn release_scrollback(&self) {
+        self.shared.term.lock().release_scrollback();
+        give_back_freed_memory();
+    }
+
     /// Runs `f` on the current screen (for drawing). Output processing waits meanwhile.
     pub fn with_screen<R>(&self, f: impl FnOnce(&vt100::Screen) -> R) -> R {
         f(self.shared.term.lock().screen())
@@ -650,6 +659,8 @@ fn process_loop(sh: Arc<Shared>) {
     let mut exit_at: Option<Instant> = None;
     let mut eof = false;
     let mut batch: Vec<u8> = Vec::new();
+    // Output processed since memory was last given back (see `memory.rs`).
+    let mut since_trim = 0usize;
     loop {
         // Without output arriving (quiet, nothing to drain) it blocks without a timer.
         let deadline = match exit_at {
@@ -677,6 +688,7 @@ fn process_loop(sh: Arc<Shared>) {
         sh.inbox_space.notify_one();
 
         if !batch.is_empty() {
+            since_trim += batch.len();
             for chunk in batch.chunks(PARSE_SLICE) {
                 let mut term = sh.term.lock();
                 let replies = term.process(chunk);
@@ -705,6 +717,17 @@ fn process_loop(sh: Arc<Shared>) {
         if timed_out && batch.is_empty() {
             let changed = activity.on_deadline(sh.term.lock().fingerprint());
             report_activity(&sh, changed);
+            // A flood is over: what it freed goes back to the system.
+            if changed.is_some_and(Activity::is_quiet) && since_trim >= TRIM_AFTER_BYTES {
+                since_trim = 0;
+                {
+                    let mut inbox = sh.inbox.lock();
+                    if inbox.data.is_empty() {
+                        inbox.data = Vec::new();
+                    }
+                }
+                give_back_freed_memory();
+            }
         }
     }
     {
@@ -723,6 +746,9 @@ fn process_loop(sh: Arc<Shared>) {
     sh.cond.notify_all();
     drop(st);
     sh.screen_changed();
+    if since_trim >= TRIM_AFTER_BYTES {
+        give_back_freed_memory();
+    }
 }
 
 /// Records a change of the output's activity and reports it.

@@ -166,6 +166,23 @@ impl Terminal {
         self.guarded(|p| p.screen_mut().set_size(rows, cols));
     }
 
+    /// Forgets the scrollback, keeping what the screen shows (text, colours, cursor, input
+    /// modes, which screen): for a session that has ended, whose transcript has the rest.
+    /// Later output would again keep no scrollback.
+    pub fn release_scrollback(&mut self) {
+        let screen = self.parser.screen();
+        let mut state = Vec::new();
+        if screen.alternate_screen() {
+            state.extend_from_slice(b"\x1b[?1049h");
+        }
+        state.extend(screen.state_formatted());
+        let (rows, cols) = self.size;
+        let mut fresh = Terminal::new(rows, cols, 0);
+        // Drawing a screen asks nothing of the program: no replies come of it.
+        let _ = fresh.process(&state);
+        *self = fresh;
+    }
+
     /// A cheap fingerprint of the visible text, to tell a real change from a redraw.
     pub fn fingerprint(&self) -> u64 {
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -312,6 +329,31 @@ mod tests {
         let s = t.snapshot(0, false);
         assert_eq!(s.screen, "$\n\n\n");
         assert_eq!(s.screen.split('\n').count(), 4);
+    }
+
+    #[test]
+    fn releasing_the_scrollback_keeps_the_screen() {
+        let mut t = Terminal::new(4, 20, 100);
+        for i in 1..=30 {
+            t.process(format!("line{i}\r\n").as_bytes());
+        }
+        t.process(b"\x1b[1;32mgreen\x1b[0m \x1b[?1h\x1b[?2004h");
+        let before = t.snapshot(10, true);
+        assert_eq!(before.scrollback.len(), 10);
+        t.release_scrollback();
+        let after = t.snapshot(10, true);
+        assert!(after.scrollback.is_empty());
+        assert_eq!(after.screen, before.screen);
+        assert_eq!(after.screen_ansi, before.screen_ansi);
+        assert_eq!(after.cursor, before.cursor);
+        assert!(t.screen().application_cursor() && t.screen().bracketed_paste());
+        // A full-screen program's screen stays the alternate one.
+        let mut t = Terminal::new(4, 20, 100);
+        t.process(b"shell\r\n\x1b[?1049h\x1b[Hin vim");
+        t.release_scrollback();
+        let s = t.snapshot(0, false);
+        assert!(s.alternate_screen);
+        assert_eq!(s.screen, "in vim\n\n\n");
     }
 
     #[test]
