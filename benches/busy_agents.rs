@@ -22,9 +22,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use support::daemon::Daemon;
-use support::env_num;
 use support::figures::{load, ms, report, ticks_over};
 use support::tmux::{FrameCounter, Keys, PaneReader, Tmux, shell_quote};
+use support::{env_num, rss_kib};
 
 const COLS: u16 = 200;
 const ROWS: u16 = 50;
@@ -60,18 +60,6 @@ fn spinner_line(script: &Path, hz: u64) -> String {
 
 fn agent_name(i: usize) -> String {
     format!("busy-{i:02}")
-}
-
-/// Resident memory of a process in KiB (`VmRSS`); 0 if it is gone.
-fn rss_kib(pid: i32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// Each named process's CPU ticks over `window` (slept here) and its RSS at the end.

@@ -3,6 +3,7 @@
 
 pub mod daemon;
 pub mod figures;
+pub mod soak;
 pub mod tmux;
 
 /// A whole number from the environment, or `default`.
@@ -11,6 +12,18 @@ pub fn env_num(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// Resident memory of a process in KiB (`VmRSS`); 0 if it is gone.
+pub fn rss_kib(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 /// User + system CPU ticks a process has used (`/proc/PID/stat`); 0 if it is gone.
