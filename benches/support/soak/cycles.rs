@@ -7,7 +7,10 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// The kinds of cycle a worker runs, in turn.
-const CYCLES: &[(&str, fn(&Ctx, &Api, u64) -> Result<(), String>)] = &[
+/// One cycle of a kind: the `n`th, with its worker's client.
+type Cycle = fn(&Ctx, &Api, u64) -> Result<(), String>;
+
+const CYCLES: &[(&str, Cycle)] = &[
     ("quick", quick),
     ("flood", flood),
     ("deaf", deaf_to_sigterm),
