@@ -6,7 +6,8 @@
 //! the workers pause at a quiet point and the daemon's RSS, fds, threads, zombie children and
 //! the store's database/WAL sizes are sampled (the workload: benches/support/soak.rs).
 //! At the end the daemon is stopped with agents still running, and no process of the run may
-//! be left. The verdict compares the last sample with the one after `SOAK_WARMUP_SECS` (120).
+//! be left. The verdict compares the last sample with the one after `SOAK_WARMUP_SECS` (300:
+//! glibc's arenas take minutes of churn to reach their working size).
 //!
 //! `cargo bench --bench soak` or `scripts/soak` (`ORCHESTRA_BIN` picks another binary; other
 //! knobs: `SOAK_FLOOD_KIB`, 256). Without `--bench` (as `cargo test --all-targets` runs it)
@@ -24,7 +25,7 @@ fn main() {
     let defaults = if bench {
         Knobs {
             secs: 1200,
-            warmup_secs: 120,
+            warmup_secs: 300,
             sample_secs: 60,
             workers: 4,
             readers: 3,
