@@ -42,6 +42,10 @@ pub(super) fn worker(ctx: &Ctx, w: usize) {
         n += 1;
     }
     s.done.fetch_add(1, Ordering::SeqCst);
+    // Its connection stays open through the last sample, as through the others.
+    while !s.stop.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// A command task, created and started; its id and its session's.
@@ -134,14 +138,19 @@ pub(super) fn with_command(
     outcome.and(finished)
 }
 
+/// Waits for the task to end; an error unless it completed.
+fn completes(api: &Api, id: &str) -> Result<(), String> {
+    let v = wait_task(api, id, &["completed", "failed"])?;
+    match task_status(&v) {
+        "completed" => Ok(()),
+        _ => Err(format!("the task failed: {v}")),
+    }
+}
+
 pub(super) fn quick(ctx: &Ctx, api: &Api, n: u64) -> Result<(), String> {
     let cmd = format!("for i in $(seq 1 50); do printf 'soak {n} line %s\\n' $i; done");
     with_command(ctx, api, &format!("quick-{n}"), &cmd, |id| {
-        let v = wait_task(api, id, &["completed", "failed"])?;
-        match task_status(&v) {
-            "completed" => Ok(()),
-            _ => Err(format!("quick task failed: {v}")),
-        }
+        completes(api, id)
     })
 }
 
@@ -150,11 +159,7 @@ pub(super) fn python(ctx: &Ctx, api: &Api, n: u64) -> Result<(), String> {
         "python3 -c 'import sys\nfor i in range(200): print(\"py {n}\", i, \"\\x1b[32mok\\x1b[0m\")'"
     );
     with_command(ctx, api, &format!("python-{n}"), &cmd, |id| {
-        let v = wait_task(api, id, &["completed", "failed"])?;
-        match task_status(&v) {
-            "completed" => Ok(()),
-            _ => Err(format!("python task failed: {v}")),
-        }
+        completes(api, id)
     })
 }
 

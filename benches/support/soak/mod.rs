@@ -28,6 +28,7 @@ mod readers;
 
 use super::daemon::Daemon;
 use api::Api;
+use orchestra::daemon::poll_until;
 use probe::Probe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -282,19 +283,6 @@ pub fn run(
         shared: shared.clone(),
     };
     let started = Instant::now();
-    let mut threads = Vec::new();
-    for w in 0..knobs.workers {
-        let ctx = ctx.clone();
-        threads.push(std::thread::spawn(move || cycles::worker(&ctx, w)));
-    }
-    for r in 0..knobs.readers {
-        let ctx = ctx.clone();
-        threads.push(std::thread::spawn(move || readers::reader(&ctx, r)));
-    }
-    {
-        let ctx = ctx.clone();
-        threads.push(std::thread::spawn(move || readers::follow_events(&ctx)));
-    }
     let probe = Probe {
         pid: daemon.pid(),
         state: root.join("state"),
@@ -326,6 +314,19 @@ pub fn run(
         report.samples.push(s);
     };
     take("start".into(), &mut report, false);
+    let mut threads = Vec::new();
+    for w in 0..knobs.workers {
+        let ctx = ctx.clone();
+        threads.push(std::thread::spawn(move || cycles::worker(&ctx, w)));
+    }
+    for r in 0..knobs.readers {
+        let ctx = ctx.clone();
+        threads.push(std::thread::spawn(move || readers::reader(&ctx, r)));
+    }
+    {
+        let ctx = ctx.clone();
+        threads.push(std::thread::spawn(move || readers::follow_events(&ctx)));
+    }
     sleep_until(started + Duration::from_secs(knobs.warmup_secs));
     take("warm".into(), &mut report, true);
     report.warm = report.samples.len() - 1;
@@ -381,20 +382,6 @@ pub fn run(
     report.read_p99_ms = super::figures::percentile(&all, 0.99);
     report.read_max_ms = all.last().copied().unwrap_or(f64::NAN);
     Ok(report)
-}
-
-/// Polls `ok` until it holds or `within` passes; whether it held.
-fn poll_until(within: Duration, mut ok: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if ok() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn sleep_until(at: Instant) {
