@@ -4,7 +4,7 @@
 //! to SIGTERM, agents that fork daemons, retries, interactive shells), with `SOAK_READERS` (3)
 //! threads reading the API and one following its event stream. Every `SOAK_SAMPLE_SECS` (60)
 //! the workers pause at a quiet point and the daemon's RSS, fds, threads, zombie children and
-//! the store's database/WAL sizes are sampled (the workload: benches/support/soak.rs).
+//! the store's database/WAL sizes are sampled (the workload: benches/support/soak/).
 //! At the end the daemon is stopped with agents still running, and no process of the run may
 //! be left. The verdict compares the last sample with the one after `SOAK_WARMUP_SECS` (300:
 //! glibc's arenas take minutes of churn to reach their working size).

@@ -1,4 +1,4 @@
-//! The short soak (issue 14): the workload of the long one (benches/support/soak.rs) against
+//! The short soak (issue 14): the workload of the long one (benches/support/soak/) against
 //! the debug `orchestra serve` for about 75 s: after a 20 s warm-up, open fds, threads and
 //! zombies stay flat, RSS grows within a bound, the WAL stays bounded, every cycle succeeds,
 //! and once the daemon is stopped no process of the run is left.

@@ -1,6 +1,6 @@
 //! The soak workload (issue 14): a real `orchestra serve` driven through its HTTP API for a set
 //! time, shared by the long run (`benches/soak.rs`, figures in BENCHMARKS.md) and the short
-//! one in CI (`tests/soak.rs`, which includes this directory by path).
+//! one in CI (`tests/soak.rs`, which includes `benches/support` by path).
 //!
 //! - Workers run cycles one after another, each a different kind of agent, every one created,
 //!   started and driven to its end, then deleted (so the store and the engine's maps should
@@ -241,7 +241,7 @@ pub fn table_header() -> String {
 
 pub fn table_row(s: &Sample) -> String {
     format!(
-        "{:<6} {:>5} {:>9} {:>4} {:>4} {:>4} {:>5} {:>5} {:>9} {:>9} {:>10} {:>8} {:>6.1} {:>7} {:>8.2}{}",
+        "{:<6} {:>5} {:>9} {:>4} {:>4} {:>4} {:>5} {:>5} {:>9} {:>9} {:>10} {:>8} {:>6.1} {:>7} {:>8}{}",
         s.label,
         s.at_secs,
         s.rss_kib,
@@ -256,7 +256,11 @@ pub fn table_row(s: &Sample) -> String {
         s.sessions_started,
         s.cpu_pct,
         s.reads,
-        s.read_p99_ms,
+        if s.reads == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.2}", s.read_p99_ms)
+        },
         if s.settled { "" } else { "  (not settled)" }
     )
 }
