@@ -134,9 +134,7 @@ impl Daemon {
             state = shell_quote(r.join("state")),
         )
     }
-}
 
-impl Daemon {
     /// Stops the daemon (`orchestra stop`, SIGTERM if that fails, SIGKILL after `within`) and
     /// reaps it; its exit status, `None` if it had to be killed.
     pub fn stop(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
