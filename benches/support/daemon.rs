@@ -28,6 +28,11 @@ impl Daemon {
     }
 
     pub fn start(bin: &Path, root: &Path) -> Option<Daemon> {
+        Daemon::start_with_env(bin, root, &[])
+    }
+
+    /// As `start`, with extra environment for the daemon (and so for its sessions).
+    pub fn start_with_env(bin: &Path, root: &Path, env: &[(&str, &str)]) -> Option<Daemon> {
         let mut cmd = Command::new(bin);
         cmd.args(["serve", "--addr", "127.0.0.1:0", "--max-sessions", "64"])
             .args(["--grace", "1", "--state-dir"])
@@ -37,6 +42,7 @@ impl Daemon {
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
         Daemon::env(&mut cmd, root);
+        cmd.envs(env.iter().copied());
         let mut child = cmd.spawn().ok()?;
         let addr = super::listening_addr(&mut child)?;
         let http = super::http_agent();
@@ -128,10 +134,13 @@ impl Daemon {
             state = shell_quote(r.join("state")),
         )
     }
-}
 
-impl Drop for Daemon {
-    fn drop(&mut self) {
+    /// Stops the daemon (`orchestra stop`, SIGTERM if that fails, SIGKILL after `within`) and
+    /// reaps it; its exit status, `None` if it had to be killed.
+    pub fn stop(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        if let Ok(Some(st)) = self.child.try_wait() {
+            return Some(st);
+        }
         let mut stop = Command::new(&self.bin);
         stop.arg("stop")
             .arg("--state-dir")
@@ -143,6 +152,22 @@ impl Drop for Daemon {
         if !stopped {
             unsafe { libc::kill(self.pid(), libc::SIGTERM) };
         }
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return Some(st);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
         let _ = self.child.wait();
+        None
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // A daemon already reaped has a pid that may belong to someone else by now.
+        self.stop(Duration::from_secs(30));
     }
 }

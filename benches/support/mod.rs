@@ -3,6 +3,7 @@
 
 pub mod daemon;
 pub mod figures;
+pub mod soak;
 pub mod tmux;
 
 /// A whole number from the environment, or `default`.
@@ -13,18 +14,6 @@ pub fn env_num(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// User + system CPU ticks a process has used (`/proc/PID/stat`); 0 if it is gone.
-pub fn cpu_ticks(pid: i32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|t| {
-            let after = t.rsplit_once(')')?.1.to_string();
-            let f: Vec<&str> = after.split_whitespace().collect();
-            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-        })
-        .unwrap_or(0)
-}
-
 /// Resident memory of a process in KiB (`VmRSS`); 0 if it is gone.
 pub fn rss_kib(pid: i32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -33,6 +22,18 @@ pub fn rss_kib(pid: i32) -> u64 {
             s.lines()
                 .find_map(|l| l.strip_prefix("VmRSS:"))
                 .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// User + system CPU ticks a process has used (`/proc/PID/stat`); 0 if it is gone.
+pub fn cpu_ticks(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|t| {
+            let after = t.rsplit_once(')')?.1.to_string();
+            let f: Vec<&str> = after.split_whitespace().collect();
+            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
         })
         .unwrap_or(0)
 }
