@@ -1642,3 +1642,54 @@ async fn a_flooding_agent_sends_a_screen_event_a_frame_not_one_per_read() {
     );
     engine.shutdown().await;
 }
+
+/// Output lines of a task show only in its details: another task's output asks for no
+/// frame (50 busy agents made the TUI redraw at its cap for one it showed), the selected
+/// task's does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_selected_tasks_output_asks_for_a_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, _work) = engine_and_app(dir.path()).await;
+    let mut ids = Vec::new();
+    for name in ["shown", "elsewhere"] {
+        let t = engine
+            .create_task(orchestra::engine::CreateTask {
+                name: name.into(),
+                description: String::new(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        ids.push(t.id.clone());
+    }
+    let (shown, elsewhere) = (ids[0].clone(), ids[1].clone());
+    wait_for(&mut app, &mut events, "a task listed", |a| {
+        a.selected_task().is_some()
+    })
+    .await;
+    for _ in 0..4 {
+        if app.selected_task().is_some_and(|t| t.id == shown) {
+            break;
+        }
+        app.on_terminal_event(key(KeyCode::Down));
+    }
+    assert_eq!(
+        app.selected_task().map(|t| t.id.clone()),
+        Some(shown.clone())
+    );
+    screen_rows(&mut app, 120, 40);
+    assert!(!app.dirty, "a frame was just drawn");
+    let output = |id: &str, line: &str| {
+        let task = engine.get_task(id).unwrap();
+        Ok(orchestra::engine::Event::Task {
+            kind: orchestra::engine::TaskEventKind::Output,
+            task,
+            lines: std::sync::Arc::new(vec![line.to_string()]),
+        })
+    };
+    app.on_engine(output(&elsewhere, "not shown"));
+    assert!(!app.dirty, "another task's output asked for a frame");
+    app.on_engine(output(&shown, "shown"));
+    assert!(app.dirty, "the selected task's output shows in its details");
+    engine.shutdown().await;
+}

@@ -268,6 +268,19 @@ impl App {
                     }
                 }
             }
+            Ok(Event::Task {
+                kind: TaskEventKind::Output,
+                task,
+                ..
+            }) => {
+                // New output lines show only in the selected task's details (the grid shows
+                // terminals, drawn on screen events): 50 busy agents' output made the TUI
+                // redraw at its frame cap for one agent that changed ten times a second.
+                self.stale = true;
+                if self.grid.is_none() && self.selected == Some(Selected::Task(task.id.clone())) {
+                    self.dirty = true;
+                }
+            }
             Ok(Event::Task { kind, task, .. }) => {
                 if matches!(
                     kind,
