@@ -148,19 +148,24 @@ pub struct Target {
 /// anything is started, so that a wrong entry stops the TUI with the file and the entry named.
 pub fn load_keys(config: Option<&std::path::Path>) -> Result<KeyMap> {
     let cfg = crate::providers::Config::load(config)?;
-    KeyMap::from_config(&cfg.keys).map_err(|e| {
-        let path = config
-            .map(std::path::Path::to_path_buf)
-            .or_else(crate::providers::Config::default_path)
-            .unwrap_or_default();
-        anyhow::anyhow!("config file {}: {e}", path.display())
-    })
+    KeyMap::from_config(&cfg.keys).map_err(|e| in_config_file(config, e))
 }
 
-/// The notifications the config file's `[notify]` asks for (the defaults without it).
+/// The notifications the config file's `[notify]` asks for (the defaults without it); a
+/// wrong entry is refused with the file and the entry named.
 pub fn load_notify(config: Option<&std::path::Path>) -> Result<notify::NotifyConfig> {
     let cfg = crate::providers::Config::load(config)?;
-    notify::NotifyConfig::from_table(&cfg.notify).map_err(|e| anyhow::anyhow!("config file: {e}"))
+    notify::NotifyConfig::from_table(&cfg.notify).map_err(|e| in_config_file(config, e))
+}
+
+/// An error about an entry of the config file in force (`--config`'s, else the default's),
+/// naming the file.
+fn in_config_file(config: Option<&std::path::Path>, e: impl std::fmt::Display) -> anyhow::Error {
+    let path = config
+        .map(std::path::Path::to_path_buf)
+        .or_else(crate::providers::Config::default_path)
+        .unwrap_or_default();
+    anyhow::anyhow!("config file {}: {e}", path.display())
 }
 
 /// `orchestra` with no subcommand: the TUI attached to a running orchestra, until the user
@@ -339,4 +344,28 @@ where
         }
     }
     Ok(app.farewell.take())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by `tests/props_providers.rs`: a wrong `[notify]` entry was refused without the
+    /// file's name, unlike a wrong `[keys]` entry.
+    #[test]
+    fn a_wrong_entry_of_either_tui_section_names_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        for text in [
+            "[notify]\ndefault_provider = \"\"\n",
+            "[keys]\nno_such_action = \"x\"\n",
+        ] {
+            std::fs::write(&path, text).expect("write");
+            let errors = [load_notify(Some(&path)).err(), load_keys(Some(&path)).err()];
+            let refused: Vec<_> = errors.into_iter().flatten().collect();
+            assert_eq!(refused.len(), 1, "{text}: {refused:?}");
+            let message = refused[0].to_string();
+            assert!(message.contains(&path.display().to_string()), "{message}");
+        }
+    }
 }
