@@ -345,7 +345,7 @@ fn main() {
         println!("  orchestra / tmux: {:.2}x (budget >= 2x)", o / t);
     }
     if let (Some(o), Some(r)) = (get("orchestra session"), get("raw pty (script)")) {
-        println!("  orchestra / raw:  {:.2}x (budget >= 0.5x)", o / r);
+        println!("  orchestra / raw:  {:.2}x (budget >= 0.75x)", o / r);
     }
     if let Some((split, parse)) = stages(&file) {
         println!(
