@@ -168,10 +168,7 @@ struct Config {
 }
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    if !bench {
-        println!("attach: smoke run (no --bench); for figures run `cargo bench --bench attach`");
-    }
+    let bench = support::bench_mode("attach");
     if Command::new("tmux").arg("-V").output().is_err() {
         println!("attach: tmux is not installed; skipped");
         return;

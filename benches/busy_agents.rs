@@ -90,12 +90,7 @@ struct Side {
 }
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    if !bench {
-        println!(
-            "busy_agents: smoke run (no --bench); for figures run `cargo bench --bench busy_agents`"
-        );
-    }
+    let bench = support::bench_mode("busy_agents");
     for tool in ["tmux", "python3"] {
         if Command::new(tool).arg("-V").output().is_err() {
             println!("busy_agents: {tool} is not installed; skipped");

@@ -114,12 +114,7 @@ fn flood_round(daemon: &Daemon, name: &str, file: &Path, settle: Duration) -> Op
 }
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    if !bench {
-        println!(
-            "flood_memory: smoke run (no --bench); for figures run `cargo bench --bench flood_memory`"
-        );
-    }
+    let bench = support::bench_mode("flood_memory");
     let mb = env_num("FLOOD_MB", if bench { 50 } else { 2 });
     let rounds = env_num("FLOOD_ROUNDS", if bench { 2 } else { 1 });
     let settle = Duration::from_secs(env_num("FLOOD_SETTLE_SECS", if bench { 5 } else { 1 }));

@@ -70,12 +70,7 @@ fn agents(n: usize) -> MemoryCockpit {
 }
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    if !bench {
-        println!(
-            "grid_frame: smoke run (no --bench); for figures run `cargo bench --bench grid_frame`"
-        );
-    }
+    let bench = support::bench_mode("grid_frame");
     let n = env_num("GRID_AGENTS", 16) as usize;
     let frames = env_num("GRID_FRAMES", if bench { 300 } else { 10 }) as usize;
     let lines = env_num("GRID_LINES", 40);

@@ -154,12 +154,7 @@ struct Files {
 }
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    if !bench {
-        println!(
-            "grid_live: smoke run (no --bench); for figures run `cargo bench --bench grid_live`"
-        );
-    }
+    let bench = support::bench_mode("grid_live");
     for tool in ["tmux", "python3"] {
         if Command::new(tool).arg("-V").output().is_err() {
             println!("grid_live: {tool} is not installed; skipped");

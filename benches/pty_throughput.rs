@@ -280,12 +280,7 @@ fn tmux_idle_and_spawn(n: usize, idle: Duration) {
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it,
     // unoptimised: then a small smoke run keeps the bench from rotting without taking minutes.
-    let bench = std::env::args().any(|a| a == "--bench");
-    if !bench {
-        println!(
-            "pty_throughput: smoke run (no --bench); for figures run `cargo bench --bench pty_throughput`"
-        );
-    }
+    let bench = support::bench_mode("pty_throughput");
     let (mb_default, idle_default, sessions_default, rounds_default) = if bench {
         (100, 10, 50, 3)
     } else {

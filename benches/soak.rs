@@ -21,7 +21,7 @@ use support::figures::load;
 use support::soak::{self, Bounds, Knobs};
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
+    let bench = support::bench_mode("soak");
     let defaults = if bench {
         Knobs {
             secs: 1200,
@@ -32,7 +32,6 @@ fn main() {
             flood_kib: 256,
         }
     } else {
-        println!("soak: smoke run (no --bench); for figures run `cargo bench --bench soak`");
         Knobs {
             secs: 10,
             warmup_secs: 4,

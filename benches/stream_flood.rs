@@ -212,12 +212,7 @@ fn one_run(server: &Server, file: &Path, watcher: Watcher) -> Option<Run> {
 }
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    if !bench {
-        println!(
-            "stream_flood: smoke run (no --bench); for figures run `cargo bench --bench stream_flood`"
-        );
-    }
+    let bench = support::bench_mode("stream_flood");
     let mb = env_num("STREAM_MB", if bench { 100 } else { 2 });
     let rounds = env_num("STREAM_ROUNDS", if bench { 3 } else { 1 });
     let Ok(dir) = tempfile::tempdir() else {

@@ -175,12 +175,7 @@ fn tui_frames(n: usize, frames: usize) -> Option<Figures> {
 }
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    if !bench {
-        println!(
-            "tasks_10k: smoke run (no --bench); for figures run `cargo bench --bench tasks_10k`"
-        );
-    }
+    let bench = support::bench_mode("tasks_10k");
     let n = env_num("TASKS_10K", if bench { 10_000 } else { 300 }) as usize;
     let reps = if bench { 1 } else { 0 };
     let Some(server) = Server::start() else {

@@ -373,16 +373,6 @@ fn the_terminal_takes_the_size_of_the_latest_active_client() {
     b.wait_text("still-2");
 }
 
-/// Resident memory of a process, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
 /// Lines that all differ (a counter) and fill a wide terminal: every frame redraws the
 /// screen. Runs about 10 s, then prints a marker computed by the shell.
 const FLOOD: &str = "python3 -c 'import itertools,time\nend=time.time()+10\nfor i in itertools.count():\n  print(str(i)*(190//len(str(i))))\n  if time.time()>end: break'; echo flood-$((40+2))\r";

@@ -476,18 +476,6 @@ fn a_stale_server_file_does_not_send_clients_to_whatever_answers_there_and_is_re
     assert!(!out.contains("not yours"), "{out}");
 }
 
-/// Resident memory of a process, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 #[test]
 fn an_agent_writing_invalid_utf8_and_megabyte_lines_is_read_visibly_and_within_bounds() {
     let s = Server::start();

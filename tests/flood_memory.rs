@@ -13,18 +13,6 @@ const SESSIONS: &str = "/api/coding-agents/sessions";
 /// What the daemon may keep over its idle figure once a flood is over (issue 14's budget).
 const BOUND_KIB: u64 = 20 * 1024;
 
-/// Resident memory of a process in KiB (`VmRSS`); 0 if it is gone.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// Waits (to a deadline) for the daemon's RSS to come within the bound of `idle`; the last
 /// figure seen.
 fn settles_near(pid: u32, idle: u64, within: Duration) -> (bool, u64) {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use support::wait_until;
+use support::{rss_kib, wait_until};
 
 const LONG: Duration = Duration::from_secs(20);
 
@@ -616,9 +616,9 @@ fn flood_is_drained_with_bounded_memory_and_terminates_mid_flood() {
     // An endless flood, ended mid-way.
     let g = spawn_with(spec("sh", &["-c", "yes endless-flood"]));
     g.wait_line("endless-flood");
-    let rss_before = rss_kib();
+    let rss_before = rss_kib(std::process::id());
     assert!(wait_until(LONG * 3, || g.seen.lock().line_count > 300_000));
-    let rss_after = rss_kib();
+    let rss_after = rss_kib(std::process::id());
     // Bounded: a runaway would grow by the flood's size (hundreds of MB).
     assert!(
         rss_after < rss_before + 200_000,
@@ -627,18 +627,6 @@ fn flood_is_drained_with_bounded_memory_and_terminates_mid_flood() {
     let info = g.session.terminate(Duration::from_millis(500));
     assert!(info.signal.is_some() || info.code.is_some(), "{info:?}");
     assert!(!alive(g.session.pid() as i32));
-}
-
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 #[test]

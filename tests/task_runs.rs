@@ -23,6 +23,14 @@ fn exec_task(s: &Server, name: &str, command: &str, dir: Option<&std::path::Path
     r.json()["task"]["id"].as_str().unwrap().to_string()
 }
 
+/// Starts the task; the id of the session it runs in.
+fn start_session(s: &Server, id: &str) -> String {
+    start(s, id)["metadata"]["sessionId"]
+        .as_str()
+        .expect("a started task names its session")
+        .to_string()
+}
+
 fn start(s: &Server, id: &str) -> serde_json::Value {
     let r = s.post_empty(&format!("{TASKS}/{id}/start"));
     assert_eq!(r.status, 200, "{}", r.body);
@@ -106,10 +114,7 @@ fn pause_resume_cancel_act_on_the_process_group() {
 fn patch_to_paused_or_cancelled_acts_on_the_agent_too() {
     let s = Server::start_with(&["--grace", "1"]);
     let id = exec_task(&s, "sleeper", "sleep 600", None);
-    let sid = start(&s, &id)["metadata"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = start_session(&s, &id);
     assert!(wait_until(Duration::from_secs(5), || !session_pids(&sid).is_empty()));
     let pids = session_pids(&sid);
     assert_eq!(
@@ -185,10 +190,7 @@ fn autopilot_runs_two_at_a_time_until_all_are_done() {
 fn stop_cancels_running_tasks_and_turns_autopilot_off() {
     let s = Server::start_with(&["--grace", "1"]);
     let id = exec_task(&s, "long", "sleep 600", None);
-    let sid = start(&s, &id)["metadata"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = start_session(&s, &id);
     s.post_empty("/api/agent/resume");
     let r = s.post_empty("/api/agent/stop");
     assert_eq!(r.json()["status"], "stopped");
@@ -262,10 +264,7 @@ fn sigterm_cancels_running_tasks_saying_so_and_closes_their_steps() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(dir.path(), &["--grace", "1"]);
     let run = exec_task(&s, "run", "sleep 600", None);
-    let sid = start(&s, &run)["metadata"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = start_session(&s, &run);
     step(&s, &run, "running");
     assert!(wait_until(Duration::from_secs(5), || !session_pids(&sid).is_empty()));
     assert_eq!(s.stop(), Some(0));
@@ -378,10 +377,7 @@ fn kill_9_then_restart_marks_running_tasks_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(dir.path(), &[]);
     let run = exec_task(&s, "run", "sleep 600", None);
-    let sid = start(&s, &run)["metadata"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = start_session(&s, &run);
     let outside = create_task(&s, "outside", json!({}))["id"]
         .as_str()
         .unwrap()
@@ -434,10 +430,7 @@ fn output_is_saved_within_seconds_without_other_writes_and_survives_kill_9() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(dir.path(), &[]);
     let run = exec_task(&s, "run", "echo first-line; sleep 600", None);
-    let sid = start(&s, &run)["metadata"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = start_session(&s, &run);
     assert!(wait_until(Duration::from_secs(10), || {
         s.get(&format!("{TASKS}/{run}")).json()["task"]["metadata"]["output"]
             == json!(["first-line"])

@@ -6,6 +6,16 @@ pub mod figures;
 pub mod soak;
 pub mod tmux;
 
+/// Whether the bench runs for figures (`cargo bench`); without `--bench` (as `cargo test
+/// --all-targets` runs it) it is a small smoke run, and says so.
+pub fn bench_mode(name: &str) -> bool {
+    let bench = std::env::args().any(|a| a == "--bench");
+    if !bench {
+        println!("{name}: smoke run (no --bench); for figures run `cargo bench --bench {name}`");
+    }
+    bench
+}
+
 /// A whole number from the environment, or `default`.
 pub fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -38,25 +48,49 @@ pub fn cpu_ticks(pid: i32) -> u64 {
         .unwrap_or(0)
 }
 
-/// A JSON request to a bench's server: GET, or POST with or without a body; `Null` when it
-/// fails (benches report what they measured, they do not judge the API).
-pub fn json_call(
+/// One JSON request: its status and body (`Null` when the body is not JSON), or why no answer
+/// came. GET, DELETE, PATCH and POST, with or without a body.
+pub fn http_request(
     http: &ureq::Agent,
     method: &str,
     url: &str,
     body: Option<serde_json::Value>,
-) -> serde_json::Value {
+) -> Result<(u16, serde_json::Value), String> {
     let resp = match (method, body) {
         ("GET", _) => http.get(url).call(),
+        ("DELETE", _) => http.delete(url).call(),
+        ("PATCH", b) => http
+            .patch(url)
+            .header("Content-Type", "application/json")
+            .send(b.unwrap_or(serde_json::Value::Null).to_string().as_str()),
         (_, Some(b)) => http
             .post(url)
             .header("Content-Type", "application/json")
             .send(b.to_string().as_str()),
         (_, None) => http.post(url).send_empty(),
     };
-    resp.ok()
-        .and_then(|mut r| r.body_mut().read_to_string().ok())
-        .and_then(|t| serde_json::from_str(&t).ok())
+    let mut resp = resp.map_err(|e| format!("{method} {url}: {e}"))?;
+    let status = resp.status().as_u16();
+    let text = resp
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| format!("{method} {url}: reading the body: {e}"))?;
+    Ok((
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+    ))
+}
+
+/// A JSON request to a bench's server: its body, `Null` when it fails (benches report what
+/// they measured, they do not judge the API).
+pub fn json_call(
+    http: &ureq::Agent,
+    method: &str,
+    url: &str,
+    body: Option<serde_json::Value>,
+) -> serde_json::Value {
+    http_request(http, method, url, body)
+        .map(|(_, v)| v)
         .unwrap_or(serde_json::Value::Null)
 }
 

@@ -362,7 +362,7 @@ impl Engine {
         self.begin_shutdown();
         self.cancel_runs(reason).await;
         self.end_all_sessions().await;
-        self.persist_unsaved_output().await;
+        self.save_all_unsaved_output().await;
         if let Err(e) = self.flush().await {
             tracing::error!(error = %e, "final flush failed");
         }

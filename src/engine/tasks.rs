@@ -298,7 +298,7 @@ impl Engine {
             let mut closing = std::pin::pin!(engine.closing());
             tokio::select! {
                 _ = tokio::time::sleep(OUTPUT_SAVE_DELAY) => {}
-                // Shutdown writes what is unsaved itself (`persist_unsaved_output`).
+                // Shutdown writes what is unsaved itself (`save_all_unsaved_output`).
                 _ = &mut closing => return,
             }
             engine.save_unsaved_output(&slot).await;
@@ -317,7 +317,7 @@ impl Engine {
     }
 
     /// Queues every task whose output is not saved yet (at shutdown, before the last flush).
-    pub(crate) async fn persist_unsaved_output(&self) {
+    pub(crate) async fn save_all_unsaved_output(&self) {
         let slots: Vec<Arc<TaskSlot>> = read(&self.inner.tasks).order.to_vec();
         for slot in slots {
             if slot.output_unsaved.load(Ordering::SeqCst) {

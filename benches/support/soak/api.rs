@@ -27,28 +27,7 @@ impl Api {
 
     pub(super) fn call(&self, method: &str, path: &str, body: Option<Value>) -> Answer {
         let url = format!("{}{path}", self.base);
-        let resp = match (method, body) {
-            ("GET", _) => self.http.get(&url).call(),
-            ("DELETE", _) => self.http.delete(&url).call(),
-            ("PATCH", b) => self
-                .http
-                .patch(&url)
-                .header("Content-Type", "application/json")
-                .send(b.unwrap_or(Value::Null).to_string().as_str()),
-            (_, Some(b)) => self
-                .http
-                .post(&url)
-                .header("Content-Type", "application/json")
-                .send(b.to_string().as_str()),
-            (_, None) => self.http.post(&url).send_empty(),
-        };
-        let mut resp = resp.map_err(|e| format!("{method} {path}: {e}"))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| format!("{method} {path}: reading the body: {e}"))?;
-        Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
+        super::super::http_request(&self.http, method, &url, body)
     }
 
     /// A call that must answer `want`; its body.

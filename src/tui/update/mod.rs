@@ -277,7 +277,9 @@ impl App {
                 // terminals, drawn on screen events): 50 busy agents' output made the TUI
                 // redraw at its frame cap for one agent that changed ten times a second.
                 self.stale = true;
-                if self.grid.is_none() && self.selected == Some(Selected::Task(task.id.clone())) {
+                if self.grid.is_none()
+                    && matches!(&self.selected, Some(Selected::Task(id)) if *id == task.id)
+                {
                     self.dirty = true;
                 }
             }
