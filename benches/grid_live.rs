@@ -268,7 +268,8 @@ fn orchestra_side(
     let tui = outer.pane_pid("orch").unwrap_or(0);
     let counter = FrameCounter::start(reader);
     let since = Instant::now();
-    let ticks = ticks_over(&[tui, daemon.pid()], cfg.window);
+    let outer_server = outer.server_pid().unwrap_or(0);
+    let ticks = ticks_over(&[tui, daemon.pid(), outer_server], cfg.window);
     let frames = counter.stop();
     let elapsed = since.elapsed().as_secs_f64();
     let fps = frames.iter().filter(|at| **at >= since).count() as f64 / elapsed;
@@ -312,7 +313,11 @@ fn orchestra_side(
     let _ = outer.run(&["kill-session", "-t", "orch"]);
     Some(Side {
         fps: Some(fps),
-        ticks: vec![("TUI", ticks[0]), ("daemon", ticks[1])],
+        ticks: vec![
+            ("TUI", ticks[0]),
+            ("daemon", ticks[1]),
+            ("outer tmux server", ticks[2]),
+        ],
         keys: samples,
         api_keys: api,
     })
@@ -364,6 +369,7 @@ fn tmux_side(
     let pids = [
         outer.pane_pid("tmuxc").unwrap_or(0),
         inner.server_pid().unwrap_or(0),
+        outer.server_pid().unwrap_or(0),
     ];
     let ticks = ticks_over(&pids, cfg.window);
     let samples = key_samples(
@@ -376,7 +382,11 @@ fn tmux_side(
     let _ = inner.run(&["kill-server"]);
     Some(Side {
         fps: None,
-        ticks: vec![("tmux client", ticks[0]), ("tmux server", ticks[1])],
+        ticks: vec![
+            ("tmux client", ticks[0]),
+            ("tmux server", ticks[1]),
+            ("outer tmux server", ticks[2]),
+        ],
         keys: samples,
         api_keys: Vec::new(),
     })
