@@ -328,7 +328,7 @@ fn follow(shared: &Shared, api: &Api, body: ureq::Body) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::{NewTask, Task};
+    use crate::task::{NewTask, OUTPUT_LINES_KEPT, Task};
 
     fn task(id: &str, name: &str) -> Arc<Task> {
         Arc::new(Task::new(
@@ -380,6 +380,41 @@ mod tests {
             }
         ));
         assert!(snap.autopilot);
+    }
+
+    #[test]
+    fn light_output_is_appended_to_the_copy_as_the_daemon_appends_it() {
+        let mut snap = Snapshot {
+            tasks: vec![task("a", "one")],
+            ..Default::default()
+        };
+        // The daemon's own copy, changed the daemon's way.
+        let mut daemons = (*task("a", "one")).clone();
+        let held_by_the_app = snap.tasks[0].clone();
+        for n in [1500, 700, 3] {
+            let lines: Vec<String> = (0..n).map(|i| format!("{n}-{i}")).collect();
+            daemons.append_output_lines(lines.iter().cloned());
+            let out = OutputLines {
+                task_id: "a".into(),
+                lines: Arc::new(lines),
+            };
+            let Some(Event::Task { kind, task, lines }) = append_output(&mut snap, out) else {
+                panic!("the task is in the copy")
+            };
+            assert_eq!(kind, TaskEventKind::Output);
+            assert_eq!(lines.len(), n);
+            assert!(Arc::ptr_eq(&task, &snap.tasks[0]));
+        }
+        assert_eq!(*snap.tasks[0], daemons);
+        assert_eq!(snap.tasks[0].metadata.output.len(), OUTPUT_LINES_KEPT);
+        // What the app held is its own version, unchanged.
+        assert!(held_by_the_app.metadata.output.is_empty());
+        // Lines of a task the copy does not have: it missed events, and reads it all again.
+        let stray = OutputLines {
+            task_id: "b".into(),
+            lines: Arc::new(vec!["x".into()]),
+        };
+        assert_eq!(append_output(&mut snap, stray), None);
     }
 
     /// A stand-in HTTP server on loopback answering every request with `body`.
