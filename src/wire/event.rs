@@ -325,7 +325,7 @@ impl FrameIn {
             if kind == TaskEventKind::Output && self.task.is_none() {
                 return Ok(EventFrame::OutputLines(OutputLines {
                     task_id: self.task_id.clone().ok_or_else(|| need("taskId"))?,
-                    lines: Arc::new(self.lines.clone().ok_or_else(|| need("lines"))?),
+                    lines: Arc::new(self.lines.ok_or_else(|| need("lines"))?),
                 }));
             }
             return Ok(EventFrame::Change(Event::Task {
