@@ -340,6 +340,10 @@ pub struct Task {
     pub name: String,
     pub description: String,
     pub metadata: TaskMetadata,
+    /// This version's JSON once encoded for a reader (see `crate::wire::encoded`); not part
+    /// of the task's data.
+    #[serde(skip)]
+    pub(crate) encoded: crate::wire::encoded::EncodedOnce,
 }
 
 /// Why a change to a task was refused.
@@ -393,6 +397,7 @@ impl Task {
                 worktree: None,
                 conversation_id: None,
             },
+            encoded: Default::default(),
         }
     }
 
@@ -476,6 +481,8 @@ impl Task {
 
     /// Appends text as lines, keeping only the newest `OUTPUT_LINES_KEPT`.
     pub fn append_output_lines<I: IntoIterator<Item = String>>(&mut self, lines: I) {
+        // A copy changed in place (`Arc::make_mut`) is another version.
+        self.encoded = Default::default();
         self.metadata.output.extend(lines);
         let len = self.metadata.output.len();
         if len > OUTPUT_LINES_KEPT {

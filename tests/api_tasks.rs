@@ -750,3 +750,158 @@ fn events_stream_one_event_per_change() {
     }
     assert_eq!(seen, want);
 }
+
+/// The raw JSON of the one task in `{"task": …}` or `{"tasks": [ … ]}`, as sent.
+fn the_one_task_as_sent<'a>(body: &'a str, field: &str) -> &'a str {
+    let (open, close) = match field {
+        "task" => ("{\"task\":", "}"),
+        _ => ("{\"tasks\":[", "]}"),
+    };
+    body.strip_prefix(open)
+        .and_then(|b| b.strip_suffix(close))
+        .unwrap_or_else(|| panic!("not one {field}: {body}"))
+}
+
+/// The task as sent must be what encoding that task afresh gives, byte for byte.
+fn encoded_afresh(raw: &str) -> orchestra::task::Task {
+    let task: orchestra::task::Task = serde_json::from_str(raw).expect("a task");
+    assert_eq!(serde_json::to_string(&task).unwrap(), raw);
+    task
+}
+
+/// Each task version is encoded once and shared by every reader: the one read, the list,
+/// the event stream, the answer to the change. A version read before a change must never
+/// answer for the one after it.
+#[test]
+fn every_reader_gets_the_task_version_as_it_is_now() {
+    let s = Server::start();
+    let mut events = support::Events::open(&s);
+    let id = create_task(&s, "versions", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for round in 0..3 {
+        // Read (and so encode) the version before the change, by each route.
+        s.get(&format!("{TASKS}/{id}"));
+        s.get(TASKS);
+        let line = format!("line-{round}");
+        let answer = s.post(&format!("{TASKS}/{id}/output"), json!({"output": line}));
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let one = s.get(&format!("{TASKS}/{id}"));
+        let list = s.get(TASKS);
+        for raw in [
+            the_one_task_as_sent(&answer.body, "task"),
+            the_one_task_as_sent(&one.body, "task"),
+            the_one_task_as_sent(&list.body, "tasks"),
+        ] {
+            let task = encoded_afresh(raw);
+            assert_eq!(task.metadata.output.len(), round + 1, "{raw}");
+            assert_eq!(task.metadata.output.last(), Some(&line), "{raw}");
+        }
+        // The event of this change carries this version.
+        let event = loop {
+            let (name, data) = events.next_text().expect("an event");
+            if name == "task:output" {
+                break data;
+            }
+        };
+        let fields: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
+            serde_json::from_str(&event).unwrap();
+        let task = encoded_afresh(fields["task"].get());
+        assert_eq!(task.metadata.output.last(), Some(&line), "{event}");
+        assert_eq!(
+            fields["lines"].get(),
+            serde_json::to_string(&[&line]).unwrap()
+        );
+    }
+}
+
+/// `?output=lines`: `task:output` events carry the task's id and the new lines only; a
+/// reader that appends them to its copy, keeping the newest 2,000, has orchestra's output.
+/// Every other event, and every event of a stream without it, is as it always was.
+#[test]
+fn output_events_carry_only_the_new_lines_when_asked() {
+    let s = Server::start();
+    let mut light = support::Events::open_with(&s, "?output=lines");
+    let mut whole = support::Events::open(&s);
+    let id = create_task(&s, "light", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let batch = |tag: &str, n: usize| -> String {
+        (0..n)
+            .map(|i| format!("{tag}-{i}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // Past the cap of kept lines: the oldest go.
+    for (tag, n) in [("a", 1500), ("b", 700), ("c", 5)] {
+        let r = s.post(
+            &format!("{TASKS}/{id}/output"),
+            json!({"output": batch(tag, n)}),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let r = s.patch(&format!("{TASKS}/{id}"), json!({"progress": 40}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let want = s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"]["output"].clone();
+    assert_eq!(want.as_array().map(Vec::len), Some(2000));
+    assert_eq!(want[1999], "c-4");
+
+    let mut copy: Vec<Value> = Vec::new();
+    let mut outputs = 0;
+    loop {
+        let (name, data) = light.next().expect("an event");
+        assert_eq!(data["taskId"], id.as_str(), "{data}");
+        match name.as_str() {
+            "task:created" => {
+                copy = data["task"]["metadata"]["output"]
+                    .as_array()
+                    .unwrap()
+                    .clone()
+            }
+            "task:output" => {
+                let mut fields: Vec<&String> = data.as_object().unwrap().keys().collect();
+                fields.sort();
+                assert_eq!(fields, ["lines", "taskId", "type"], "{name}");
+                copy.extend(data["lines"].as_array().unwrap().iter().cloned());
+                let over = copy.len().saturating_sub(2000);
+                copy.drain(..over);
+                outputs += 1;
+            }
+            "task:progress" => {
+                // Not output: the whole task, output lines and all.
+                assert_eq!(data["task"]["metadata"]["output"], want);
+                break;
+            }
+            other => panic!("unexpected {other}: {data}"),
+        }
+    }
+    assert_eq!(outputs, 3);
+    assert_eq!(Value::Array(copy), want);
+    // The stream opened without asking: the whole task, and the lines, as before.
+    let mut last_output = Value::Null;
+    loop {
+        let (name, data) = whole.next().expect("an event");
+        match name.as_str() {
+            "task:output" => {
+                assert!(data["lines"].is_array(), "{data}");
+                last_output = data["task"]["metadata"]["output"].clone();
+            }
+            "task:progress" => break,
+            _ => {}
+        }
+    }
+    assert_eq!(last_output, want);
+}
+
+#[test]
+fn an_unknown_output_form_is_refused() {
+    let s = Server::start();
+    for query in ["output=everything", "output=", "output=Lines"] {
+        let r = s.get(&format!("/api/coding-agents/events?{query}"));
+        assert_eq!(r.status, 400, "{query}: {}", r.body);
+        let e = r.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(e.contains("output must be task or lines"), "{query}: {e}");
+    }
+}

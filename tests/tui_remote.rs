@@ -8,12 +8,17 @@ mod support;
 
 use orchestra::engine::{Event, TaskEventKind};
 use orchestra::task::TaskStatus;
+use orchestra::tui::App;
 use orchestra::tui::backend::{Cockpit, Command, Outcome};
 use orchestra::tui::remote::RemoteCockpit;
 use orchestra::tui::remote::http::Api;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::Server;
+use support::app_wait_for as wait_for;
 
 /// Polls `ok` until it holds or 20 s pass (the cockpit works on its own threads and tasks).
 async fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
@@ -210,4 +215,61 @@ fn without_a_terminal_nothing_is_started() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("the TUI needs a terminal"), "{err}");
     assert!(!state.join("server.json").exists(), "no daemon was started");
+}
+
+/// What the app draws, as text.
+fn drawn(app: &mut App) -> String {
+    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    let buf = term.backend().buffer().clone();
+    buf.content().iter().map(|c| c.symbol()).collect()
+}
+
+/// Output reaches the TUI as `task:output` events without the task (`?output=lines`): the
+/// copy appends their lines as orchestra does, its oldest going past the cap of kept lines,
+/// and the selected task's details show the newest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_lines_keep_the_copy_and_the_details_as_orchestra_has_them() {
+    let s = Server::start();
+    let id = support::create_task(&s, "chatty", serde_json::json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cockpit = Arc::new(attach(&s));
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit.clone());
+    wait_for(&mut app, &mut events, "the task selected", |a| {
+        a.selected_task().is_some_and(|t| t.id == id)
+    })
+    .await;
+    for (tag, n) in [("a", 1500), ("b", 700), ("c", 5)] {
+        let text = (0..n)
+            .map(|i| format!("{tag}-{i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let r = s.post(
+            &format!("/api/coding-agents/tasks/{id}/output"),
+            serde_json::json!({"output": text}),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let want: Vec<String> = serde_json::from_value(
+        s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"]["metadata"]["output"]
+            .clone(),
+    )
+    .unwrap();
+    assert_eq!(
+        (want.len(), want.last().map(String::as_str)),
+        (2000, Some("c-4"))
+    );
+    wait_for(
+        &mut app,
+        &mut events,
+        "the newest line in the details",
+        |a| drawn(a).contains("c-4"),
+    )
+    .await;
+    let copy = cockpit.snapshot();
+    let task = copy.tasks.iter().find(|t| t.id == id).expect("in the copy");
+    assert_eq!(task.metadata.output, want);
 }

@@ -1,8 +1,11 @@
 //! `GET /api/coding-agents/events`: Server-Sent Events, one per change, with a keep-alive.
+//! `?output=lines` asks for `task:output` events without the task (only its new lines).
 
+use super::error::ApiError;
+use super::tasks::url_pairs;
 use crate::engine::Engine;
-use crate::wire::{EventFrame, Lagged};
-use axum::extract::State;
+use crate::wire::{EventFrame, Lagged, OutputForm};
+use axum::extract::{RawQuery, State};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::stream::{Stream, StreamExt};
 use std::convert::Infallible;
@@ -10,16 +13,29 @@ use std::time::Duration;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
+/// Reads `output` (`task`, the default, or `lines`); other query keys are ignored.
+fn output_form(raw: Option<&str>) -> Result<OutputForm, ApiError> {
+    let mut form = OutputForm::default();
+    for (k, v) in url_pairs(raw.unwrap_or("")) {
+        if k == "output" {
+            form = v.parse().map_err(ApiError::bad_request)?;
+        }
+    }
+    Ok(form)
+}
+
 pub async fn stream(
     State(engine): State<Engine>,
-) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    RawQuery(q): RawQuery,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let form = output_form(q.as_deref())?;
     let closing = engine.closing();
     let events = BroadcastStream::new(engine.subscribe())
         .take_until(closing)
-        .filter_map(|item| async move {
+        .filter_map(move |item| async move {
             let (name, frame) = match item {
                 Ok(ev) if ev.is_local() => return None,
-                Ok(ev) => (ev.name(), EventFrame::Change(ev)),
+                Ok(ev) => (ev.name(), EventFrame::of(ev, form)),
                 // A slow reader missed events: say so, so it can read the state again.
                 Err(BroadcastStreamRecvError::Lagged(missed)) => {
                     ("lagged", EventFrame::Lagged(Lagged { missed }))
@@ -33,9 +49,29 @@ pub async fn stream(
                 }
             }
         });
-    Sse::new(events).keep_alive(
+    Ok(Sse::new(events).keep_alive(
         KeepAlive::new()
             .interval(Duration::from_secs(15))
             .text("keep-alive"),
-    )
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_output_form_is_read_from_the_query() {
+        assert_eq!(output_form(None).unwrap(), OutputForm::Task);
+        assert_eq!(
+            output_form(Some("output=lines")).unwrap(),
+            OutputForm::Lines
+        );
+        assert_eq!(
+            output_form(Some("x=1&output=task")).unwrap(),
+            OutputForm::Task
+        );
+        assert!(output_form(Some("output=")).is_err());
+        assert!(output_form(Some("output=LINES")).is_err());
+    }
 }

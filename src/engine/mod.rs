@@ -375,11 +375,25 @@ impl Engine {
 }
 
 pub(crate) fn task_record(task: &Task, seq: i64) -> Record {
+    let json = serde_json::to_string(task).unwrap_or_else(|_| "{}".into());
+    record_of(task, seq, json)
+}
+
+/// [`task_record`] of a task version, through the version's one encoding: the same text,
+/// made once for the store and every reader (the API, the event stream).
+pub(crate) fn version_record(task: &Arc<Task>, seq: i64) -> Record {
+    let json = crate::wire::encoded::encoded(task)
+        .map(|j| j.get().to_string())
+        .unwrap_or_else(|_| "{}".into());
+    record_of(task, seq, json)
+}
+
+fn record_of(task: &Task, seq: i64, json: String) -> Record {
     Record {
         table: Table::Tasks,
         id: task.id.clone(),
         seq,
         owner: None,
-        json: serde_json::to_string(task).unwrap_or_else(|_| "{}".into()),
+        json,
     }
 }

@@ -3,8 +3,8 @@
 //! the task exactly as it was, and concurrent writers never see a half-applied change.
 
 use super::{
-    Engine, EngineError, EngineResult, Event, TaskEventKind, TaskSlot, now_ms, read, task_record,
-    write,
+    Engine, EngineError, EngineResult, Event, TaskEventKind, TaskSlot, now_ms, read,
+    version_record, write,
 };
 use crate::task::{
     Isolation, NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus, text_lines,
@@ -183,8 +183,8 @@ impl Engine {
         task.metadata.isolation = placement.isolation;
         task.metadata.base_ref = placement.base_ref;
         let seq = self.next_seq();
-        self.store().put(vec![task_record(&task, seq)]).await?;
         let task = Arc::new(task);
+        self.store().put(vec![version_record(&task, seq)]).await?;
         let slot = Arc::new(TaskSlot::new(seq, task.clone()));
         {
             let mut table = write(&self.inner.tasks);
@@ -263,13 +263,15 @@ impl Engine {
         if events.is_empty() {
             return Ok((slot.get(), out));
         }
+        let task = Arc::new(task);
         match durability {
             Durability::Now => {
-                self.store().put(vec![task_record(&task, slot.seq)]).await?;
+                self.store()
+                    .put(vec![version_record(&task, slot.seq)])
+                    .await?;
             }
             Durability::Later => self.persist_output_later(&slot),
         }
-        let task = Arc::new(task);
         slot.set(task.clone());
         for (kind, lines) in events {
             self.publish(Event::Task {
@@ -313,7 +315,7 @@ impl Engine {
             return;
         }
         self.store()
-            .put_later(vec![task_record(&slot.get(), slot.seq)]);
+            .put_later(vec![version_record(&slot.get(), slot.seq)]);
     }
 
     /// Queues every task whose output is not saved yet (at shutdown, before the last flush).

@@ -1,7 +1,10 @@
 //! Change events: what the engine publishes after every change, and what
 //! `GET /api/coding-agents/events` sends (one Server-Sent Event each, its JSON in `data`).
-//! Each carries the whole new state, so a subscriber never has to ask again.
+//! Each carries the whole new state, so a subscriber never has to ask again; a subscriber
+//! that keeps its own copy of each task's output may ask for `task:output` events with only
+//! the new lines ([`OutputForm::Lines`]).
 
+use super::encoded::Encoded;
 use super::{Message, RunState, SessionInfo};
 use crate::task::Task;
 use serde::de::Error as _;
@@ -141,8 +144,59 @@ impl Event {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventFrame {
     Change(Event),
+    /// `{type: "task:output", taskId, lines}`: a `task:output` change in its light form,
+    /// for a subscriber that asked for it ([`OutputForm::Lines`]).
+    OutputLines(OutputLines),
     /// `{type: "lagged", missed}`.
     Lagged(Lagged),
+}
+
+/// New output lines of a task, without the task: appended to the task's
+/// `metadata.output`, keeping the newest [`crate::task::OUTPUT_LINES_KEPT`], they make the
+/// reader's copy what the daemon's is (a `task:output` change touches nothing else).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputLines {
+    pub task_id: String,
+    pub lines: Arc<Vec<String>>,
+}
+
+/// How `task:output` events reach a subscriber: `?output=` on the event stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputForm {
+    /// `output=task` (the default): the whole task, with all its output lines, and the new
+    /// lines.
+    #[default]
+    Task,
+    /// `output=lines`: the task's id and the new lines only.
+    Lines,
+}
+
+impl std::str::FromStr for OutputForm {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "task" => Ok(OutputForm::Task),
+            "lines" => Ok(OutputForm::Lines),
+            other => Err(format!("output must be task or lines, not {other:?}")),
+        }
+    }
+}
+
+impl EventFrame {
+    /// The frame a subscriber that asked for `form` gets for `ev`.
+    pub fn of(ev: Event, form: OutputForm) -> EventFrame {
+        match ev {
+            Event::Task {
+                kind: TaskEventKind::Output,
+                task,
+                lines,
+            } if form == OutputForm::Lines => EventFrame::OutputLines(OutputLines {
+                task_id: task.id.clone(),
+                lines,
+            }),
+            ev => EventFrame::Change(ev),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,8 +212,9 @@ struct FrameOut<'a> {
     kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     task_id: Option<&'a str>,
+    /// Spliced in from the version's one encoding.
     #[serde(skip_serializing_if = "Option::is_none")]
-    task: Option<&'a Task>,
+    task: Option<Encoded<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lines: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -196,7 +251,7 @@ impl Serialize for Event {
         match self {
             Event::Task { kind, task, lines } => {
                 f.task_id = Some(&task.id);
-                f.task = Some(task);
+                f.task = Some(Encoded(task));
                 if *kind == TaskEventKind::Output {
                     f.lines = Some(lines);
                 }
@@ -223,6 +278,12 @@ impl Serialize for EventFrame {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             EventFrame::Change(ev) => ev.serialize(s),
+            EventFrame::OutputLines(out) => FrameOut {
+                task_id: Some(&out.task_id),
+                lines: Some(&out.lines),
+                ..FrameOut::of(TaskEventKind::Output.name())
+            }
+            .serialize(s),
             EventFrame::Lagged(l) => FrameOut {
                 missed: Some(l.missed),
                 ..FrameOut::of(LAGGED)
@@ -237,6 +298,8 @@ impl Serialize for EventFrame {
 struct FrameIn {
     #[serde(rename = "type")]
     kind: String,
+    #[serde(default)]
+    task_id: Option<String>,
     #[serde(default)]
     task: Option<Arc<Task>>,
     #[serde(default)]
@@ -259,6 +322,12 @@ impl FrameIn {
             |field: &'static str| E::custom(format!("a {} event has no `{field}`", self.kind));
         let name = self.kind.as_str();
         if let Some(kind) = TaskEventKind::ALL.into_iter().find(|k| k.name() == name) {
+            if kind == TaskEventKind::Output && self.task.is_none() {
+                return Ok(EventFrame::OutputLines(OutputLines {
+                    task_id: self.task_id.clone().ok_or_else(|| need("taskId"))?,
+                    lines: Arc::new(self.lines.ok_or_else(|| need("lines"))?),
+                }));
+            }
             return Ok(EventFrame::Change(Event::Task {
                 kind,
                 task: self.task.clone().ok_or_else(|| need("task"))?,
@@ -300,6 +369,9 @@ impl<'de> Deserialize<'de> for Event {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match EventFrame::deserialize(d)? {
             EventFrame::Change(ev) => Ok(ev),
+            EventFrame::OutputLines(_) => Err(D::Error::custom(
+                "a task:output event without its task is not a whole change",
+            )),
             EventFrame::Lagged(_) => Err(D::Error::custom("a lagged notice is not a change")),
         }
     }
@@ -335,10 +407,15 @@ impl schemars::JsonSchema for EventFrame {
             .into_iter()
             .map(|kind| {
                 let mut fields = vec![("taskId", &string), ("task", &task)];
-                if kind == TaskEventKind::Output {
-                    fields.push(("lines", &lines));
+                if kind != TaskEventKind::Output {
+                    return branch(kind.name(), &fields);
                 }
-                branch(kind.name(), &fields)
+                fields.push(("lines", &lines));
+                let mut output = branch(kind.name(), &fields);
+                // Left out for a subscriber that asked for `?output=lines`.
+                output["required"] = json!(["type", "taskId", "lines"]);
+                output["description"] = json!(format!("New output lines. `task` is the whole task with all its output lines; it is left out when the stream was opened with `?output=lines`, for a reader that appends `lines` to its own copy of the task's `metadata.output`, keeping the newest {} (nothing else of the task changes in a `task:output` event).", crate::task::OUTPUT_LINES_KEPT));
+                output
             })
             .collect();
         branches.extend(SessionEventKind::ALL.into_iter().map(|kind| {
@@ -475,8 +552,49 @@ mod tests {
         assert!(e.contains("missing field"), "{e}");
     }
 
-    /// Every frame the encoder can make has exactly the fields of its `type`'s branch in the
-    /// schema (the OpenAPI document's `EventFrame`), the required ones all present.
+    #[test]
+    fn a_light_output_frame_carries_the_id_and_lines_only() {
+        let ev = || Event::Task {
+            kind: TaskEventKind::Output,
+            task: Arc::new(task()),
+            lines: Arc::new(vec!["a".into(), "b".into()]),
+        };
+        let light = EventFrame::of(ev(), OutputForm::Lines);
+        round_trip(
+            &light,
+            json!({"type": "task:output", "taskId": "t1", "lines": ["a", "b"]}),
+        );
+        // The default form is the event as it always was; other kinds never get lighter.
+        assert_eq!(
+            EventFrame::of(ev(), OutputForm::Task),
+            EventFrame::Change(ev())
+        );
+        let started = Event::Task {
+            kind: TaskEventKind::Started,
+            task: Arc::new(task()),
+            lines: Arc::new(vec![]),
+        };
+        assert_eq!(
+            EventFrame::of(started.clone(), OutputForm::Lines),
+            EventFrame::Change(started)
+        );
+        // A light frame is not a whole change, and one without lines says so.
+        let v = json!({"type": "task:output", "taskId": "t1", "lines": []});
+        assert!(serde_json::from_value::<Event>(v).is_err());
+        let e =
+            serde_json::from_value::<EventFrame>(json!({"type": "task:output", "taskId": "t1"}))
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("a task:output event has no `lines`"), "{e}");
+        assert_eq!("lines".parse(), Ok(OutputForm::Lines));
+        assert_eq!("task".parse(), Ok(OutputForm::Task));
+        let e = "all".parse::<OutputForm>().unwrap_err();
+        assert_eq!(e, "output must be task or lines, not \"all\"");
+    }
+
+    /// Every frame the encoder can make has the fields of its `type`'s branch in the schema
+    /// (the OpenAPI document's `EventFrame`) and no others, the required ones all present;
+    /// only a light `task:output` frame leaves one out (`task`, which is not required).
     #[test]
     fn the_schema_has_one_branch_per_frame_with_its_fields() {
         let mut generator = schemars::SchemaGenerator::default();
@@ -514,6 +632,10 @@ mod tests {
         }));
         frames.push(EventFrame::Lagged(Lagged { missed: 2 }));
         assert_eq!(frames.len(), branches.len(), "one branch per kind of frame");
+        frames.push(EventFrame::OutputLines(OutputLines {
+            task_id: "t1".into(),
+            lines: Arc::new(vec!["a".into()]),
+        }));
         for frame in frames {
             let json = serde_json::to_value(&frame).unwrap();
             let kind = json["type"].clone();
@@ -521,12 +643,14 @@ mod tests {
                 .iter()
                 .find(|b| b["properties"]["type"]["const"] == kind)
                 .unwrap_or_else(|| panic!("no branch for {kind}"));
-            let fields: Vec<&String> = json.as_object().unwrap().keys().collect();
+            let mut given: Vec<&String> = json.as_object().unwrap().keys().collect();
             let mut documented: Vec<&String> =
                 branch["properties"].as_object().unwrap().keys().collect();
-            let mut given = fields.clone();
             given.sort();
             documented.sort();
+            if matches!(frame, EventFrame::OutputLines(_)) {
+                documented.retain(|f| *f != "task");
+            }
             assert_eq!(given, documented, "{kind}");
             for required in branch["required"].as_array().unwrap() {
                 assert!(

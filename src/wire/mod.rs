@@ -20,6 +20,7 @@
 //! - `/sessions/:id/stream`: [`StreamEvent`] and [`StreamRequest`] (`stream.rs`)
 //! - any error: [`ErrorBody`] (`error.rs`); request bodies clients send: [`request`]
 
+pub mod encoded;
 mod error;
 mod event;
 mod prompt;
@@ -32,7 +33,9 @@ mod task;
 mod worktree;
 
 pub use error::{DecodeError, ErrorBody, TOKEN_HINT, decode, error_sentence};
-pub use event::{Event, EventFrame, Lagged, SessionEventKind, TaskEventKind};
+pub use event::{
+    Event, EventFrame, Lagged, OutputForm, OutputLines, SessionEventKind, TaskEventKind,
+};
 pub use prompt::{Prompt, PromptKind, PromptOption};
 pub use provider::{ProviderInfo, ProviderList};
 pub use session::{

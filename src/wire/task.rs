@@ -1,5 +1,6 @@
 //! Tasks (`/api/coding-agents/tasks`). The task itself is the task model (`crate::task`):
-//! its serde form is the wire form. Here: the answers that carry it.
+//! its serde form is the wire form. Here: the answers that carry it (each task version's
+//! JSON encoded once, `super::encoded`).
 
 use crate::task::{Step, Task};
 use schemars::JsonSchema;
@@ -9,12 +10,14 @@ use std::sync::Arc;
 /// `{task}`: the answer of most task routes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskBody {
+    #[serde(serialize_with = "super::encoded::task")]
     pub task: Arc<Task>,
 }
 
 /// `GET /tasks`: `{tasks}`, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskList {
+    #[serde(serialize_with = "super::encoded::tasks")]
     pub tasks: Vec<Arc<Task>>,
 }
 

@@ -434,10 +434,15 @@ pub struct Events(BufReader<TcpStream>);
 
 impl Events {
     pub fn open(s: &Server) -> Events {
+        Events::open_with(s, "")
+    }
+
+    /// With a query (`"?output=lines"`).
+    pub fn open_with(s: &Server, query: &str) -> Events {
         let mut stream = TcpStream::connect(&s.addr).expect("connect");
         write!(
             stream,
-            "GET /api/coding-agents/events HTTP/1.1\r\nHost: {}\r\n\r\n",
+            "GET /api/coding-agents/events{query} HTTP/1.1\r\nHost: {}\r\n\r\n",
             s.addr
         )
         .expect("request");
@@ -458,6 +463,12 @@ impl Events {
 
     /// The next event's name and data; `None` when the stream ends or times out.
     pub fn next(&mut self) -> Option<(String, Value)> {
+        let (name, data) = self.next_text()?;
+        Some((name, serde_json::from_str(&data).unwrap_or(Value::Null)))
+    }
+
+    /// The next event's name and data as sent.
+    pub fn next_text(&mut self) -> Option<(String, String)> {
         // Keep-alives arrive more often than the read timeout: give up on time as well.
         let deadline = Instant::now() + Duration::from_secs(30);
         let mut name = None;
@@ -475,7 +486,7 @@ impl Events {
             } else if let Some(d) = l.strip_prefix("data: ")
                 && let Some(n) = name.take()
             {
-                return Some((n, serde_json::from_str(d).unwrap_or(Value::Null)));
+                return Some((n, d.to_string()));
             }
         }
     }

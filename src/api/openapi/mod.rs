@@ -527,11 +527,17 @@ fn orchestrator(spec: &mut Spec) {
     spec.op("get", "/api/coding-agents/events", "events", "Server-Sent Events, one per change")
         .tag("orchestrator")
         .describe("Each event's name is its `type`; its data is one `EventFrame` as JSON. A comment `keep-alive` comes every 15 s. A reader that falls behind gets `lagged` with how many it missed, and then reads the state again.")
+        .query(
+            "output",
+            json!({"type": "string", "enum": ["task", "lines"], "default": "task"}),
+            "What a `task:output` event carries: `task` (the default), the whole task with all its output lines and the new `lines`; `lines`, the task's id and the new `lines` only, for a reader that keeps its own copy of each task's output.",
+        )
         .extension_with("x-event-data", |g| g.subschema_for::<EventFrame>().to_value())
         .raw_answer(200, json!({
             "description": "The event stream (it does not end until orchestra stops).",
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
         }))
+        .error(400, "An `output` that is not `task` or `lines`.")
         .add();
     for (action, id, summary) in [
         (

@@ -6,7 +6,7 @@
 use super::http::Api;
 use crate::tui::backend::{ProviderChoice, Snapshot};
 use crate::wire::{
-    Event, EventFrame, ProviderList, RunState, SessionEventKind, SessionList, Status,
+    Event, EventFrame, OutputLines, ProviderList, RunState, SessionEventKind, SessionList, Status,
     TaskEventKind, TaskList,
 };
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -195,6 +195,19 @@ fn apply(snap: &mut Snapshot, ev: &Event) -> bool {
     }
 }
 
+/// Appends a light `task:output` event's lines to the copy of its task as the daemon did
+/// (`Task::append_output_lines`, keeping the newest `OUTPUT_LINES_KEPT`); returns the whole
+/// change for the app. `None`: the copy has no such task, so it missed events.
+fn append_output(snap: &mut Snapshot, out: OutputLines) -> Option<Event> {
+    let task = snap.tasks.iter_mut().find(|t| t.id == out.task_id)?;
+    Arc::make_mut(task).append_output_lines(out.lines.iter().cloned());
+    Some(Event::Task {
+        kind: TaskEventKind::Output,
+        task: task.clone(),
+        lines: out.lines,
+    })
+}
+
 /// Starts the thread that keeps `shared` current for as long as the process runs.
 pub fn spawn(shared: Arc<Shared>, locate: Locate) -> std::io::Result<()> {
     std::thread::Builder::new()
@@ -229,8 +242,10 @@ fn run(shared: &Shared, locate: &Locate) {
 
 /// Subscribes, then reads the state whole: nothing that happens after the read is missed.
 fn connect(shared: &Shared, api: &Api) -> Result<ureq::Body, String> {
+    // Output events without their task: the copy appends their lines. Parsing each busy
+    // agent's whole output four times a second was most of what the TUI did.
     let body = api
-        .open_stream("/api/coding-agents/events")
+        .open_stream("/api/coding-agents/events?output=lines")
         .map_err(|e| e.to_string())?;
     let snap = fetch_snapshot(api)?;
     *shared.api.write() = api.clone();
@@ -271,23 +286,29 @@ fn follow(shared: &Shared, api: &Api, body: ureq::Body) -> String {
             continue;
         }
         // A lagged notice, or an event this copy cannot read: both mean read it all again.
-        let ev = match serde_json::from_str::<EventFrame>(&data) {
-            Ok(EventFrame::Change(ev)) => Some(ev),
-            Ok(EventFrame::Lagged(_)) => None,
+        let frame = match serde_json::from_str::<EventFrame>(&data) {
+            Ok(frame) => Some(frame),
             Err(e) => {
                 tracing::warn!(error = %e, "an event from orchestra did not read; reading everything again");
                 None
             }
         };
         data.clear();
-        let followed = match &ev {
-            Some(ev) => {
-                let ok = apply(&mut shared.snap.lock(), ev);
-                shared.changed.notify_all();
-                ok
+        let (ev, followed) = match frame {
+            Some(EventFrame::Change(ev)) => {
+                let ok = apply(&mut shared.snap.lock(), &ev);
+                (Some(ev), ok)
             }
-            None => false,
+            Some(EventFrame::OutputLines(out)) => {
+                let ev = append_output(&mut shared.snap.lock(), out);
+                let ok = ev.is_some();
+                (ev, ok)
+            }
+            Some(EventFrame::Lagged(_)) | None => (None, false),
         };
+        if ev.is_some() {
+            shared.changed.notify_all();
+        }
         if !followed {
             // Missed events (`lagged`) or one the copy cannot follow: read everything again.
             match fetch_snapshot(api) {
@@ -307,7 +328,7 @@ fn follow(shared: &Shared, api: &Api, body: ureq::Body) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::{NewTask, Task};
+    use crate::task::{NewTask, OUTPUT_LINES_KEPT, Task};
 
     fn task(id: &str, name: &str) -> Arc<Task> {
         Arc::new(Task::new(
@@ -359,6 +380,41 @@ mod tests {
             }
         ));
         assert!(snap.autopilot);
+    }
+
+    #[test]
+    fn light_output_is_appended_to_the_copy_as_the_daemon_appends_it() {
+        let mut snap = Snapshot {
+            tasks: vec![task("a", "one")],
+            ..Default::default()
+        };
+        // The daemon's own copy, changed the daemon's way.
+        let mut daemons = (*task("a", "one")).clone();
+        let held_by_the_app = snap.tasks[0].clone();
+        for n in [1500, 700, 3] {
+            let lines: Vec<String> = (0..n).map(|i| format!("{n}-{i}")).collect();
+            daemons.append_output_lines(lines.iter().cloned());
+            let out = OutputLines {
+                task_id: "a".into(),
+                lines: Arc::new(lines),
+            };
+            let Some(Event::Task { kind, task, lines }) = append_output(&mut snap, out) else {
+                panic!("the task is in the copy")
+            };
+            assert_eq!(kind, TaskEventKind::Output);
+            assert_eq!(lines.len(), n);
+            assert!(Arc::ptr_eq(&task, &snap.tasks[0]));
+        }
+        assert_eq!(*snap.tasks[0], daemons);
+        assert_eq!(snap.tasks[0].metadata.output.len(), OUTPUT_LINES_KEPT);
+        // What the app held is its own version, unchanged.
+        assert!(held_by_the_app.metadata.output.is_empty());
+        // Lines of a task the copy does not have: it missed events, and reads it all again.
+        let stray = OutputLines {
+            task_id: "b".into(),
+            lines: Arc::new(vec!["x".into()]),
+        };
+        assert_eq!(append_output(&mut snap, stray), None);
     }
 
     /// A stand-in HTTP server on loopback answering every request with `body`.
