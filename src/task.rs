@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// Where a task is in its life. `Completed`, `Failed` and `Cancelled` are final.
 #[derive(
@@ -183,7 +184,10 @@ impl Serialize for Progress {
 pub struct TaskMetadata {
     pub status: TaskStatus,
     pub progress: Progress,
-    pub output: Vec<String>,
+    // Shared, not owned: each change to a task is a copy of it, and a busy agent's task (up
+    // to `OUTPUT_LINES_KEPT` lines) is copied for every batch of its output, by the engine
+    // and by each TUI's copy. Copying shared lines is a count each, not a string.
+    pub output: Vec<Arc<str>>,
     pub steps: Vec<Step>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<TaskResult>,
@@ -479,11 +483,23 @@ impl Task {
         Ok(())
     }
 
+    /// The last output line with something on it: what a finished agent said last.
+    pub fn last_output_line(&self) -> Option<String> {
+        self.metadata
+            .output
+            .iter()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.to_string())
+    }
+
     /// Appends text as lines, keeping only the newest `OUTPUT_LINES_KEPT`.
     pub fn append_output_lines<I: IntoIterator<Item = String>>(&mut self, lines: I) {
         // A copy changed in place (`Arc::make_mut`) is another version.
         self.encoded = Default::default();
-        self.metadata.output.extend(lines);
+        self.metadata
+            .output
+            .extend(lines.into_iter().map(Arc::from));
         let len = self.metadata.output.len();
         if len > OUTPUT_LINES_KEPT {
             self.metadata.output.drain(..len - OUTPUT_LINES_KEPT);
@@ -618,7 +634,7 @@ mod tests {
         assert_eq!(t.metadata.completed_at, None);
         assert!(t.metadata.result.is_none());
         assert_eq!(t.metadata.progress, Progress::default());
-        assert_eq!(t.metadata.output, ["working"]);
+        assert_eq!(t.metadata.output, [Arc::from("working")]);
         let step = t.metadata.steps.last().unwrap();
         assert_eq!(step.description, "continued: and the tests");
         assert_eq!(step.output.as_deref(), Some("it had completed: did it"));
@@ -741,7 +757,7 @@ mod tests {
         let mut t = task();
         t.append_output_lines((0..OUTPUT_LINES_KEPT + 5).map(|i| i.to_string()));
         assert_eq!(t.metadata.output.len(), OUTPUT_LINES_KEPT);
-        assert_eq!(t.metadata.output[0], "5");
+        assert_eq!(&*t.metadata.output[0], "5");
     }
 
     #[test]

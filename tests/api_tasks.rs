@@ -796,7 +796,11 @@ fn every_reader_gets_the_task_version_as_it_is_now() {
         ] {
             let task = encoded_afresh(raw);
             assert_eq!(task.metadata.output.len(), round + 1, "{raw}");
-            assert_eq!(task.metadata.output.last(), Some(&line), "{raw}");
+            assert_eq!(
+                task.metadata.output.last().map(|l| &**l),
+                Some(line.as_str()),
+                "{raw}"
+            );
         }
         // The event of this change carries this version.
         let event = loop {
@@ -808,7 +812,11 @@ fn every_reader_gets_the_task_version_as_it_is_now() {
         let fields: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
             serde_json::from_str(&event).unwrap();
         let task = encoded_afresh(fields["task"].get());
-        assert_eq!(task.metadata.output.last(), Some(&line), "{event}");
+        assert_eq!(
+            task.metadata.output.last().map(|l| &**l),
+            Some(line.as_str()),
+            "{event}"
+        );
         assert_eq!(
             fields["lines"].get(),
             serde_json::to_string(&[&line]).unwrap()
@@ -893,6 +901,47 @@ fn output_events_carry_only_the_new_lines_when_asked() {
         }
     }
     assert_eq!(last_output, want);
+}
+
+/// A reader subscribes, then reads the tasks: output added between the two is in what it
+/// read and in the stream. The first output event of a task it gets is whole (replaying it
+/// is harmless); only later ones are lines, which would be repeated otherwise.
+#[test]
+fn light_output_starts_whole_for_a_task_made_before_subscribing() {
+    let s = Server::start();
+    let id = create_task(&s, "before", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let post = |text: &str| {
+        let r = s.post(&format!("{TASKS}/{id}/output"), json!({"output": text}));
+        assert_eq!(r.status, 200, "{}", r.body);
+    };
+    let mut light = support::Events::open_with(&s, "?output=lines");
+    post("between");
+    let read = s.get(&format!("{TASKS}/{id}")).json()["task"].clone();
+    assert_eq!(read["metadata"]["output"], json!(["between"]));
+    post("after");
+
+    // What a reader that applies the stream to what it read ends with: the whole task
+    // replaces its copy, then the lines are appended.
+    let (name, first) = light.next().expect("an event");
+    assert_eq!(name, "task:output");
+    assert_eq!(
+        first["task"]["metadata"]["output"],
+        json!(["between"]),
+        "{first}"
+    );
+    let mut copy = first["task"]["metadata"]["output"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let (name, second) = light.next().expect("an event");
+    assert_eq!(name, "task:output");
+    assert!(second.get("task").is_none(), "{second}");
+    assert_eq!(second["lines"], json!(["after"]));
+    copy.extend(second["lines"].as_array().unwrap().iter().cloned());
+    assert_eq!(copy, [json!("between"), json!("after")]);
 }
 
 #[test]

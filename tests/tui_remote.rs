@@ -271,5 +271,6 @@ async fn output_lines_keep_the_copy_and_the_details_as_orchestra_has_them() {
     .await;
     let copy = cockpit.snapshot();
     let task = copy.tasks.iter().find(|t| t.id == id).expect("in the copy");
-    assert_eq!(task.metadata.output, want);
+    let copied: Vec<&str> = task.metadata.output.iter().map(|l| &**l).collect();
+    assert_eq!(copied, want);
 }

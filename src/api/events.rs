@@ -4,7 +4,7 @@
 use super::error::ApiError;
 use super::tasks::url_pairs;
 use crate::engine::Engine;
-use crate::wire::{EventFrame, Lagged, OutputForm};
+use crate::wire::{Framer, OutputForm};
 use axum::extract::{RawQuery, State};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::stream::{Stream, StreamExt};
@@ -28,18 +28,16 @@ pub async fn stream(
     State(engine): State<Engine>,
     RawQuery(q): RawQuery,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let form = output_form(q.as_deref())?;
+    let mut framer = Framer::new(output_form(q.as_deref())?);
     let closing = engine.closing();
     let events = BroadcastStream::new(engine.subscribe())
         .take_until(closing)
-        .filter_map(move |item| async move {
+        .map(move |item| {
             let (name, frame) = match item {
                 Ok(ev) if ev.is_local() => return None,
-                Ok(ev) => (ev.name(), EventFrame::of(ev, form)),
+                Ok(ev) => (ev.name(), framer.frame(ev)),
                 // A slow reader missed events: say so, so it can read the state again.
-                Err(BroadcastStreamRecvError::Lagged(missed)) => {
-                    ("lagged", EventFrame::Lagged(Lagged { missed }))
-                }
+                Err(BroadcastStreamRecvError::Lagged(missed)) => ("lagged", framer.lagged(missed)),
             };
             match serde_json::to_string(&frame) {
                 Ok(json) => Some(Ok(SseEvent::default().event(name).data(json))),
@@ -48,7 +46,8 @@ pub async fn stream(
                     None
                 }
             }
-        });
+        })
+        .filter_map(std::future::ready);
     Ok(Sse::new(events).keep_alive(
         KeepAlive::new()
             .interval(Duration::from_secs(15))

@@ -259,14 +259,7 @@ impl Engine {
                 .rev()
                 .find(|m| m.role == Role::Agent && !m.text.trim().is_empty())
                 .map(|m| m.text.clone())
-                .or_else(|| {
-                    task.metadata
-                        .output
-                        .iter()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
-                        .cloned()
-                })
+                .or_else(|| task.last_output_line())
                 .unwrap_or_else(|| "the agent finished its turn".into());
             let result = TaskResult {
                 success: true,

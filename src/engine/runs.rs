@@ -387,14 +387,7 @@ impl Engine {
                     t.metadata.error = error.clone();
                     t.metadata.result = Some(TaskResult {
                         success: to == TaskStatus::Completed,
-                        summary: t
-                            .metadata
-                            .output
-                            .iter()
-                            .rev()
-                            .find(|l| !l.trim().is_empty())
-                            .cloned()
-                            .unwrap_or_else(|| exit_sentence(exit)),
+                        summary: t.last_output_line().unwrap_or_else(|| exit_sentence(exit)),
                         files_modified: modified.clone(),
                         files_created: created.clone(),
                         error,

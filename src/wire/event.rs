@@ -9,6 +9,7 @@ use super::{Message, RunState, SessionInfo};
 use crate::task::Task;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +168,8 @@ pub enum OutputForm {
     /// lines.
     #[default]
     Task,
-    /// `output=lines`: the task's id and the new lines only.
+    /// `output=lines`: the task's id and the new lines only, once the subscriber has been
+    /// sent the task whole (see [`Framer`]).
     Lines,
 }
 
@@ -182,20 +184,56 @@ impl std::str::FromStr for OutputForm {
     }
 }
 
-impl EventFrame {
-    /// The frame a subscriber that asked for `form` gets for `ev`.
-    pub fn of(ev: Event, form: OutputForm) -> EventFrame {
+/// Makes one subscriber's frames in the form it asked for. A light `task:output` frame is
+/// only a delta, so it is sent only for a task this subscriber has been sent whole since it
+/// subscribed (or since it missed events): a reader subscribes, then reads the state, and a
+/// change made between the two is both in what it read and in the stream. Replaying a whole
+/// task there is harmless (the reader's copy goes back to that version, and the deltas that
+/// follow bring it forward again); appending lines it already has would repeat them.
+#[derive(Debug, Default)]
+pub struct Framer {
+    form: OutputForm,
+    sent_whole: HashSet<String>,
+}
+
+impl Framer {
+    pub fn new(form: OutputForm) -> Framer {
+        Framer {
+            form,
+            sent_whole: HashSet::new(),
+        }
+    }
+
+    /// The frame for `ev`.
+    pub fn frame(&mut self, ev: Event) -> EventFrame {
         match ev {
             Event::Task {
                 kind: TaskEventKind::Output,
                 task,
                 lines,
-            } if form == OutputForm::Lines => EventFrame::OutputLines(OutputLines {
-                task_id: task.id.clone(),
-                lines,
-            }),
+            } if self.form == OutputForm::Lines && self.sent_whole.contains(&task.id) => {
+                EventFrame::OutputLines(OutputLines {
+                    task_id: task.id.clone(),
+                    lines,
+                })
+            }
+            Event::Task { kind, task, lines } => {
+                if kind == TaskEventKind::Deleted {
+                    self.sent_whole.remove(&task.id);
+                } else if self.form == OutputForm::Lines {
+                    self.sent_whole.insert(task.id.clone());
+                }
+                EventFrame::Change(Event::Task { kind, task, lines })
+            }
             ev => EventFrame::Change(ev),
         }
+    }
+
+    /// The notice that this subscriber missed `missed` events: it reads the state again, so
+    /// every task's next output goes whole again.
+    pub fn lagged(&mut self, missed: u64) -> EventFrame {
+        self.sent_whole.clear();
+        EventFrame::Lagged(Lagged { missed })
     }
 }
 
@@ -414,7 +452,7 @@ impl schemars::JsonSchema for EventFrame {
                 let mut output = branch(kind.name(), &fields);
                 // Left out for a subscriber that asked for `?output=lines`.
                 output["required"] = json!(["type", "taskId", "lines"]);
-                output["description"] = json!(format!("New output lines. `task` is the whole task with all its output lines; it is left out when the stream was opened with `?output=lines`, for a reader that appends `lines` to its own copy of the task's `metadata.output`, keeping the newest {} (nothing else of the task changes in a `task:output` event).", crate::task::OUTPUT_LINES_KEPT));
+                output["description"] = json!(format!("New output lines. `task` is the whole task with all its output lines; it is left out when the stream was opened with `?output=lines` (except in the first event of each task after subscribing or after a `lagged` notice), for a reader that appends `lines` to its own copy of the task's `metadata.output`, keeping the newest {} (nothing else of the task changes in a `task:output` event).", crate::task::OUTPUT_LINES_KEPT));
                 output
             })
             .collect();
@@ -559,25 +597,36 @@ mod tests {
             task: Arc::new(task()),
             lines: Arc::new(vec!["a".into(), "b".into()]),
         };
-        let light = EventFrame::of(ev(), OutputForm::Lines);
+        // The first frame of a task a subscriber gets is whole, whatever its kind; the
+        // output that follows is light.
+        let mut light = Framer::new(OutputForm::Lines);
+        assert_eq!(light.frame(ev()), EventFrame::Change(ev()));
         round_trip(
-            &light,
+            &light.frame(ev()),
             json!({"type": "task:output", "taskId": "t1", "lines": ["a", "b"]}),
         );
+        // After missed events, whole again, then light.
+        assert_eq!(light.lagged(3), EventFrame::Lagged(Lagged { missed: 3 }));
+        assert_eq!(light.frame(ev()), EventFrame::Change(ev()));
+        assert!(matches!(light.frame(ev()), EventFrame::OutputLines(_)));
+        // A deleted task is forgotten: an id used again starts whole.
+        let deleted = Event::Task {
+            kind: TaskEventKind::Deleted,
+            task: Arc::new(task()),
+            lines: Arc::new(vec![]),
+        };
+        assert_eq!(light.frame(deleted.clone()), EventFrame::Change(deleted));
+        assert_eq!(light.frame(ev()), EventFrame::Change(ev()));
         // The default form is the event as it always was; other kinds never get lighter.
-        assert_eq!(
-            EventFrame::of(ev(), OutputForm::Task),
-            EventFrame::Change(ev())
-        );
+        let mut whole = Framer::new(OutputForm::Task);
+        assert_eq!(whole.frame(ev()), EventFrame::Change(ev()));
+        assert_eq!(whole.frame(ev()), EventFrame::Change(ev()));
         let started = Event::Task {
             kind: TaskEventKind::Started,
             task: Arc::new(task()),
             lines: Arc::new(vec![]),
         };
-        assert_eq!(
-            EventFrame::of(started.clone(), OutputForm::Lines),
-            EventFrame::Change(started)
-        );
+        assert_eq!(light.frame(started.clone()), EventFrame::Change(started));
         // A light frame is not a whole change, and one without lines says so.
         let v = json!({"type": "task:output", "taskId": "t1", "lines": []});
         assert!(serde_json::from_value::<Event>(v).is_err());

@@ -34,7 +34,7 @@ mod worktree;
 
 pub use error::{DecodeError, ErrorBody, TOKEN_HINT, decode, error_sentence};
 pub use event::{
-    Event, EventFrame, Lagged, OutputForm, OutputLines, SessionEventKind, TaskEventKind,
+    Event, EventFrame, Framer, Lagged, OutputForm, OutputLines, SessionEventKind, TaskEventKind,
 };
 pub use prompt::{Prompt, PromptKind, PromptOption};
 pub use provider::{ProviderInfo, ProviderList};

@@ -285,7 +285,7 @@ impl App {
         if let Some(last) = t.metadata.output.last() {
             lines.push(Line::from(vec![
                 label("output"),
-                Span::styled(last.clone(), dim),
+                Span::styled(last.to_string(), dim),
             ]));
         }
         frame.render_widget(
