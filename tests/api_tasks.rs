@@ -340,10 +340,7 @@ fn patch_moves_along_the_machine_only() {
 #[test]
 fn patch_validates_fields() {
     let s = Server::start();
-    let id = create_task(&s, "v", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = support::create_task_id(&s, "v");
     let path = format!("{TASKS}/{id}");
     for body in [
         json!({"status": "done"}),
@@ -370,10 +367,7 @@ fn patch_validates_fields() {
 #[test]
 fn pause_resume_cancel_without_a_session() {
     let s = Server::start();
-    let id = create_task(&s, "p", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = support::create_task_id(&s, "p");
     let p = format!("{TASKS}/{id}");
     assert_eq!(
         s.post_empty(&format!("{p}/pause")).status,
@@ -406,10 +400,7 @@ fn pause_resume_cancel_without_a_session() {
 #[test]
 fn output_steps_and_result() {
     let s = Server::start();
-    let id = create_task(&s, "o", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = support::create_task_id(&s, "o");
     let p = format!("{TASKS}/{id}");
     let r = s.post(
         &format!("{p}/output"),
@@ -487,10 +478,7 @@ fn output_steps_and_result() {
     assert_eq!(m["result"]["filesModified"], json!(["a.rs"]));
     assert_eq!(m["result"]["filesCreated"], json!(["b.rs"]));
 
-    let id2 = create_task(&s, "f", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id2 = support::create_task_id(&s, "f");
     let r = s.post(
         &format!("{TASKS}/{id2}/result"),
         json!({"success": false, "summary": "tests fail", "error": "3 failures"}),
@@ -531,10 +519,7 @@ fn retry_only_from_a_finished_task() {
 #[test]
 fn fifty_concurrent_writers_on_one_task_lose_nothing() {
     let s = Server::start();
-    let id = create_task(&s, "c", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = support::create_task_id(&s, "c");
     let p = format!("{TASKS}/{id}");
     std::thread::scope(|sc| {
         for i in 0..50 {
@@ -570,14 +555,8 @@ fn fifty_concurrent_writers_on_one_task_lose_nothing() {
 fn acknowledged_writes_survive_kill_9_and_restart() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(dir.path(), &[]);
-    let a = create_task(&s, "a", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let b = create_task(&s, "b", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let a = support::create_task_id(&s, "a");
+    let b = support::create_task_id(&s, "b");
     s.patch(
         &format!("{TASKS}/{a}"),
         json!({"status": "running", "progress": 30}),
@@ -716,10 +695,7 @@ fn orchestrator_status_and_switches() {
 fn events_stream_one_event_per_change() {
     let s = Server::start();
     let mut events = support::Events::open(&s);
-    let id = create_task(&s, "ev", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = support::create_task_id(&s, "ev");
     s.patch(&format!("{TASKS}/{id}"), json!({"status": "running"}));
     s.patch(&format!("{TASKS}/{id}"), json!({"progress": 10}));
     s.post(&format!("{TASKS}/{id}/output"), json!({"output": "x"}));
@@ -776,10 +752,7 @@ fn encoded_afresh(raw: &str) -> orchestra::task::Task {
 fn every_reader_gets_the_task_version_as_it_is_now() {
     let s = Server::start();
     let mut events = support::Events::open(&s);
-    let id = create_task(&s, "versions", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = support::create_task_id(&s, "versions");
     for round in 0..3 {
         // Read (and so encode) the version before the change, by each route.
         s.get(&format!("{TASKS}/{id}"));
@@ -832,10 +805,7 @@ fn output_events_carry_only_the_new_lines_when_asked() {
     let s = Server::start();
     let mut light = support::Events::open_with(&s, "?output=lines");
     let mut whole = support::Events::open(&s);
-    let id = create_task(&s, "light", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = support::create_task_id(&s, "light");
     let batch = |tag: &str, n: usize| -> String {
         (0..n)
             .map(|i| format!("{tag}-{i}"))
@@ -909,10 +879,7 @@ fn output_events_carry_only_the_new_lines_when_asked() {
 #[test]
 fn light_output_starts_whole_for_a_task_made_before_subscribing() {
     let s = Server::start();
-    let id = create_task(&s, "before", json!({}))["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = support::create_task_id(&s, "before");
     let post = |text: &str| {
         let r = s.post(&format!("{TASKS}/{id}/output"), json!({"output": text}));
         assert_eq!(r.status, 200, "{}", r.body);

@@ -24,17 +24,10 @@ pub fn env_num(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// Resident memory of a process in KiB (`VmRSS`); 0 if it is gone.
-pub fn rss_kib(pid: i32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
-}
+#[path = "../../tests/support/procfs.rs"]
+mod procfs;
+#[allow(unused_imports)] // each bench uses a part of `support`
+pub use procfs::rss_kib;
 
 /// User + system CPU ticks a process has used (`/proc/PID/stat`); 0 if it is gone.
 pub fn cpu_ticks(pid: i32) -> u64 {

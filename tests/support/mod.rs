@@ -11,17 +11,10 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 
-/// Resident memory of a process in KiB (`VmRSS`); 0 if it is gone.
-pub fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
-}
+#[path = "procfs.rs"]
+mod procfs;
+#[allow(unused_imports)] // each test binary uses a part of `support`
+pub use procfs::rss_kib;
 
 /// Polls `cond` until it holds or `timeout` passes; returns whether it held.
 pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
@@ -343,6 +336,14 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Creates a task and returns its id.
+pub fn create_task_id(s: &Server, name: &str) -> String {
+    create_task(s, name, serde_json::json!({}))["id"]
+        .as_str()
+        .expect("a task id")
+        .to_string()
 }
 
 /// Creates a task and returns its JSON.
