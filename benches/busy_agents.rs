@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use support::daemon::Daemon;
-use support::figures::{load, ms, report, ticks_over};
+use support::figures::{context_switches, load, ms, report, ticks_over};
 use support::tmux::{FrameCounter, Keys, PaneReader, Tmux, shell_quote};
 use support::{env_num, rss_kib};
 
@@ -62,14 +62,31 @@ fn agent_name(i: usize) -> String {
     format!("busy-{i:02}")
 }
 
-/// Each named process's CPU ticks over `window` (slept here) and its RSS at the end.
-fn usage_over(named: &[(&'static str, i32)], window: Duration) -> Vec<(&'static str, u64, u64)> {
+/// What one process used over the window.
+struct Usage {
+    what: &'static str,
+    ticks: u64,
+    /// Context switches of its threads over the window.
+    switches: u64,
+    rss_kib: u64,
+}
+
+/// Each named process's CPU ticks and context switches over `window` (slept here) and its
+/// RSS at the end.
+fn usage_over(named: &[(&'static str, i32)], window: Duration) -> Vec<Usage> {
     let pids: Vec<i32> = named.iter().map(|(_, p)| *p).collect();
+    let before: Vec<u64> = pids.iter().map(|p| context_switches(*p)).collect();
     let ticks = ticks_over(&pids, window);
     named
         .iter()
         .zip(ticks)
-        .map(|((what, pid), t)| (*what, t, rss_kib(*pid)))
+        .zip(before)
+        .map(|(((what, pid), ticks), before)| Usage {
+            what,
+            ticks,
+            switches: context_switches(*pid).saturating_sub(before),
+            rss_kib: rss_kib(*pid),
+        })
         .collect()
 }
 
@@ -81,8 +98,7 @@ struct Config {
 
 /// One side's figures over the window.
 struct Side {
-    /// (what, CPU ticks over the window, RSS KiB at its end)
-    procs: Vec<(&'static str, u64, u64)>,
+    procs: Vec<Usage>,
     /// API read latencies in ms (orchestra only).
     api: Vec<f64>,
     /// Frames the attached client drew a second (orchestra only).
@@ -295,17 +311,22 @@ fn tmux_side(cfg: &Config, outer: &Tmux, inner: &Tmux, root: &Path, script: &Pat
 
 fn summary(cfg: &Config, orch: Option<Side>, tmux: Option<Side>) {
     let secs = cfg.window.as_secs_f64();
-    println!("CPU over {secs:.0} s (ticks of 100 Hz; % of one core), RSS at the end:");
+    println!(
+        "CPU over {secs:.0} s (ticks of 100 Hz; % of one core), context switches, RSS at the end:"
+    );
     for (name, side) in [("orchestra", &orch), ("tmux", &tmux)] {
         let Some(s) = side else {
             println!("  {name:<10} not measured");
             continue;
         };
-        for (what, ticks, rss) in &s.procs {
+        for u in &s.procs {
             println!(
-                "  {what:<12} {ticks:>6} ticks  {:>5.1} %  RSS {:>7.1} MiB",
-                *ticks as f64 / secs,
-                *rss as f64 / 1024.0
+                "  {:<12} {:>6} ticks  {:>5.1} %  {:>6.0} switches/s  RSS {:>7.1} MiB",
+                u.what,
+                u.ticks,
+                u.ticks as f64 / secs,
+                u.switches as f64 / secs,
+                u.rss_kib as f64 / 1024.0
             );
         }
         if let Some(fps) = s.fps {

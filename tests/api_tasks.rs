@@ -799,11 +799,13 @@ fn every_reader_gets_the_task_version_as_it_is_now() {
 
 /// `?output=lines`: `task:output` events carry the task's id and the new lines only; a
 /// reader that appends them to its copy, keeping the newest 2,000, has orchestra's output.
-/// Every other event, and every event of a stream without it, is as it always was.
+/// `?output=last`: only the newest of them. Every other event, and every event of a stream
+/// without either, is as it always was.
 #[test]
 fn output_events_carry_only_the_new_lines_when_asked() {
     let s = Server::start();
     let mut light = support::Events::open_with(&s, "?output=lines");
+    let mut newest = support::Events::open_with(&s, "?output=last");
     let mut whole = support::Events::open(&s);
     let id = support::create_task_id(&s, "light");
     let batch = |tag: &str, n: usize| -> String {
@@ -871,6 +873,20 @@ fn output_events_carry_only_the_new_lines_when_asked() {
         }
     }
     assert_eq!(last_output, want);
+    // `?output=last`: the newest line of each batch, nothing else.
+    let mut sent = Vec::new();
+    loop {
+        let (name, data) = newest.next().expect("an event");
+        match name.as_str() {
+            "task:output" => {
+                assert!(data.get("task").is_none(), "{data}");
+                sent.push(data["lines"].clone());
+            }
+            "task:progress" => break,
+            _ => {}
+        }
+    }
+    assert_eq!(sent, [json!(["a-1499"]), json!(["b-699"]), json!(["c-4"])]);
 }
 
 /// A reader subscribes, then reads the tasks: output added between the two is in what it
@@ -918,6 +934,9 @@ fn an_unknown_output_form_is_refused() {
         let r = s.get(&format!("/api/coding-agents/events?{query}"));
         assert_eq!(r.status, 400, "{query}: {}", r.body);
         let e = r.json()["error"].as_str().unwrap_or_default().to_string();
-        assert!(e.contains("output must be task or lines"), "{query}: {e}");
+        assert!(
+            e.contains("output must be task, lines or last"),
+            "{query}: {e}"
+        );
     }
 }

@@ -26,6 +26,10 @@ struct Seen {
     screens: usize,
     exited: Option<ExitInfo>,
     after_exit: usize,
+    /// The last event was `Output`.
+    after_output: bool,
+    /// `Output` events whose next event was neither `Screen` nor `Exited`.
+    output_alone: usize,
 }
 
 /// A session plus what it reported; terminates it on drop.
@@ -105,6 +109,10 @@ fn spawn_with(mut spec: SpawnSpec) -> Guard {
         if s.exited.is_some() {
             s.after_exit += 1;
         }
+        if s.after_output && !matches!(e, SessionEvent::Screen | SessionEvent::Exited(_)) {
+            s.output_alone += 1;
+        }
+        s.after_output = matches!(e, SessionEvent::Output(_));
         match e {
             SessionEvent::Output(lines) => {
                 s.line_count += lines.len();
@@ -354,6 +362,44 @@ fn term_ignoring_leader_is_killed_after_grace() {
     let info = g.session.terminate(Duration::from_millis(300));
     assert_eq!(info.signal.as_deref(), Some("SIGKILL"), "{info:?}");
     assert!(!alive(g.session.pid() as i32));
+}
+
+/// Output lines always come with the screen change of the same bytes (or the exit), so the
+/// engine wakes once for both; that holds for the last partial line at EOF too, here while
+/// the program still runs (it closed its terminal and sleeps).
+#[test]
+fn output_lines_are_followed_by_their_screen_change() {
+    let g = spawn_with(spec(
+        "sh",
+        &[
+            "-c",
+            "for i in $(seq 300); do echo line $i; done; printf tail; exec 0<&- 1>&- 2>&-; sleep 30",
+        ],
+    ));
+    assert!(
+        wait_until(LONG, || g
+            .seen
+            .lock()
+            .lines
+            .last()
+            .is_some_and(|l| l == "tail")),
+        "the last partial line did not come while the program ran"
+    );
+    let seen = g.seen.lock();
+    assert!(
+        seen.exited.is_none(),
+        "the program exited: {:?}",
+        seen.exited
+    );
+    assert_eq!(seen.line_count, 301);
+    assert_eq!(
+        seen.output_alone, 0,
+        "output lines without their screen change"
+    );
+    assert!(
+        !seen.after_output,
+        "the last output lines without their screen change"
+    );
 }
 
 #[test]

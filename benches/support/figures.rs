@@ -34,6 +34,25 @@ pub fn load() -> String {
         .unwrap_or_default()
 }
 
+/// Context switches (voluntary and not) of all of a process's threads so far: each is a
+/// thread put to sleep or preempted and woken again, what a hand-off between threads costs.
+pub fn context_switches(pid: i32) -> u64 {
+    let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    threads
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("status")).ok())
+        .flat_map(|status| {
+            status
+                .lines()
+                .filter(|l| l.contains("ctxt_switches:"))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
 pub fn ticks_over(pids: &[i32], window: Duration) -> Vec<u64> {
     let before: Vec<u64> = pids.iter().map(|p| cpu_ticks(*p)).collect();
     std::thread::sleep(window);

@@ -1,5 +1,6 @@
 //! `GET /api/coding-agents/events`: Server-Sent Events, one per change, with a keep-alive.
-//! `?output=lines` asks for `task:output` events without the task (only its new lines).
+//! `?output=lines` asks for `task:output` events without the task (only its new lines);
+//! `?output=last`, with only the newest of them.
 
 use super::error::ApiError;
 use super::tasks::url_pairs;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
-/// Reads `output` (`task`, the default, or `lines`); other query keys are ignored.
+/// Reads `output` (`task`, the default, `lines` or `last`); other query keys are ignored.
 fn output_form(raw: Option<&str>) -> Result<OutputForm, ApiError> {
     let mut form = OutputForm::default();
     for (k, v) in url_pairs(raw.unwrap_or("")) {
@@ -70,6 +71,7 @@ mod tests {
             output_form(Some("x=1&output=task")).unwrap(),
             OutputForm::Task
         );
+        assert_eq!(output_form(Some("output=last")).unwrap(), OutputForm::Last);
         assert!(output_form(Some("output=")).is_err());
         assert!(output_form(Some("output=LINES")).is_err());
     }

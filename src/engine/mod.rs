@@ -17,6 +17,7 @@ mod status;
 mod tasks;
 mod transcript;
 mod trash;
+mod wake_pump;
 mod worktrees;
 
 pub use crate::wire::Collected;
@@ -142,6 +143,10 @@ pub(crate) struct Inner {
     state_dir: PathBuf,
     store: Store,
     events: broadcast::Sender<Event>,
+    /// See [`Engine::subscribe_screens`].
+    screens: broadcast::Sender<String>,
+    /// Wakes session followers in rounds (see `wake_pump`).
+    followers: Arc<wake_pump::WakePump>,
     tasks: RwLock<TaskTable>,
     seq: AtomicI64,
     started: Instant,
@@ -240,6 +245,8 @@ impl Engine {
             state_dir: dir.path.clone(),
             store,
             events,
+            screens: broadcast::channel(1024).0,
+            followers: Arc::default(),
             tasks: RwLock::new(table),
             seq: AtomicI64::new(max_seq + 1),
             started: Instant::now(),
@@ -262,6 +269,7 @@ impl Engine {
             engine.store().put(session_repairs).await?;
         }
         engine.spawn_dispatcher();
+        tokio::spawn(engine.inner.followers.clone().run(engine.closing()));
         engine.restore_autopilot(&loaded.settings);
         Ok(engine)
     }
@@ -281,6 +289,19 @@ impl Engine {
     /// Every change from now on. Dropping the receiver unsubscribes.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.inner.events.subscribe()
+    }
+
+    /// The ids of sessions whose screen changed, at most about once a frame per session while
+    /// a program floods: for watchers in this process. The event stream does not carry them,
+    /// so its tasks are not woken for every agent's every redraw.
+    pub fn subscribe_screens(&self) -> broadcast::Receiver<String> {
+        self.inner.screens.subscribe()
+    }
+
+    pub(crate) fn publish_screen(&self, session_id: &str) {
+        if self.inner.screens.receiver_count() > 0 {
+            let _ = self.inner.screens.send(session_id.to_string());
+        }
     }
 
     pub(crate) fn publish(&self, event: Event) {

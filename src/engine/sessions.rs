@@ -67,15 +67,37 @@ struct InboxState {
     exit: Option<ExitInfo>,
 }
 
-#[derive(Default)]
 struct Inbox {
     state: Mutex<InboxState>,
-    wake: tokio::sync::Notify,
+    /// Woken at once for a status fact or the exit, in the pump's next round for output and
+    /// screen changes.
+    follower: Arc<super::wake_pump::Waiting>,
+    pump: Arc<super::wake_pump::WakePump>,
     /// Also signalled for a status fact or the exit: they cut a flood's gathering short.
     urgent: tokio::sync::Notify,
 }
 
 impl Inbox {
+    fn new(pump: Arc<super::wake_pump::WakePump>) -> Inbox {
+        Inbox {
+            state: Mutex::default(),
+            follower: Arc::default(),
+            pump,
+            urgent: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        let s = self.state.lock();
+        s.lines.is_empty() && !s.screen && s.activity.is_empty() && s.exit.is_none()
+    }
+
+    /// Whether a status fact or the exit waits to be taken.
+    fn has_urgent(&self) -> bool {
+        let s = self.state.lock();
+        !s.activity.is_empty() || s.exit.is_some()
+    }
+
     /// Called on the session's threads: never blocks beyond a short lock.
     fn push(&self, ev: SessionEvent) {
         {
@@ -85,8 +107,16 @@ impl Inbox {
                     s.lines.extend(l);
                     let excess = s.lines.len().saturating_sub(crate::task::OUTPUT_LINES_KEPT);
                     s.lines.drain(..excess);
+                    // The screen event of the same bytes follows at once and wakes the
+                    // follower for both: one wake-up per write of the program, not two.
+                    return;
                 }
-                SessionEvent::Screen => s.screen = true,
+                SessionEvent::Screen => {
+                    s.screen = true;
+                    drop(s);
+                    self.pump.wake_soon(&self.follower);
+                    return;
+                }
                 SessionEvent::Activity(a) => {
                     s.activity.push(a);
                     self.urgent.notify_one();
@@ -97,7 +127,7 @@ impl Inbox {
                 }
             }
         }
-        self.wake.notify_one();
+        self.follower.wake.notify_one();
     }
 }
 
@@ -541,7 +571,7 @@ impl Engine {
         let facts = Facts::started(provider.is_interactive());
         spec.marker = id.clone();
 
-        let inbox = Arc::new(Inbox::default());
+        let inbox = Arc::new(Inbox::new(self.inner.followers.clone()));
         let sink = inbox.clone();
         let pty =
             PtySession::spawn(spec, Box::new(move |ev| sink.push(ev))).map_err(|e| match e {
@@ -636,6 +666,9 @@ impl Engine {
     /// Follows one session's events until it exits.
     async fn follow(self, entry: Arc<SessionEntry>, inbox: Arc<Inbox>) {
         let mut output = OutputPacer::default();
+        // When the inbox was last taken: what arrives sooner after it gathers until
+        // `FOLLOW_INTERVAL` has passed, unless a status fact or the exit comes.
+        let mut taken: Option<std::time::Instant> = None;
         loop {
             let due = output.due();
             let held_until = async {
@@ -645,20 +678,35 @@ impl Engine {
                 }
             };
             tokio::select! {
-                _ = inbox.wake.notified() => {}
+                _ = inbox.follower.wake.notified() => {}
                 _ = held_until => {}
             }
+            let held_due = due.is_some_and(|at| at <= std::time::Instant::now());
+            if !held_due && inbox.is_empty() {
+                // A wake-up for what an earlier take already took.
+                continue;
+            }
+            // Waiting only when woken early, not after every take: a program that writes
+            // now and then (a spinner) costs one wake-up per write, not two.
+            if let Some(gathered) = taken.map(|t| t + FOLLOW_INTERVAL)
+                && gathered > std::time::Instant::now()
+                && !inbox.has_urgent()
+            {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(gathered.into()) => {}
+                    _ = inbox.urgent.notified() => {}
+                }
+            }
+            taken = Some(std::time::Instant::now());
             let InboxState {
                 lines,
                 screen,
                 activity,
                 exit: exited,
             } = std::mem::take(&mut *inbox.state.lock());
-            let session_id = entry.info.lock().id.clone();
             if screen {
-                self.publish(Event::Screen {
-                    session_id: session_id.clone(),
-                });
+                let id = entry.info.lock().id.clone();
+                self.publish_screen(&id);
                 self.watch_limit_wait(&entry, false);
             }
             output.hold(lines);
@@ -679,13 +727,6 @@ impl Engine {
                     let _ = tokio::task::spawn_blocking(move || pty.release_scrollback()).await;
                 }
                 return;
-            }
-            if !urgent {
-                // Output only: let more gather, unless a status fact or the exit comes.
-                tokio::select! {
-                    _ = tokio::time::sleep(FOLLOW_INTERVAL) => {}
-                    _ = inbox.urgent.notified() => {}
-                }
             }
         }
     }

@@ -152,6 +152,8 @@ impl std::fmt::Display for ExitInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionEvent {
     /// Complete output lines, ANSI stripped (the last partial line comes before `Exited`).
+    /// Always followed at once by `Screen` (or `Exited`), so an owner may wait for that one
+    /// to take both.
     Output(Vec<String>),
     /// The screen changed (coalesced: at most one per processed batch of output).
     Screen,

@@ -45,6 +45,10 @@ const STACK_SIZE: usize = 256 * 1024;
 #[derive(Default)]
 struct Inbox {
     data: Vec<u8>,
+    /// The output lines the reader split from `data` (and from bytes already taken): they
+    /// go out with the screen change of the same bytes, so the engine is woken once per
+    /// write of the program, not once for its lines and again for its screen.
+    lines: Vec<String>,
     /// The reader saw EOF/EIO.
     eof: bool,
     /// The leader was reaped (set by the waiter).
@@ -91,8 +95,8 @@ struct Shared {
     inbox_ready: Condvar,
     /// Signalled when the processing thread took the inbox's bytes.
     inbox_space: Condvar,
-    /// Held while the reader delivers output lines; `true` once `Exited` is being delivered,
-    /// so no line can follow it.
+    /// Held while output lines are delivered; `true` once `Exited` is being delivered, so no
+    /// line can follow it.
     output_gate: Mutex<bool>,
     /// Bumped after each change to the terminal (a batch parsed, a resize, the end), so
     /// watchers wake on a change instead of polling; nothing queues however many bumps.
@@ -513,12 +517,6 @@ fn read_loop(
     let mut buf = vec![0u8; CHUNK_SIZE];
     let mut splitter = LineSplitter::default();
     let mut lines: Vec<String> = Vec::new();
-    let deliver = |lines: Vec<String>| {
-        let gate = sh.output_gate.lock();
-        if !*gate {
-            sh.emit(SessionEvent::Output(lines));
-        }
-    };
     loop {
         let n = match reader.read(&mut buf) {
             Ok(0) => break,
@@ -531,9 +529,6 @@ fn read_loop(
             t.flush();
         }
         splitter.feed(&buf[..n], &mut lines);
-        if !lines.is_empty() {
-            deliver(std::mem::take(&mut lines));
-        }
         let mut inbox = sh.inbox.lock();
         while inbox.data.len() >= INBOX_CAP && !inbox.closed {
             sh.inbox_space.wait(&mut inbox);
@@ -542,15 +537,24 @@ fn read_loop(
             return;
         }
         inbox.data.extend_from_slice(&buf[..n]);
+        inbox.lines.append(&mut lines);
         drop(inbox);
         sh.inbox_ready.notify_one();
     }
-    if let Some(rest) = splitter.finish() {
-        deliver(vec![rest]);
-    }
     drop(transcript);
-    sh.inbox.lock().eof = true;
+    let mut inbox = sh.inbox.lock();
+    inbox.lines.extend(splitter.finish());
+    inbox.eof = true;
+    drop(inbox);
     sh.inbox_ready.notify_one();
+}
+
+/// Hands output lines on, unless the exit is already being delivered: no line follows it.
+fn deliver_lines(sh: &Shared, lines: Vec<String>) {
+    let gate = sh.output_gate.lock();
+    if !*gate {
+        sh.emit(SessionEvent::Output(lines));
+    }
 }
 
 /// Waits for the leader without reaping it (WNOWAIT), so its pid stays reserved while the
@@ -668,9 +672,13 @@ fn process_loop(sh: Arc<Shared>) {
             None => activity.deadline(),
         };
         let mut timed_out = false;
-        let (new_eof, new_exit) = {
+        let (new_eof, new_exit, lines) = {
             let mut inbox = sh.inbox.lock();
-            while inbox.data.is_empty() && inbox.eof == eof && inbox.exit == exit_at.is_some() {
+            while inbox.data.is_empty()
+                && inbox.lines.is_empty()
+                && inbox.eof == eof
+                && inbox.exit == exit_at.is_some()
+            {
                 match deadline {
                     Some(d) => {
                         if sh.inbox_ready.wait_until(&mut inbox, d).timed_out() {
@@ -683,9 +691,17 @@ fn process_loop(sh: Arc<Shared>) {
             }
             batch.clear();
             std::mem::swap(&mut inbox.data, &mut batch);
-            (inbox.eof, inbox.exit)
+            (inbox.eof, inbox.exit, std::mem::take(&mut inbox.lines))
         };
         sh.inbox_space.notify_one();
+        if !lines.is_empty() {
+            deliver_lines(&sh, lines);
+            if batch.is_empty() {
+                // The last partial line at EOF: its own screen event is what wakes the
+                // engine for it (see `SessionEvent::Output`).
+                sh.emit(SessionEvent::Screen);
+            }
+        }
 
         if !batch.is_empty() {
             since_trim += batch.len();
@@ -736,7 +752,7 @@ fn process_loop(sh: Arc<Shared>) {
         inbox.data = Vec::new();
     }
     sh.inbox_space.notify_all();
-    // Finish: the reader delivered the last partial line before EOF; close the gate so no
+    // Finish: the last partial line before EOF was delivered above; close the gate so no
     // line can come after the exit, then the exit.
     *sh.output_gate.lock() = true;
     let info = sh.state.lock().exit.clone().unwrap_or_default();

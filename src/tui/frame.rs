@@ -18,7 +18,7 @@ const QUIET: Duration = Duration::from_millis(32);
 
 #[derive(Debug, Default)]
 pub struct FramePacer {
-    /// When the last frame was drawn.
+    /// When the last frame started.
     last: Option<Instant>,
     /// The last frame came after a quiet spell: the next may be drawn at once.
     spare: bool,
@@ -38,7 +38,8 @@ impl FramePacer {
         self.earliest().is_none_or(|t| t <= now)
     }
 
-    /// Records a frame drawn at `now`.
+    /// Records a frame whose drawing started at `now` (the period counts from the start, so
+    /// the time a frame takes to draw and write is not added to it).
     pub fn drawn(&mut self, now: Instant) {
         self.spare = self
             .last

@@ -268,9 +268,12 @@ where
         // Draw when something changed, at most once per frame period (see `frame`).
         let mut frame_due: Option<Instant> = None;
         if app.dirty {
-            if pacer.may_draw(Instant::now()) {
+            let now = Instant::now();
+            if pacer.may_draw(now) {
                 terminal.draw(|f| app.draw(f))?;
-                pacer.drawn(Instant::now());
+                // The period runs from the frame's start: counted from its end, every frame
+                // took its own drawing and writing on top of the period.
+                pacer.drawn(now);
                 // After the frame, so the bell and the top bar's count come together.
                 notify::deliver(&alerts, &app.take_alerts(), &mut std::io::stdout());
             } else {

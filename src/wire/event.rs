@@ -171,6 +171,10 @@ pub enum OutputForm {
     /// `output=lines`: the task's id and the new lines only, once the subscriber has been
     /// sent the task whole (see [`Framer`]).
     Lines,
+    /// `output=last`: as `lines`, with only the newest of the new lines, for a reader that
+    /// shows each task's last line and not its output (the TUI): sixteen flooding agents
+    /// sent it hundreds of lines a second per agent it only parsed to throw away.
+    Last,
 }
 
 impl std::str::FromStr for OutputForm {
@@ -179,7 +183,8 @@ impl std::str::FromStr for OutputForm {
         match s {
             "task" => Ok(OutputForm::Task),
             "lines" => Ok(OutputForm::Lines),
-            other => Err(format!("output must be task or lines, not {other:?}")),
+            "last" => Ok(OutputForm::Last),
+            other => Err(format!("output must be task, lines or last, not {other:?}")),
         }
     }
 }
@@ -211,7 +216,11 @@ impl Framer {
                 kind: TaskEventKind::Output,
                 task,
                 lines,
-            } if self.form == OutputForm::Lines && self.sent_whole.contains(&task.id) => {
+            } if self.form != OutputForm::Task && self.sent_whole.contains(&task.id) => {
+                let lines = match self.form {
+                    OutputForm::Last => Arc::new(lines.last().cloned().into_iter().collect()),
+                    _ => lines,
+                };
                 EventFrame::OutputLines(OutputLines {
                     task_id: task.id.clone(),
                     lines,
@@ -220,7 +229,7 @@ impl Framer {
             Event::Task { kind, task, lines } => {
                 if kind == TaskEventKind::Deleted {
                     self.sent_whole.remove(&task.id);
-                } else if self.form == OutputForm::Lines {
+                } else if self.form != OutputForm::Task {
                     self.sent_whole.insert(task.id.clone());
                 }
                 EventFrame::Change(Event::Task { kind, task, lines })
@@ -452,7 +461,7 @@ impl schemars::JsonSchema for EventFrame {
                 let mut output = branch(kind.name(), &fields);
                 // Left out for a subscriber that asked for `?output=lines`.
                 output["required"] = json!(["type", "taskId", "lines"]);
-                output["description"] = json!(format!("New output lines. `task` is the whole task with all its output lines; it is left out when the stream was opened with `?output=lines` (except in the first event of each task after subscribing or after a `lagged` notice), for a reader that appends `lines` to its own copy of the task's `metadata.output`, keeping the newest {} (nothing else of the task changes in a `task:output` event).", crate::task::OUTPUT_LINES_KEPT));
+                output["description"] = json!(format!("New output lines. `task` is the whole task with all its output lines; it is left out when the stream was opened with `?output=lines` or `?output=last` (except in the first event of each task after subscribing or after a `lagged` notice), for a reader that appends `lines` to its own copy of the task's `metadata.output`, keeping the newest {} (nothing else of the task changes in a `task:output` event); with `last`, `lines` holds only the newest of the new lines.", crate::task::OUTPUT_LINES_KEPT));
                 output
             })
             .collect();
@@ -617,6 +626,13 @@ mod tests {
         };
         assert_eq!(light.frame(deleted.clone()), EventFrame::Change(deleted));
         assert_eq!(light.frame(ev()), EventFrame::Change(ev()));
+        // `last`: the newest of the new lines only.
+        let mut last = Framer::new(OutputForm::Last);
+        assert_eq!(last.frame(ev()), EventFrame::Change(ev()));
+        round_trip(
+            &last.frame(ev()),
+            json!({"type": "task:output", "taskId": "t1", "lines": ["b"]}),
+        );
         // The default form is the event as it always was; other kinds never get lighter.
         let mut whole = Framer::new(OutputForm::Task);
         assert_eq!(whole.frame(ev()), EventFrame::Change(ev()));
@@ -638,7 +654,7 @@ mod tests {
         assert_eq!("lines".parse(), Ok(OutputForm::Lines));
         assert_eq!("task".parse(), Ok(OutputForm::Task));
         let e = "all".parse::<OutputForm>().unwrap_err();
-        assert_eq!(e, "output must be task or lines, not \"all\"");
+        assert_eq!(e, "output must be task, lines or last, not \"all\"");
     }
 
     /// Every frame the encoder can make has the fields of its `type`'s branch in the schema

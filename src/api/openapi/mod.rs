@@ -529,15 +529,15 @@ fn orchestrator(spec: &mut Spec) {
         .describe("Each event's name is its `type`; its data is one `EventFrame` as JSON. A comment `keep-alive` comes every 15 s. A reader that falls behind gets `lagged` with how many it missed, and then reads the state again.")
         .query(
             "output",
-            json!({"type": "string", "enum": ["task", "lines"], "default": "task"}),
-            "What a `task:output` event carries: `task` (the default), the whole task with all its output lines and the new `lines`; `lines`, the task's id and the new `lines` only, for a reader that keeps its own copy of each task's output.",
+            json!({"type": "string", "enum": ["task", "lines", "last"], "default": "task"}),
+            "What a `task:output` event carries: `task` (the default), the whole task with all its output lines and the new `lines`; `lines`, the task's id and the new `lines` only, for a reader that keeps its own copy of each task's output; `last`, the task's id and only the newest of the new lines (in `lines`), for a reader that shows each task's last line and not its output.",
         )
         .extension_with("x-event-data", |g| g.subschema_for::<EventFrame>().to_value())
         .raw_answer(200, json!({
             "description": "The event stream (it does not end until orchestra stops).",
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
         }))
-        .error(400, "An `output` that is not `task` or `lines`.")
+        .error(400, "An `output` that is not `task`, `lines` or `last`.")
         .add();
     for (action, id, summary) in [
         (

@@ -122,6 +122,7 @@ pub fn fetch_snapshot(api: &Api) -> Result<Snapshot, String> {
     let mut tasks = list.tasks;
     // The API lists newest first; the app wants oldest first.
     tasks.reverse();
+    tasks.iter_mut().for_each(keep_newest_line);
     let sessions: SessionList = api
         .read("/api/coding-agents/sessions", "the session list")
         .map_err(e)?;
@@ -195,12 +196,23 @@ fn apply(snap: &mut Snapshot, ev: &Event) -> bool {
     }
 }
 
-/// Appends a light `task:output` event's lines to the copy of its task as the daemon did
-/// (`Task::append_output_lines`, keeping the newest `OUTPUT_LINES_KEPT`); returns the whole
-/// change for the app. `None`: the copy has no such task, so it missed events.
+/// The copy keeps only a task's newest output line: all the TUI shows of its output (the
+/// details' `output` row; the terminal pane and the transcript show the rest), and all the
+/// event stream sends it (`?output=last`).
+fn keep_newest_line(task: &mut Arc<crate::task::Task>) {
+    let kept = task.metadata.output.len();
+    if kept > 1 {
+        Arc::make_mut(task).metadata.output.drain(..kept - 1);
+    }
+}
+
+/// Appends a light `task:output` event's line to the copy of its task (see
+/// [`keep_newest_line`]); returns the whole change for the app. `None`: the copy has no such
+/// task, so it missed events.
 fn append_output(snap: &mut Snapshot, out: OutputLines) -> Option<Event> {
     let task = snap.tasks.iter_mut().find(|t| t.id == out.task_id)?;
     Arc::make_mut(task).append_output_lines(out.lines.iter().cloned());
+    keep_newest_line(task);
     Some(Event::Task {
         kind: TaskEventKind::Output,
         task: task.clone(),
@@ -242,10 +254,11 @@ fn run(shared: &Shared, locate: &Locate) {
 
 /// Subscribes, then reads the state whole: nothing that happens after the read is missed.
 fn connect(shared: &Shared, api: &Api) -> Result<ureq::Body, String> {
-    // Output events without their task: the copy appends their lines. Parsing each busy
-    // agent's whole output four times a second was most of what the TUI did.
+    // Output events without their task, with only their newest line: the copy keeps that.
+    // Parsing each busy agent's whole output four times a second was most of what the TUI
+    // did, then parsing a flooding agent's every line (grid) most of what its link did.
     let body = api
-        .open_stream("/api/coding-agents/events?output=lines")
+        .open_stream("/api/coding-agents/events?output=last")
         .map_err(|e| e.to_string())?;
     let snap = fetch_snapshot(api)?;
     *shared.api.write() = api.clone();
@@ -295,7 +308,10 @@ fn follow(shared: &Shared, api: &Api, body: ureq::Body) -> String {
         };
         data.clear();
         let (ev, followed) = match frame {
-            Some(EventFrame::Change(ev)) => {
+            Some(EventFrame::Change(mut ev)) => {
+                if let Event::Task { task, .. } = &mut ev {
+                    keep_newest_line(task);
+                }
                 let ok = apply(&mut shared.snap.lock(), &ev);
                 (Some(ev), ok)
             }
@@ -383,7 +399,7 @@ mod tests {
     }
 
     #[test]
-    fn light_output_is_appended_to_the_copy_as_the_daemon_appends_it() {
+    fn light_output_leaves_the_copy_with_the_daemons_newest_line() {
         let mut snap = Snapshot {
             tasks: vec![task("a", "one")],
             ..Default::default()
@@ -405,8 +421,18 @@ mod tests {
             assert_eq!(lines.len(), n);
             assert!(Arc::ptr_eq(&task, &snap.tasks[0]));
         }
+        // The copy is the daemon's task with its newest line only, whether the event
+        // brought many lines (`?output=lines`) or that one (`?output=last`).
+        assert_eq!(daemons.metadata.output.len(), OUTPUT_LINES_KEPT);
+        let newest = daemons.metadata.output.last().cloned();
+        daemons.metadata.output = newest.into_iter().collect();
         assert_eq!(*snap.tasks[0], daemons);
-        assert_eq!(snap.tasks[0].metadata.output.len(), OUTPUT_LINES_KEPT);
+        let out = OutputLines {
+            task_id: "a".into(),
+            lines: Arc::new(vec!["last".into()]),
+        };
+        assert!(append_output(&mut snap, out).is_some());
+        assert_eq!(snap.tasks[0].metadata.output, [Arc::from("last")]);
         // What the app held is its own version, unchanged.
         assert!(held_by_the_app.metadata.output.is_empty());
         // Lines of a task the copy does not have: it missed events, and reads it all again.
