@@ -31,6 +31,13 @@ const CHUNK_SIZE: usize = 64 * 1024;
 /// fairly: a reader of the screen (a stream, a snapshot, a key's mode) waits for one small
 /// slice at most, not for a flood's backlog behind a parser preempted while holding it.
 const PARSE_SLICE: usize = 8 * 1024;
+/// A read at most this large is parsed by the reader itself when the processing thread is
+/// idle: a program that writes a little now and then (a spinner, a prompt, an echo) wakes
+/// one thread per write, not two. Larger reads (a flood) go to the processing thread, so
+/// reading and parsing go on side by side.
+const INLINE_MAX: usize = 4 * 1024;
+/// ... and when the read waited at least this long for it (the program writes now and then).
+const INLINE_AFTER_WAIT: Duration = Duration::from_millis(1);
 /// After the leader is reaped, how long to wait for the reader's EOF before finishing anyway.
 const EXIT_DRAIN: Duration = Duration::from_millis(1000);
 /// Grace for leftovers of a leader that exited by itself (SIGTERM, then SIGKILL).
@@ -55,6 +62,19 @@ struct Inbox {
     exit: bool,
     /// The processing thread is done; the reader stops.
     closed: bool,
+    /// A batch is being parsed (by the processing thread, or inline by the reader): the
+    /// other waits, so output is parsed in the order it was read.
+    parsing: bool,
+    /// The reader changed the output's activity (parsing inline): the processing thread's
+    /// deadline for the next change is another one now.
+    activity_changed: bool,
+}
+
+/// What parsing output keeps between batches, whichever thread parses.
+struct Parsed {
+    activity: ActivityTracker,
+    /// Output processed since memory was last given back (see `memory.rs`).
+    since_trim: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,8 +102,6 @@ struct State {
 struct Shared {
     pid: i32,
     marker: String,
-    settle: Duration,
-    startup_quiet: Duration,
     term: Mutex<Terminal>,
     writer: Mutex<Box<dyn Write + Send>>,
     master: Mutex<Box<dyn MasterPty + Send>>,
@@ -95,6 +113,10 @@ struct Shared {
     inbox_ready: Condvar,
     /// Signalled when the processing thread took the inbox's bytes.
     inbox_space: Condvar,
+    /// Signalled when the reader finished parsing a batch inline.
+    inline_done: Condvar,
+    /// Taken before `term` and `state` (never while holding them), never with `inbox`.
+    parsed: Mutex<Parsed>,
     /// Held while output lines are delivered; `true` once `Exited` is being delivered, so no
     /// line can follow it.
     output_gate: Mutex<bool>,
@@ -210,8 +232,6 @@ impl PtySession {
         let shared = Arc::new(Shared {
             pid,
             marker,
-            settle: spec.settle,
-            startup_quiet: spec.startup_quiet,
             term: Mutex::new(Terminal::new(rows, cols, spec.scrollback)),
             writer: Mutex::new(writer),
             master: Mutex::new(pair.master),
@@ -229,6 +249,11 @@ impl PtySession {
             inbox: Mutex::new(Inbox::default()),
             inbox_ready: Condvar::new(),
             inbox_space: Condvar::new(),
+            inline_done: Condvar::new(),
+            parsed: Mutex::new(Parsed {
+                activity: ActivityTracker::new(Instant::now(), spec.settle, spec.startup_quiet),
+                since_trim: 0,
+            }),
             output_gate: Mutex::new(false),
             screen_generation: tokio::sync::watch::Sender::new(0),
         });
@@ -518,6 +543,7 @@ fn read_loop(
     let mut splitter = LineSplitter::default();
     let mut lines: Vec<String> = Vec::new();
     loop {
+        let asked = Instant::now();
         let n = match reader.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
@@ -535,6 +561,27 @@ fn read_loop(
         }
         if inbox.closed {
             return;
+        }
+        // Only after waiting for it: back-to-back reads are a flood, even in small pieces.
+        let sporadic = n <= INLINE_MAX && asked.elapsed() >= INLINE_AFTER_WAIT;
+        if sporadic && inbox.data.is_empty() && inbox.lines.is_empty() && !inbox.parsing {
+            inbox.parsing = true;
+            drop(inbox);
+            if !lines.is_empty() {
+                deliver_lines(&sh, std::mem::take(&mut lines));
+            }
+            let changed = parse_output(&sh, &buf[..n]);
+            let mut inbox = sh.inbox.lock();
+            inbox.parsing = false;
+            // The processing thread waits for the quiet that follows (or for nothing, after a
+            // quiet spell): its deadline changed.
+            inbox.activity_changed |= changed;
+            drop(inbox);
+            sh.inline_done.notify_all();
+            if changed {
+                sh.inbox_ready.notify_one();
+            }
+            continue;
         }
         inbox.data.extend_from_slice(&buf[..n]);
         inbox.lines.append(&mut lines);
@@ -657,25 +704,49 @@ fn signal_name(signo: i32) -> String {
         .unwrap_or_else(|_| format!("SIG{signo}"))
 }
 
-/// The processing thread: parser, replies, activity, events.
+/// Parses output and reports what it changed; `true` when the output's activity changed
+/// (its deadline with it).
+fn parse_output(sh: &Shared, bytes: &[u8]) -> bool {
+    for chunk in bytes.chunks(PARSE_SLICE) {
+        let mut term = sh.term.lock();
+        let replies = term.process(chunk);
+        parking_lot::MutexGuard::unlock_fair(term);
+        if !replies.is_empty() {
+            let mut w = sh.writer.lock();
+            let _ = w.write_all(&replies).and_then(|()| w.flush());
+        }
+    }
+    sh.screen_changed();
+    sh.emit(SessionEvent::Screen);
+    // Reported under the lock: the processing thread may be deciding the output went quiet
+    // meanwhile, and the two changes must be reported in the order they were made.
+    let mut parsed = sh.parsed.lock();
+    parsed.since_trim += bytes.len();
+    let changed = parsed
+        .activity
+        .on_output(Instant::now(), || sh.term.lock().fingerprint());
+    report_activity(sh, changed);
+    changed.is_some()
+}
+
+/// The processing thread: parser (of what the reader does not parse itself), replies,
+/// activity, events.
 fn process_loop(sh: Arc<Shared>) {
-    let mut activity = ActivityTracker::new(Instant::now(), sh.settle, sh.startup_quiet);
     let mut exit_at: Option<Instant> = None;
     let mut eof = false;
     let mut batch: Vec<u8> = Vec::new();
-    // Output processed since memory was last given back (see `memory.rs`).
-    let mut since_trim = 0usize;
     loop {
         // Without output arriving (quiet, nothing to drain) it blocks without a timer.
         let deadline = match exit_at {
             Some(at) => Some(at + EXIT_DRAIN),
-            None => activity.deadline(),
+            None => sh.parsed.lock().activity.deadline(),
         };
         let mut timed_out = false;
         let (new_eof, new_exit, lines) = {
             let mut inbox = sh.inbox.lock();
             while inbox.data.is_empty()
                 && inbox.lines.is_empty()
+                && !inbox.activity_changed
                 && inbox.eof == eof
                 && inbox.exit == exit_at.is_some()
             {
@@ -691,6 +762,12 @@ fn process_loop(sh: Arc<Shared>) {
             }
             batch.clear();
             std::mem::swap(&mut inbox.data, &mut batch);
+            inbox.activity_changed = false;
+            // Whatever the reader put here came after what it parsed inline, which is done
+            // (it only queues bytes while no batch is being parsed inline).
+            if !batch.is_empty() {
+                inbox.parsing = true;
+            }
             (inbox.eof, inbox.exit, std::mem::take(&mut inbox.lines))
         };
         sh.inbox_space.notify_one();
@@ -704,20 +781,8 @@ fn process_loop(sh: Arc<Shared>) {
         }
 
         if !batch.is_empty() {
-            since_trim += batch.len();
-            for chunk in batch.chunks(PARSE_SLICE) {
-                let mut term = sh.term.lock();
-                let replies = term.process(chunk);
-                parking_lot::MutexGuard::unlock_fair(term);
-                if !replies.is_empty() {
-                    let mut w = sh.writer.lock();
-                    let _ = w.write_all(&replies).and_then(|()| w.flush());
-                }
-            }
-            let changed = activity.on_output(Instant::now(), || sh.term.lock().fingerprint());
-            sh.screen_changed();
-            sh.emit(SessionEvent::Screen);
-            report_activity(&sh, changed);
+            parse_output(&sh, &batch);
+            sh.inbox.lock().parsing = false;
             // Keep big buffers only while a flood lasts (idle sessions stay small).
             if batch.capacity() > 256 * 1024 {
                 batch = Vec::new();
@@ -728,14 +793,37 @@ fn process_loop(sh: Arc<Shared>) {
             exit_at = Some(Instant::now());
         }
         if exit_at.is_some() && (eof || (timed_out && batch.is_empty())) {
+            // Not while the reader parses inline: nothing may follow the exit.
+            let mut inbox = sh.inbox.lock();
+            while inbox.parsing {
+                sh.inline_done.wait(&mut inbox);
+            }
+            inbox.closed = true;
             break;
         }
         if timed_out && batch.is_empty() {
-            let changed = activity.on_deadline(sh.term.lock().fingerprint());
-            report_activity(&sh, changed);
+            // The reader may have parsed output since this deadline was set: quiet only if
+            // the deadline it has now has passed.
+            let trim = {
+                let mut parsed = sh.parsed.lock();
+                if parsed
+                    .activity
+                    .deadline()
+                    .is_none_or(|d| d > Instant::now())
+                {
+                    continue;
+                }
+                let changed = parsed.activity.on_deadline(sh.term.lock().fingerprint());
+                report_activity(&sh, changed);
+                let trim = changed.is_some_and(Activity::is_quiet)
+                    && parsed.since_trim >= TRIM_AFTER_BYTES;
+                if trim {
+                    parsed.since_trim = 0;
+                }
+                trim
+            };
             // A flood is over: what it freed goes back to the system.
-            if changed.is_some_and(Activity::is_quiet) && since_trim >= TRIM_AFTER_BYTES {
-                since_trim = 0;
+            if trim {
                 {
                     let mut inbox = sh.inbox.lock();
                     if inbox.data.is_empty() {
@@ -762,7 +850,7 @@ fn process_loop(sh: Arc<Shared>) {
     sh.cond.notify_all();
     drop(st);
     sh.screen_changed();
-    if since_trim >= TRIM_AFTER_BYTES {
+    if sh.parsed.lock().since_trim >= TRIM_AFTER_BYTES {
         give_back_freed_memory();
     }
 }
