@@ -298,9 +298,10 @@ impl Engine {
         self.inner.screens.subscribe()
     }
 
-    pub(crate) fn publish_screen(&self, session_id: &str) {
+    /// Nobody watches in the daemon: then not even the id is read.
+    pub(crate) fn publish_screen(&self, session_id: impl FnOnce() -> String) {
         if self.inner.screens.receiver_count() > 0 {
-            let _ = self.inner.screens.send(session_id.to_string());
+            let _ = self.inner.screens.send(session_id());
         }
     }
 

@@ -31,7 +31,7 @@ const OUTPUT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(25
 /// While a program floods, the follower takes its output and screen changes at most this
 /// often (what arrives meanwhile is taken in one go); a status fact or the exit is taken at
 /// once. Woken for every read of the terminal instead, it made thousands of wake-ups a second
-/// (and as many `Event::Screen` broadcasts) for one flooding session.
+/// (and as many screen-change broadcasts) for one flooding session.
 const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(16);
 
 /// A request to start a session.
@@ -705,8 +705,7 @@ impl Engine {
                 exit: exited,
             } = std::mem::take(&mut *inbox.state.lock());
             if screen {
-                let id = entry.info.lock().id.clone();
-                self.publish_screen(&id);
+                self.publish_screen(|| entry.info.lock().id.clone());
                 self.watch_limit_wait(&entry, false);
             }
             output.hold(lines);

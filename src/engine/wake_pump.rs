@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 
 /// Shortest time between two rounds while sessions keep changing; the first change after a
 /// quiet spell goes at once.
-pub(super) const ROUND: Duration = Duration::from_millis(16);
+const ROUND: Duration = Duration::from_millis(16);
 
 /// One follower's place in the pump.
 #[derive(Default)]

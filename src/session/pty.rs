@@ -567,10 +567,7 @@ fn read_loop(
         if sporadic && inbox.data.is_empty() && inbox.lines.is_empty() && !inbox.parsing {
             inbox.parsing = true;
             drop(inbox);
-            if !lines.is_empty() {
-                deliver_lines(&sh, std::mem::take(&mut lines));
-            }
-            let changed = parse_output(&sh, &buf[..n]);
+            let changed = take_output(&sh, std::mem::take(&mut lines), &buf[..n]);
             let mut inbox = sh.inbox.lock();
             inbox.parsing = false;
             // The processing thread waits for the quiet that follows (or for nothing, after a
@@ -594,14 +591,6 @@ fn read_loop(
     inbox.eof = true;
     drop(inbox);
     sh.inbox_ready.notify_one();
-}
-
-/// Hands output lines on, unless the exit is already being delivered: no line follows it.
-fn deliver_lines(sh: &Shared, lines: Vec<String>) {
-    let gate = sh.output_gate.lock();
-    if !*gate {
-        sh.emit(SessionEvent::Output(lines));
-    }
 }
 
 /// Waits for the leader without reaping it (WNOWAIT), so its pid stays reserved while the
@@ -704,9 +693,25 @@ fn signal_name(signo: i32) -> String {
         .unwrap_or_else(|_| format!("SIG{signo}"))
 }
 
-/// Parses output and reports what it changed; `true` when the output's activity changed
-/// (its deadline with it).
-fn parse_output(sh: &Shared, bytes: &[u8]) -> bool {
+/// Hands on the output lines split from `bytes` (unless the exit is already being
+/// delivered: no line follows it), then parses `bytes` and reports what they changed; the
+/// lines are always followed by a screen change (see `SessionEvent::Output`), even the last
+/// partial line at EOF, which comes without bytes. `true` when the output's activity changed
+/// (its deadline with it). Whichever thread parses (see `INLINE_MAX`).
+fn take_output(sh: &Shared, lines: Vec<String>, bytes: &[u8]) -> bool {
+    let had_lines = !lines.is_empty();
+    if had_lines {
+        let gate = sh.output_gate.lock();
+        if !*gate {
+            sh.emit(SessionEvent::Output(lines));
+        }
+    }
+    if bytes.is_empty() {
+        if had_lines {
+            sh.emit(SessionEvent::Screen);
+        }
+        return false;
+    }
     for chunk in bytes.chunks(PARSE_SLICE) {
         let mut term = sh.term.lock();
         let replies = term.process(chunk);
@@ -771,17 +776,8 @@ fn process_loop(sh: Arc<Shared>) {
             (inbox.eof, inbox.exit, std::mem::take(&mut inbox.lines))
         };
         sh.inbox_space.notify_one();
-        if !lines.is_empty() {
-            deliver_lines(&sh, lines);
-            if batch.is_empty() {
-                // The last partial line at EOF: its own screen event is what wakes the
-                // engine for it (see `SessionEvent::Output`).
-                sh.emit(SessionEvent::Screen);
-            }
-        }
-
+        take_output(&sh, lines, &batch);
         if !batch.is_empty() {
-            parse_output(&sh, &batch);
             sh.inbox.lock().parsing = false;
             // Keep big buffers only while a flood lasts (idle sessions stay small).
             if batch.capacity() > 256 * 1024 {
