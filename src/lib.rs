@@ -10,6 +10,7 @@ pub mod daemon;
 pub mod engine;
 pub mod git;
 pub mod niceness;
+pub mod output_line;
 pub mod providers;
 pub mod session;
 pub mod state_dir;

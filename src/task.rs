@@ -4,7 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
+
+pub use crate::output_line::OutputLine;
 
 /// Where a task is in its life. `Completed`, `Failed` and `Cancelled` are final.
 #[derive(
@@ -186,8 +187,10 @@ pub struct TaskMetadata {
     pub progress: Progress,
     // Shared, not owned: each change to a task is a copy of it, and a busy agent's task (up
     // to `OUTPUT_LINES_KEPT` lines) is copied for every batch of its output, by the engine
-    // and by each TUI's copy. Copying shared lines is a count each, not a string.
-    pub output: Vec<Arc<str>>,
+    // and by each TUI's copy. Copying shared lines is a count each, not a string; each line
+    // carries its JSON text, so encoding the copy does not escape the old lines again.
+    #[schemars(with = "Vec<String>")]
+    pub output: Vec<OutputLine>,
     pub steps: Vec<Step>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<TaskResult>,
@@ -499,7 +502,7 @@ impl Task {
         self.encoded = Default::default();
         self.metadata
             .output
-            .extend(lines.into_iter().map(Arc::from));
+            .extend(lines.into_iter().map(OutputLine::from));
         let len = self.metadata.output.len();
         if len > OUTPUT_LINES_KEPT {
             self.metadata.output.drain(..len - OUTPUT_LINES_KEPT);
@@ -634,7 +637,7 @@ mod tests {
         assert_eq!(t.metadata.completed_at, None);
         assert!(t.metadata.result.is_none());
         assert_eq!(t.metadata.progress, Progress::default());
-        assert_eq!(t.metadata.output, [Arc::from("working")]);
+        assert_eq!(t.metadata.output, ["working"]);
         let step = t.metadata.steps.last().unwrap();
         assert_eq!(step.description, "continued: and the tests");
         assert_eq!(step.output.as_deref(), Some("it had completed: did it"));

@@ -432,7 +432,7 @@ mod tests {
             lines: Arc::new(vec!["last".into()]),
         };
         assert!(append_output(&mut snap, out).is_some());
-        assert_eq!(snap.tasks[0].metadata.output, [Arc::from("last")]);
+        assert_eq!(snap.tasks[0].metadata.output, ["last"]);
         // What the app held is its own version, unchanged.
         assert!(held_by_the_app.metadata.output.is_empty());
         // Lines of a task the copy does not have: it missed events, and reads it all again.
