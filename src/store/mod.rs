@@ -2,6 +2,9 @@
 //!
 //! Every write is acknowledged only after its transaction has committed with
 //! `synchronous=FULL`, so an acknowledged write survives `kill -9` and power loss alike.
+//! A batch of only unacknowledged writes (`put_later`: output snapshots, statuses) commits
+//! without waiting for the disk: it survives `kill -9` (it is in the log), and the next
+//! acknowledged commit makes it durable with its own, since the log is written in order.
 //! Writers that arrive while a commit is in flight are batched into the next transaction,
 //! which is what keeps durable writes fast under concurrency.
 
@@ -365,6 +368,7 @@ fn writer_loop(
     wal: &Path,
 ) {
     let mut since_checkpoint = 0u32;
+    let mut durability = Durability::Full;
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while let Ok(more) = rx.try_recv() {
@@ -373,7 +377,10 @@ fn writer_loop(
                 break;
             }
         }
-        let outcome = commit(&mut conn, &batch).map_err(|e| Failed::of(&e));
+        let outcome = durability
+            .set(&conn, Durability::of(&batch))
+            .and_then(|()| commit(&mut conn, &batch))
+            .map_err(|e| Failed::of(&e));
         since_checkpoint += 1;
         if since_checkpoint >= COMMITS_PER_CHECKPOINT {
             // Full means one is already asked for: that one will do.
@@ -391,6 +398,50 @@ fn writer_loop(
         // After the answers, so no acknowledged write waits for it.
         if std::fs::metadata(wal).is_ok_and(|m| m.len() > LOG_BYTES_BOUND) {
             empty_the_log(&conn);
+        }
+    }
+}
+
+/// Whether a commit waits for the disk. With 50 busy agents, their output snapshots were an
+/// fsync every few commits, for writes nobody waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    /// `synchronous=FULL`: someone waits for the write to be acknowledged.
+    Full,
+    /// `synchronous=NORMAL`: nobody waits; the log keeps it across a crash of orchestra.
+    Normal,
+}
+
+impl Durability {
+    fn of(batch: &[Job]) -> Durability {
+        if batch.iter().any(|job| job.done.is_some()) {
+            Durability::Full
+        } else {
+            Durability::Normal
+        }
+    }
+
+    /// Switches the connection to `wanted` if it is not there already. A batch that cannot
+    /// have `Full` fails rather than be acknowledged without it; one that cannot have
+    /// `Normal` is committed with `Full`, which only costs time.
+    fn set(&mut self, conn: &Connection, wanted: Durability) -> Result<(), rusqlite::Error> {
+        if *self == wanted {
+            return Ok(());
+        }
+        let value = match wanted {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        };
+        match conn.pragma_update(None, "synchronous", value) {
+            Ok(()) => {
+                *self = wanted;
+                Ok(())
+            }
+            Err(e) if wanted == Durability::Normal => {
+                tracing::warn!(error = %e, "could not commit without waiting for the disk");
+                Ok(())
+            }
+            Err(e) => Err(e),
         }
     }
 }
@@ -495,6 +546,36 @@ mod tests {
         let ids: Vec<_> = loaded.tasks.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["t0", "t1", "t2", "t3", "t4"]);
         assert_eq!(loaded.tasks[1].json, "{\"n\":10}");
+    }
+
+    #[tokio::test]
+    async fn later_and_acknowledged_writes_interleaved_all_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        let rec = |i: i64| Record {
+            table: Table::Tasks,
+            id: format!("t{i}"),
+            seq: i,
+            owner: None,
+            json: format!("{{\"n\":{i}}}"),
+        };
+        {
+            let (store, _) = Store::open(&db).unwrap();
+            // Later writes (a batch of only those commits without waiting for the disk)
+            // between acknowledged ones, which switch the connection back.
+            for i in 0..30 {
+                if i % 3 == 0 {
+                    store.put(vec![rec(i)]).await.unwrap();
+                } else {
+                    store.put_later(vec![rec(i)]);
+                }
+            }
+            store.flush().await.unwrap();
+        }
+        let (_store, loaded) = Store::open(&db).unwrap();
+        let ids: Vec<String> = loaded.tasks.iter().map(|r| r.id.clone()).collect();
+        let want: Vec<String> = (0..30).map(|i| format!("t{i}")).collect();
+        assert_eq!(ids, want);
     }
 
     #[tokio::test]
