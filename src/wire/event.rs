@@ -134,6 +134,17 @@ impl Event {
         }
     }
 
+    /// Whether it is a `task:output`: new output lines, the kind a busy agent sends many of.
+    pub fn is_output(&self) -> bool {
+        matches!(
+            self,
+            Event::Task {
+                kind: TaskEventKind::Output,
+                ..
+            }
+        )
+    }
+
     /// Whether it stays in the process (never sent to event-stream subscribers).
     pub fn is_local(&self) -> bool {
         matches!(self, Event::Screen { .. })
