@@ -11,7 +11,7 @@
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::Notify;
 
 /// Shortest time between two rounds while sessions keep changing; the first change after a
@@ -31,6 +31,10 @@ pub(super) struct Waiting {
 pub(crate) struct WakePump {
     next_round: Mutex<Vec<Arc<Waiting>>>,
     kick: Notify,
+    /// The pump waits for a kick: nothing changed since its last round. While sessions keep
+    /// changing it goes round by itself, one round per [`ROUND`], and the sessions' threads
+    /// do not wake it (a wake-up from outside the runtime pulls a worker out of its sleep).
+    idle: AtomicBool,
 }
 
 impl WakePump {
@@ -45,7 +49,9 @@ impl WakePump {
             next.push(who.clone());
             next.len() == 1
         };
-        if first {
+        // The pump sets `idle` before it looks at the list for the last time (under the same
+        // lock), so either it sees this follower there or this sees it idle.
+        if first && self.idle.load(Ordering::SeqCst) {
             self.kick.notify_one();
         }
     }
@@ -53,22 +59,30 @@ impl WakePump {
     /// Runs the rounds until `closing` resolves.
     pub(super) async fn run(self: Arc<Self>, closing: impl std::future::Future<Output = ()>) {
         tokio::pin!(closing);
-        let mut last: Option<Instant> = None;
         loop {
-            tokio::select! {
-                _ = self.kick.notified() => {}
-                _ = &mut closing => return,
+            self.idle.store(true, Ordering::SeqCst);
+            if self.next_round.lock().is_empty() {
+                tokio::select! {
+                    _ = self.kick.notified() => {}
+                    _ = &mut closing => return,
+                }
             }
-            if let Some(at) = last.map(|l| l + ROUND)
-                && at > Instant::now()
-            {
-                tokio::time::sleep_until(at.into()).await;
-            }
-            last = Some(Instant::now());
-            let round = std::mem::take(&mut *self.next_round.lock());
-            for who in round {
-                who.queued.store(false, Ordering::Release);
-                who.wake.notify_one();
+            self.idle.store(false, Ordering::SeqCst);
+            // The first change after a quiet spell goes at once; then a round per `ROUND`
+            // while there are changes.
+            loop {
+                let round = std::mem::take(&mut *self.next_round.lock());
+                if round.is_empty() {
+                    break;
+                }
+                for who in round {
+                    who.queued.store(false, Ordering::Release);
+                    who.wake.notify_one();
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(ROUND) => {}
+                    _ = &mut closing => return,
+                }
             }
         }
     }
