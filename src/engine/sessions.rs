@@ -28,12 +28,6 @@ const REPLY_SCROLLBACK: usize = 2_000;
 /// terminal, was most of the cost of a watched flood.
 const OUTPUT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// While a program floods, the follower takes its output and screen changes at most this
-/// often (what arrives meanwhile is taken in one go); a status fact or the exit is taken at
-/// once. Woken for every read of the terminal instead, it made thousands of wake-ups a second
-/// (and as many screen-change broadcasts) for one flooding session.
-const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(16);
-
 /// A request to start a session.
 #[derive(Debug, Clone, Default)]
 pub struct SpawnSession {
@@ -70,11 +64,10 @@ struct InboxState {
 struct Inbox {
     state: Mutex<InboxState>,
     /// Woken at once for a status fact or the exit, in the pump's next round for output and
-    /// screen changes.
+    /// screen changes (so while a program floods, its follower takes what came at most once
+    /// a round), and by the pump when held output falls due.
     follower: Arc<super::wake_pump::Waiting>,
     pump: Arc<super::wake_pump::WakePump>,
-    /// Also signalled for a status fact or the exit: they cut a flood's gathering short.
-    urgent: tokio::sync::Notify,
 }
 
 impl Inbox {
@@ -83,19 +76,12 @@ impl Inbox {
             state: Mutex::default(),
             follower: Arc::default(),
             pump,
-            urgent: tokio::sync::Notify::new(),
         }
     }
 
     fn is_empty(&self) -> bool {
         let s = self.state.lock();
         s.lines.is_empty() && !s.screen && s.activity.is_empty() && s.exit.is_none()
-    }
-
-    /// Whether a status fact or the exit waits to be taken.
-    fn has_urgent(&self) -> bool {
-        let s = self.state.lock();
-        !s.activity.is_empty() || s.exit.is_some()
     }
 
     /// Called on the session's threads: never blocks beyond a short lock.
@@ -117,14 +103,8 @@ impl Inbox {
                     self.pump.wake_soon(&self.follower);
                     return;
                 }
-                SessionEvent::Activity(a) => {
-                    s.activity.push(a);
-                    self.urgent.notify_one();
-                }
-                SessionEvent::Exited(e) => {
-                    s.exit = Some(e);
-                    self.urgent.notify_one();
-                }
+                SessionEvent::Activity(a) => s.activity.push(a),
+                SessionEvent::Exited(e) => s.exit = Some(e),
             }
         }
         self.follower.wake.notify_one();
@@ -666,38 +646,17 @@ impl Engine {
     /// Follows one session's events until it exits.
     async fn follow(self, entry: Arc<SessionEntry>, inbox: Arc<Inbox>) {
         let mut output = OutputPacer::default();
-        // When the inbox was last taken: what arrives sooner after it gathers until
-        // `FOLLOW_INTERVAL` has passed, unless a status fact or the exit comes.
-        let mut taken: Option<std::time::Instant> = None;
         loop {
             let due = output.due();
-            let held_until = async {
-                match due {
-                    Some(at) => tokio::time::sleep_until(at.into()).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                _ = inbox.follower.wake.notified() => {}
-                _ = held_until => {}
+            if let Some(at) = due {
+                inbox.pump.wake_at(&inbox.follower, at);
             }
+            inbox.follower.wake.notified().await;
             let held_due = due.is_some_and(|at| at <= std::time::Instant::now());
             if !held_due && inbox.is_empty() {
                 // A wake-up for what an earlier take already took.
                 continue;
             }
-            // Waiting only when woken early, not after every take: a program that writes
-            // now and then (a spinner) costs one wake-up per write, not two.
-            if let Some(gathered) = taken.map(|t| t + FOLLOW_INTERVAL)
-                && gathered > std::time::Instant::now()
-                && !inbox.has_urgent()
-            {
-                tokio::select! {
-                    _ = tokio::time::sleep_until(gathered.into()) => {}
-                    _ = inbox.urgent.notified() => {}
-                }
-            }
-            taken = Some(std::time::Instant::now());
             let InboxState {
                 lines,
                 screen,
