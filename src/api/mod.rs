@@ -6,6 +6,7 @@ mod events;
 pub mod guard;
 pub mod openapi;
 mod orchestrator;
+mod pieces;
 mod sessions;
 mod sessions_common;
 mod stream;

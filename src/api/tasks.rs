@@ -4,7 +4,7 @@ use super::body::Body;
 use super::error::ApiError;
 use crate::engine::{CreateTask, Engine, TaskPatch};
 use crate::task::{Isolation, Progress, StepStatus, TaskResult, TaskStatus};
-use crate::wire::{DiffBody, Discarded, MergedTask, StepAdded, StepBody, TaskBody, TaskList};
+use crate::wire::{DiffBody, Discarded, MergedTask, StepAdded, StepBody, TaskBody};
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -112,9 +112,14 @@ fn percent_decode(s: &str) -> String {
 
 pub async fn list(State(engine): State<Engine>, RawQuery(q): RawQuery) -> ApiResult {
     let (status, limit) = list_query(q.as_deref())?;
-    ok(TaskList {
-        tasks: engine.list_tasks(status, limit),
-    })
+    let tasks = engine.list_tasks(status, limit);
+    match crate::wire::encoded::task_list_pieces(&tasks) {
+        Ok(pieces) => Ok(super::pieces::JsonPieces::new(pieces).into_response()),
+        Err(e) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the task list could not be encoded: {e}"),
+        )),
+    }
 }
 
 pub async fn get(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
