@@ -526,7 +526,7 @@ fn orchestrator(spec: &mut Spec) {
     .add();
     spec.op("get", "/api/coding-agents/events", "events", "Server-Sent Events, one per change")
         .tag("orchestrator")
-        .describe("Each event's name is its `type`; its data is one `EventFrame` as JSON. A comment `keep-alive` comes every 15 s. A reader that falls behind gets `lagged` with how many it missed, and then reads the state again.")
+        .describe("Each event's name is its `type`; its data is one `EventFrame` as JSON. A comment `keep-alive` comes every 15 s. A reader that falls behind gets `lagged` with how many it missed, and then reads the state again. Output is sent in batches: after a `task:output` the stream gathers what follows for 16 ms and sends it in one write; events keep their order, an event that follows output within those 16 ms waits for the batch, and every other event is sent at once.")
         .query(
             "output",
             json!({"type": "string", "enum": ["task", "lines", "last"], "default": "task"}),
