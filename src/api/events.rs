@@ -63,7 +63,8 @@ impl Reader {
         let mut batch = Vec::new();
         let first = match self.rx.recv().await {
             Err(RecvError::Closed) => return None,
-            first => first,
+            Err(RecvError::Lagged(missed)) => Err(missed),
+            Ok(ev) => Ok(ev),
         };
         let output = matches!(&first, Ok(ev) if ev.is_output());
         self.push(&mut batch, first);
@@ -75,26 +76,20 @@ impl Reader {
         loop {
             match self.rx.try_recv() {
                 Ok(ev) => self.push(&mut batch, Ok(ev)),
-                Err(TryRecvError::Lagged(missed)) => {
-                    self.push(&mut batch, Err(RecvError::Lagged(missed)))
-                }
+                Err(TryRecvError::Lagged(missed)) => self.push(&mut batch, Err(missed)),
                 Err(TryRecvError::Empty | TryRecvError::Closed) => break,
             }
         }
         Some((batch, self))
     }
 
-    fn push(
-        &mut self,
-        batch: &mut Vec<Result<SseEvent, Infallible>>,
-        item: Result<Event, RecvError>,
-    ) {
+    /// Frames one event (or a `lagged` notice: `Err` with how many were missed) into `batch`.
+    fn push(&mut self, batch: &mut Vec<Result<SseEvent, Infallible>>, item: Result<Event, u64>) {
         let (name, frame) = match item {
             Ok(ev) if ev.is_local() => return,
             Ok(ev) => (ev.name(), self.framer.frame(ev)),
             // A slow reader missed events: say so, so it can read the state again.
-            Err(RecvError::Lagged(missed)) => ("lagged", self.framer.lagged(missed)),
-            Err(RecvError::Closed) => return,
+            Err(missed) => ("lagged", self.framer.lagged(missed)),
         };
         match serde_json::to_string(&frame) {
             Ok(json) => batch.push(Ok(SseEvent::default().event(name).data(json))),

@@ -5,8 +5,9 @@
 //! they sent it pulled a runtime worker out of its sleep. Fifty agents redrawing a spinner ten
 //! times a second made five hundred of those a second, about a third of the daemon's context
 //! switches (`benches/busy_agents.rs` counts them). In rounds, one worker wakes up for all the
-//! sessions that changed meanwhile. What cannot wait (a status fact, the exit) does not go
-//! through the pump.
+//! sessions that changed meanwhile. Held output that falls due goes in the rounds too
+//! ([`WakePump::wake_at`]). What cannot wait (a status fact, the exit) does not go through the
+//! pump.
 
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -149,13 +150,23 @@ impl WakePump {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn a_follower_asked_for_many_times_is_woken_once_a_round() {
+    /// A pump running on the test's runtime, its stop, and its task.
+    fn running_pump() -> (
+        Arc<WakePump>,
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    ) {
         let pump = Arc::new(WakePump::default());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let running = tokio::spawn(pump.clone().run(async {
             let _ = stopped.await;
         }));
+        (pump, stop, running)
+    }
+
+    #[tokio::test]
+    async fn a_follower_asked_for_many_times_is_woken_once_a_round() {
+        let (pump, stop, running) = running_pump();
         let a = Arc::new(Waiting::default());
         let b = Arc::new(Waiting::default());
         for _ in 0..100 {
@@ -176,11 +187,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_follower_is_woken_at_the_time_it_asked_for_not_before() {
-        let pump = Arc::new(WakePump::default());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let running = tokio::spawn(pump.clone().run(async {
-            let _ = stopped.await;
-        }));
+        let (pump, stop, running) = running_pump();
         let a = Arc::new(Waiting::default());
         // A far time, then a nearer one: the nearer one stands, though the pump was already
         // sleeping towards the far one.
