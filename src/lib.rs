@@ -16,5 +16,6 @@ pub mod session;
 pub mod state_dir;
 pub mod store;
 pub mod task;
+pub mod task_output;
 pub mod tui;
 pub mod wire;

@@ -42,6 +42,11 @@ impl OutputLine {
         }))
     }
 
+    /// The line as a JSON string literal, quotes included.
+    pub fn json(&self) -> &str {
+        self.0.json.get()
+    }
+
     pub fn as_str(&self) -> &str {
         match &self.0.escaped_differs {
             Some(text) => text,

@@ -6,6 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use crate::output_line::OutputLine;
+pub use crate::task_output::TaskOutput;
 
 /// Where a task is in its life. `Completed`, `Failed` and `Cancelled` are final.
 #[derive(
@@ -185,12 +186,11 @@ impl Serialize for Progress {
 pub struct TaskMetadata {
     pub status: TaskStatus,
     pub progress: Progress,
-    // Shared, not owned: each change to a task is a copy of it, and a busy agent's task (up
-    // to `OUTPUT_LINES_KEPT` lines) is copied for every batch of its output, by the engine
-    // and by each TUI's copy. Copying shared lines is a count each, not a string; each line
-    // carries its JSON text, so encoding the copy does not escape the old lines again.
+    // Each change to a task is a copy of it, and a busy agent's task (up to
+    // `OUTPUT_LINES_KEPT` lines) is copied for every batch of its output: the lines are in
+    // blocks the copies share (see `TaskOutput`), and each line carries its JSON text.
     #[schemars(with = "Vec<String>")]
-    pub output: Vec<OutputLine>,
+    pub output: TaskOutput,
     pub steps: Vec<Step>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<TaskResult>,
@@ -386,7 +386,7 @@ impl Task {
             metadata: TaskMetadata {
                 status: TaskStatus::Pending,
                 progress: Progress::default(),
-                output: Vec::new(),
+                output: TaskOutput::default(),
                 steps: Vec::new(),
                 result: None,
                 error: None,
@@ -503,10 +503,7 @@ impl Task {
         self.metadata
             .output
             .extend(lines.into_iter().map(OutputLine::from));
-        let len = self.metadata.output.len();
-        if len > OUTPUT_LINES_KEPT {
-            self.metadata.output.drain(..len - OUTPUT_LINES_KEPT);
-        }
+        self.metadata.output.keep_newest(OUTPUT_LINES_KEPT);
     }
 
     /// Records a result and finishes the task: completed if it succeeded, else failed.

@@ -404,9 +404,7 @@ pub(crate) fn task_record(task: &Task, seq: i64) -> Record {
 /// [`task_record`] of a task version, through the version's one encoding: the same text,
 /// made once for the store and every reader (the API, the event stream).
 pub(crate) fn version_record(task: &Arc<Task>, seq: i64) -> Record {
-    let json = crate::wire::encoded::encoded(task)
-        .map(|j| j.get().to_string())
-        .unwrap_or_else(|_| "{}".into());
+    let json = crate::wire::encoded::joined_text(task).unwrap_or_else(|_| "{}".into());
     record_of(task, seq, json)
 }
 

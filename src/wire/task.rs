@@ -85,7 +85,7 @@ pub(crate) mod tests {
         let mut t = task();
         t.metadata.status = TaskStatus::Failed;
         t.metadata.progress = Progress::new(12.5).unwrap();
-        t.metadata.output = vec!["a".into()];
+        t.metadata.output = ["a"].into_iter().collect();
         t.metadata.steps = vec![Step {
             id: "p1".into(),
             description: "compile".into(),

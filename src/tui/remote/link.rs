@@ -202,7 +202,7 @@ fn apply(snap: &mut Snapshot, ev: &Event) -> bool {
 fn keep_newest_line(task: &mut Arc<crate::task::Task>) {
     let kept = task.metadata.output.len();
     if kept > 1 {
-        Arc::make_mut(task).metadata.output.drain(..kept - 1);
+        Arc::make_mut(task).metadata.output.keep_newest(1);
     }
 }
 
