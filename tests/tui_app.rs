@@ -1697,8 +1697,25 @@ async fn only_the_selected_tasks_output_asks_for_a_frame() {
         })
     };
     app.on_engine(output(&elsewhere, "not shown"));
-    assert!(!app.dirty, "another task's output asked for a frame");
+    assert_eq!(
+        app.frame_wanted_by(),
+        None,
+        "another task's output asked for a frame"
+    );
+    let asked = std::time::Instant::now();
     app.on_engine(output(&shown, "shown"));
-    assert!(app.dirty, "the selected task's output shows in its details");
+    let by = app.frame_wanted_by();
+    assert!(
+        by.is_some_and(|by| by <= asked + std::time::Duration::from_millis(500)),
+        "the selected task's output shows in its details, soon: {by:?}"
+    );
+    // A change drawn at once (a key) takes the waiting one with it.
+    app.dirty = true;
+    assert!(
+        app.frame_wanted_by()
+            .is_some_and(|by| by <= std::time::Instant::now())
+    );
+    screen_rows(&mut app, 120, 40);
+    assert_eq!(app.frame_wanted_by(), None, "both drawn in one frame");
     engine.shutdown().await;
 }

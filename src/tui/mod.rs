@@ -267,9 +267,11 @@ where
     loop {
         // Draw when something changed, at most once per frame period (see `frame`).
         let mut frame_due: Option<Instant> = None;
-        if app.dirty {
+        if let Some(by) = app.frame_wanted_by() {
             let now = Instant::now();
-            if pacer.may_draw(now) {
+            if by > now {
+                frame_due = Some(pacer.earliest().map_or(by, |earliest| earliest.max(by)));
+            } else if pacer.may_draw(now) {
                 terminal.draw(|f| app.draw(f))?;
                 // The period runs from the frame's start: counted from its end, every frame
                 // took its own drawing and writing on top of the period.

@@ -338,6 +338,9 @@ pub struct App {
     pub(crate) stale: bool,
     /// Something visible changed since the last frame.
     pub dirty: bool,
+    /// Something visible changed that can wait for the next frame until this time (see
+    /// `App::redraw_within`).
+    pub(crate) dirty_by: Option<Instant>,
     pub(crate) quit: bool,
     /// What to print once the terminal is restored (orchestra was stopped).
     pub farewell: Option<String>,
@@ -393,6 +396,7 @@ impl App {
             loaded: false,
             stale: true,
             dirty: true,
+            dirty_by: None,
             quit: false,
             farewell: None,
             color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),

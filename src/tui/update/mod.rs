@@ -9,6 +9,10 @@ use crate::tui::state::*;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
 
+/// How long the selected task's newest output line may wait to be drawn with another change
+/// (its terminal's, usually a few milliseconds later).
+const LAST_LINE_WAIT: Duration = Duration::from_millis(200);
+
 mod attention;
 mod diff;
 mod elapsed;
@@ -275,12 +279,14 @@ impl App {
             }) => {
                 // New output lines show only in the selected task's details (the grid shows
                 // terminals, drawn on screen events): 50 busy agents' output made the TUI
-                // redraw at its frame cap for one agent that changed ten times a second.
+                // redraw at its frame cap for one agent that changed ten times a second. Its
+                // last line can wait for the frame its terminal's next change draws: a
+                // working agent's output and screen change together, and each made a frame.
                 self.stale = true;
                 if self.grid.is_none()
                     && matches!(&self.selected, Some(Selected::Task(id)) if *id == task.id)
                 {
-                    self.dirty = true;
+                    self.redraw_within(LAST_LINE_WAIT);
                 }
             }
             Ok(Event::Task { kind, task, .. }) => {
@@ -301,6 +307,21 @@ impl App {
             }
             Err(broadcast::error::RecvError::Closed) => {}
         }
+    }
+
+    /// Asks for a frame that may wait up to `wait` to come with another one.
+    pub(crate) fn redraw_within(&mut self, wait: Duration) {
+        let by = Instant::now() + wait;
+        self.dirty_by = Some(self.dirty_by.map_or(by, |earlier| earlier.min(by)));
+    }
+
+    /// When a frame is wanted for what changed: at once (a time not after now) or by a later
+    /// time; `None` when nothing changed since the last frame.
+    pub fn frame_wanted_by(&self) -> Option<Instant> {
+        if self.dirty {
+            return Some(Instant::now());
+        }
+        self.dirty_by
     }
 
     /// When the loop must wake up by itself: elapsed times tick while a task runs, and
