@@ -84,7 +84,7 @@ impl App {
         let dim = Style::default().fg(Color::DarkGray);
         let label = |s: &'static str| Span::styled(format!("{s:<8}"), dim);
         let Some(t) = self.selected_task() else {
-            let block = pane_block(
+            let pane = PaneFrame::new(
                 Line::from(Span::styled(
                     " Details ",
                     Style::default().add_modifier(Modifier::BOLD),
@@ -92,8 +92,8 @@ impl App {
                 focused,
                 false,
             );
-            let inner = block.inner(area);
-            frame.render_widget(block, area);
+            let inner = pane.inner(area);
+            pane.render(frame, area);
             let mut lines = Vec::new();
             if let Some(p) = self.shown_prompt() {
                 lines.extend(prompt_lines(&p));
@@ -140,9 +140,9 @@ impl App {
             Span::styled(" Details ", Style::default().add_modifier(Modifier::BOLD)),
             Span::styled(format!("· steps {done}/{} ", t.metadata.steps.len()), dim),
         ]);
-        let block = pane_block(title, focused, false);
-        let inner = block.inner(area);
-        frame.render_widget(block, area);
+        let pane = PaneFrame::new(title, focused, false);
+        let inner = pane.inner(area);
+        pane.render(frame, area);
         if inner.height == 0 {
             return;
         }

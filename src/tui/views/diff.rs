@@ -147,16 +147,16 @@ impl App {
             ),
             dim,
         ));
-        let block = pane_block(Line::from(title), true, false);
-        let inner = block.inner(area);
+        let pane = PaneFrame::new(Line::from(title), true, false);
+        let inner = pane.inner(area);
         self.draw_diff_inside(frame, inner);
         // The border last: its bottom says which lines the frame just showed.
         let Some(v) = self.review.diff.as_ref() else {
             return;
         };
         let shown_to = (v.top + v.page).min(total);
-        let block = if total > 0 {
-            block.title_bottom(
+        let pane = if total > 0 {
+            pane.title_bottom(
                 Line::from(Span::styled(
                     format!(" {}–{} of {} ", v.top + 1, shown_to, total),
                     dim,
@@ -164,9 +164,9 @@ impl App {
                 .right_aligned(),
             )
         } else {
-            block
+            pane
         };
-        frame.render_widget(block, area);
+        pane.render(frame, area);
     }
 
     fn draw_diff_inside(&mut self, frame: &mut Frame, inner: Rect) {

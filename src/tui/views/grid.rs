@@ -132,7 +132,11 @@ impl App {
                     Style::default().fg(Color::DarkGray),
                 )));
             }
-            render_tile_frame(frame, tile.area, (border, border_style), title, bottom);
+            let mut edges = PaneFrame::styled(border, border_style, title);
+            for line in bottom {
+                edges = edges.title_bottom(line);
+            }
+            edges.render(frame, tile.area);
             let inner = tile.inner;
             let typing = self.typing && selected;
             let drawn = self.draw_live_screen(frame, &tile.session_id, inner, typing, &mut cursor);
@@ -148,59 +152,4 @@ impl App {
             frame.set_cursor_position(p);
         }
     }
-}
-
-/// Draws a tile's border and titles exactly as a bordered `Block` would, touching only the
-/// border's cells: a `Block` first styles every cell of its area, and the tiles cover the
-/// whole window in every frame while agents flood.
-fn render_tile_frame<'a>(
-    frame: &mut Frame,
-    area: Rect,
-    (border, style): (BorderType, Style),
-    title: Line<'a>,
-    bottom: Vec<Line<'a>>,
-) {
-    let edge = |borders| -> Block<'a> {
-        Block::default()
-            .borders(borders)
-            .border_type(border)
-            .border_style(style)
-    };
-    let with_bottom = |mut block: Block<'a>| {
-        for line in bottom {
-            block = block.title_bottom(line);
-        }
-        block
-    };
-    if area.height < 3 {
-        frame.render_widget(with_bottom(edge(Borders::ALL).title(title)), area);
-        return;
-    }
-    let row = |y| Rect {
-        y,
-        height: 1,
-        ..area
-    };
-    frame.render_widget(
-        edge(Borders::TOP | Borders::LEFT | Borders::RIGHT).title(title),
-        row(area.y),
-    );
-    frame.render_widget(
-        with_bottom(edge(Borders::BOTTOM | Borders::LEFT | Borders::RIGHT)),
-        row(area.bottom() - 1),
-    );
-    let middle = Rect {
-        y: area.y + 1,
-        height: area.height - 2,
-        width: 1,
-        ..area
-    };
-    frame.render_widget(edge(Borders::LEFT), middle);
-    frame.render_widget(
-        edge(Borders::RIGHT),
-        Rect {
-            x: area.right().saturating_sub(1),
-            ..middle
-        },
-    );
 }

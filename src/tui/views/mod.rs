@@ -168,29 +168,126 @@ pub fn zoomed(a: Areas) -> Areas {
     }
 }
 
-fn pane_block<'a>(title: Line<'a>, focused: bool, typing: bool) -> Block<'a> {
-    let (border, style) = if typing {
-        (
-            BorderType::Double,
-            Style::default()
-                .fg(Color::LightGreen)
-                .add_modifier(Modifier::BOLD),
-        )
-    } else if focused {
-        (
-            BorderType::Thick,
-            Style::default()
-                .fg(Color::LightCyan)
-                .add_modifier(Modifier::BOLD),
-        )
-    } else {
-        (BorderType::Rounded, Style::default().fg(Color::DarkGray))
-    };
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(border)
-        .border_style(style)
-        .title(title)
+/// A pane's border and titles. Drawn edge by edge, touching only the border's cells: a
+/// bordered `Block` first styles every cell of its area, once more per frame for the whole
+/// window, and the panes' content is drawn over them anyway.
+pub(super) struct PaneFrame<'a> {
+    border: BorderType,
+    style: Style,
+    top: Vec<Line<'a>>,
+    bottom: Vec<Line<'a>>,
+}
+
+impl<'a> PaneFrame<'a> {
+    /// A pane titled `title`: thick when focused, double while typing into it.
+    pub(super) fn new(title: Line<'a>, focused: bool, typing: bool) -> PaneFrame<'a> {
+        let (border, style) = if typing {
+            (
+                BorderType::Double,
+                Style::default()
+                    .fg(Color::LightGreen)
+                    .add_modifier(Modifier::BOLD),
+            )
+        } else if focused {
+            (
+                BorderType::Thick,
+                Style::default()
+                    .fg(Color::LightCyan)
+                    .add_modifier(Modifier::BOLD),
+            )
+        } else {
+            (BorderType::Rounded, Style::default().fg(Color::DarkGray))
+        };
+        PaneFrame::styled(border, style, title)
+    }
+
+    pub(super) fn styled(border: BorderType, style: Style, title: Line<'a>) -> PaneFrame<'a> {
+        PaneFrame {
+            border,
+            style,
+            top: vec![title],
+            bottom: Vec::new(),
+        }
+    }
+
+    pub(super) fn title_top(mut self, line: Line<'a>) -> PaneFrame<'a> {
+        self.top.push(line);
+        self
+    }
+
+    pub(super) fn title_bottom(mut self, line: Line<'a>) -> PaneFrame<'a> {
+        self.bottom.push(line);
+        self
+    }
+
+    /// The area inside the border.
+    pub(super) fn inner(&self, area: Rect) -> Rect {
+        Block::bordered().inner(area)
+    }
+
+    /// Draws the border and titles exactly as a bordered `Block` would.
+    pub(super) fn render(self, frame: &mut Frame, area: Rect) {
+        let PaneFrame {
+            border,
+            style,
+            top,
+            bottom,
+        } = self;
+        let edge = |borders| -> Block<'a> {
+            Block::default()
+                .borders(borders)
+                .border_type(border)
+                .border_style(style)
+        };
+        let titled = |mut block: Block<'a>, top: Vec<Line<'a>>, bottom: Vec<Line<'a>>| {
+            for line in top {
+                block = block.title_top(line);
+            }
+            for line in bottom {
+                block = block.title_bottom(line);
+            }
+            block
+        };
+        if area.height < 3 {
+            frame.render_widget(titled(edge(Borders::ALL), top, bottom), area);
+            return;
+        }
+        let row = |y| Rect {
+            y,
+            height: 1,
+            ..area
+        };
+        frame.render_widget(
+            titled(
+                edge(Borders::TOP | Borders::LEFT | Borders::RIGHT),
+                top,
+                Vec::new(),
+            ),
+            row(area.y),
+        );
+        frame.render_widget(
+            titled(
+                edge(Borders::BOTTOM | Borders::LEFT | Borders::RIGHT),
+                Vec::new(),
+                bottom,
+            ),
+            row(area.bottom() - 1),
+        );
+        let middle = Rect {
+            y: area.y + 1,
+            height: area.height - 2,
+            width: 1,
+            ..area
+        };
+        frame.render_widget(edge(Borders::LEFT), middle);
+        frame.render_widget(
+            edge(Borders::RIGHT),
+            Rect {
+                x: area.right().saturating_sub(1),
+                ..middle
+            },
+        );
+    }
 }
 
 fn strip_colors(buf: &mut Buffer) {
@@ -231,7 +328,7 @@ impl App {
             if !self.color {
                 strip_colors(frame.buffer_mut());
             }
-            self.dirty = false;
+            self.drawn();
             return;
         };
         self.draw_top(frame, areas.top);
@@ -257,7 +354,12 @@ impl App {
         if !self.color {
             strip_colors(frame.buffer_mut());
         }
+        self.drawn();
+    }
+
+    fn drawn(&mut self) {
         self.dirty = false;
+        self.dirty_by = None;
     }
 }
 

@@ -21,9 +21,9 @@ impl App {
                 Style::default().fg(Color::Yellow),
             ));
         }
-        let block = pane_block(Line::from(title), focused, false);
-        let inner = block.inner(area);
-        frame.render_widget(block, area);
+        let pane = PaneFrame::new(Line::from(title), focused, false);
+        let inner = pane.inner(area);
+        pane.render(frame, area);
         if inner.height == 0 || inner.width == 0 {
             return;
         }

@@ -25,9 +25,9 @@ impl App {
         let focused = self.focus == Focus::Terminal;
         let sid = self.shown_session_id();
         let (left, mark) = self.terminal_titles(area.width.saturating_sub(2) as usize);
-        let mut block = pane_block(Line::from(left), focused, self.typing);
+        let mut pane = PaneFrame::new(Line::from(left), focused, self.typing);
         if let Some(t) = self.shown_transcript() {
-            block = block.title_top(
+            pane = pane.title_top(
                 Line::from(Span::styled(
                     transcript_title(t, area.width.saturating_sub(2) as usize / 2),
                     Style::default()
@@ -38,9 +38,9 @@ impl App {
                 .right_aligned(),
             );
         } else if let Some(mark) = mark {
-            block = block.title_top(Line::from(mark).right_aligned());
+            pane = pane.title_top(Line::from(mark).right_aligned());
         }
-        frame.render_widget(block, area);
+        pane.render(frame, area);
         let dim = Style::default().fg(Color::DarkGray);
         let Some(sid) = sid else {
             let text = match self.selected_task() {
