@@ -46,9 +46,10 @@ impl Clone for Block {
 }
 
 impl Block {
-    fn with_room() -> Block {
+    /// Grows as lines come: most tasks hold a few lines, and 10,000 of them are listed.
+    fn empty() -> Block {
         Block {
-            lines: Vec::with_capacity(BLOCK_LINES),
+            lines: Vec::new(),
             json: OnceLock::new(),
         }
     }
@@ -112,7 +113,7 @@ impl TaskOutput {
     pub fn push(&mut self, line: OutputLine) {
         let needs_block = self.blocks.back().is_none_or(|b| b.is_full());
         if needs_block {
-            self.blocks.push_back(Arc::new(Block::with_room()));
+            self.blocks.push_back(Arc::new(Block::empty()));
         }
         if let Some(last) = self.blocks.back_mut() {
             // Copies the block only when an earlier version shares it, and it is not full.
@@ -313,6 +314,12 @@ mod tests {
             assert_eq!(first[i].as_ptr(), second[i].as_ptr(), "piece {i}");
         }
         assert_eq!(texts(&out).len(), 3 * BLOCK_LINES + 1);
+    }
+
+    #[test]
+    fn a_task_with_a_few_lines_holds_no_room_for_a_whole_block() {
+        let out = numbered(0..3);
+        assert!(out.blocks[0].lines.capacity() < BLOCK_LINES);
     }
 
     #[test]
