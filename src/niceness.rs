@@ -1,5 +1,5 @@
-//! Threads that do bulk work (parsing a flood, diffing screens for watchers) run at a lower
-//! priority than the threads that carry a user's keys.
+//! Threads that do bulk work (reading and parsing a flood) run at a lower priority than the
+//! threads that carry a user's keys.
 //!
 //! On a machine with fewer cores than busy programs, every hop of a keystroke (the TUI's
 //! reader, the socket, the daemon's workers, the PTY write) waits for a turn on a CPU, and

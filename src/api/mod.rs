@@ -201,6 +201,15 @@ pub async fn serve(
     app: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    // Small writes go out at once: with Nagle's algorithm a key typed into a session's stream
+    // could wait for the acknowledgement of the previous one, which a busy peer delays.
+    // Streams and events are small messages whose latency is what matters.
+    let bound = bound.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY on a connection");
+        }
+    });
     axum::serve(bound, app)
         .with_graceful_shutdown(shutdown)
         .await

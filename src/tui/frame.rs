@@ -40,11 +40,19 @@ impl FramePacer {
 
     /// Records a frame whose drawing started at `now` (the period counts from the start, so
     /// the time a frame takes to draw and write is not added to it).
+    ///
+    /// A frame drawn late, within a period of when it was due, counts from when it was due:
+    /// the loop's wake-up comes a millisecond or more after its timer (more on a loaded
+    /// machine), and counting from the wake-up made every period of a flood that much longer.
     pub fn drawn(&mut self, now: Instant) {
+        let due = self.earliest();
         self.spare = self
             .last
             .is_none_or(|last| now.saturating_duration_since(last) >= QUIET);
-        self.last = Some(now);
+        self.last = Some(match due {
+            Some(due) if now >= due && now < due + FRAME => due,
+            _ => now,
+        });
     }
 }
 
@@ -98,5 +106,37 @@ mod tests {
             now = next;
             p.drawn(now);
         }
+    }
+
+    #[test]
+    fn a_frame_drawn_late_counts_from_when_it_was_due() {
+        let t0 = Instant::now();
+        let mut p = FramePacer::default();
+        p.drawn(t0);
+        p.drawn(t0 + MS);
+        // Each wake-up comes 3 ms after the timer: the frames still keep the cap's pace.
+        let mut due = t0 + MS + FRAME;
+        for _ in 0..100 {
+            assert_eq!(p.earliest(), Some(due));
+            p.drawn(due + 3 * MS);
+            due += FRAME;
+        }
+        // Over 100 periods, 100 frames: never more than one per period on average.
+        assert_eq!(p.earliest(), Some(t0 + MS + 101 * FRAME));
+    }
+
+    #[test]
+    fn a_frame_a_period_or_more_late_starts_the_count_again() {
+        let t0 = Instant::now();
+        let mut p = FramePacer::default();
+        p.drawn(t0);
+        p.drawn(t0 + MS);
+        // A period or more late is a quiet spell: one spare, as ever, and no burst of
+        // frames to catch up with the periods missed.
+        let late = t0 + MS + FRAME + FRAME + 5 * MS;
+        p.drawn(late);
+        assert!(p.may_draw(late + MS));
+        p.drawn(late + MS);
+        assert_eq!(p.earliest(), Some(late + MS + FRAME));
     }
 }

@@ -6,6 +6,10 @@
 //! the async workers wait on the pool's own lock in `spawn_blocking` (seen with gdb), and the
 //! websocket carrying a typed key went unread meanwhile. A thread per client costs one
 //! sleeping thread and a channel; the async side only sends a request and awaits the reply.
+//!
+//! The thread runs at the normal priority, not as bulk work (`crate::niceness`): a diff takes
+//! little CPU, and at the bulk priority the 16 differs of a flooding grid waited 20 ms and more
+//! for a turn, so the TUI's frames came in bursts (45 a second instead of 50 and more).
 
 use super::sync::{ScreenSync, Update};
 use crate::session::PtySession;
@@ -29,7 +33,6 @@ impl Differ {
             .name("stream-diff".into())
             .stack_size(STACK_SIZE)
             .spawn(move || {
-                crate::niceness::mark_current_thread_as_bulk_work();
                 let mut sync = ScreenSync::new();
                 // Ends when the client's `Differ` is dropped.
                 while let Ok(reply) = incoming.recv() {
