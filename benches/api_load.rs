@@ -26,6 +26,8 @@
 //! 1 % of the counts: it checks that every route answers 2xx under concurrency and that the
 //! server stops cleanly, and judges no budget. Figures are recorded in BENCHMARKS.md.
 
+mod support;
+
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
@@ -85,14 +87,16 @@ impl Server {
                 .tempdir(),
         }
         .expect("cannot make a temporary state directory");
-        let mut child = Command::new(&bin)
-            .args(["serve", "--addr", "127.0.0.1:0", "--state-dir"])
+        let mut cmd = Command::new(&bin);
+        cmd.args(["serve", "--addr", "127.0.0.1:0", "--state-dir"])
             .arg(state.path())
             .env_remove("ORCHESTRA_TOKEN")
             .env_remove("ORCHESTRA_STATE_DIR")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::inherit());
+        support::detach_as_orchestra_does(&mut cmd);
+        let mut child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
         let stdout = child.stdout.take().expect("piped stdout");

@@ -43,7 +43,7 @@ impl Daemon {
             .stderr(Stdio::null());
         Daemon::env(&mut cmd, root);
         cmd.envs(env.iter().copied());
-        detach_as_orchestra_does(&mut cmd);
+        super::detach_as_orchestra_does(&mut cmd);
         let mut child = cmd.spawn().ok()?;
         let addr = super::listening_addr(&mut child)?;
         let http = super::http_agent();
@@ -163,26 +163,6 @@ impl Daemon {
         let _ = self.child.kill();
         let _ = self.child.wait();
         None
-    }
-}
-
-/// In its own session, as `orchestra` starts its daemon (`src/daemon.rs`): the kernel's
-/// autogroup scheduling then shares the CPU between the daemon and the bench's own processes
-/// (the `tmux send-keys` that type, the readers that stamp) as it does between a user's
-/// daemon and terminal. In the bench's session, the daemon's busy threads took the share of
-/// the bench's `send-keys`, and every key typed through the TUI waited for them. It still
-/// ends with the bench: SIGTERM when the bench's thread that started it goes away.
-fn detach_as_orchestra_does(cmd: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: setsid and prctl are async-signal-safe; between fork and exec they only change
-    // the child's own session and parent-death signal.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() == -1 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
     }
 }
 

@@ -105,6 +105,26 @@ pub fn flood_file(path: &std::path::Path, mb: u64) -> std::io::Result<u64> {
     Ok(written)
 }
 
+/// Puts a bench's `orchestra serve` in a session of its own, as `orchestra` starts its daemon
+/// (`src/daemon.rs`): the kernel's autogroup scheduling then shares the CPU between the daemon
+/// and the bench's own processes (the `tmux send-keys` that type, the clients that time) as it
+/// does between a user's daemon and terminal. In the bench's session, the daemon's busy
+/// threads took the bench's share, and every key typed through the TUI waited for them. It
+/// still ends with the bench: SIGTERM when the bench's thread that started it goes away.
+pub fn detach_as_orchestra_does(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid and prctl are async-signal-safe; between fork and exec they only change
+    // the child's own session and parent-death signal.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// `orchestra serve` on 127.0.0.1 port 0 and `state` (with `extra` flags): the release
 /// binary cargo builds for benches, or `ORCHESTRA_BIN`. Its child and its `host:port` once it
 /// listens; `None` if it does not start.
@@ -115,8 +135,8 @@ pub fn spawn_serve(
     let bin = orchestra_bin();
     let home = state.join("home");
     std::fs::create_dir_all(&home).ok()?;
-    let mut child = std::process::Command::new(bin)
-        .args(["serve", "--addr", "127.0.0.1:0"])
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(["serve", "--addr", "127.0.0.1:0"])
         .args(extra)
         .arg("--state-dir")
         .arg(state)
@@ -127,9 +147,9 @@ pub fn spawn_serve(
         .current_dir(&home)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .ok()?;
+        .stderr(std::process::Stdio::null());
+    detach_as_orchestra_does(&mut cmd);
+    let mut child = cmd.spawn().ok()?;
     let addr = listening_addr(&mut child)?;
     Some((child, addr))
 }

@@ -15,6 +15,7 @@ use parking_lot::{Condvar, Mutex};
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::io::{Read, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The pause between typed text and its submit key (callers run sends off the async workers).
@@ -99,10 +100,29 @@ struct State {
     tree_clean: bool,
 }
 
+/// The screen's modes that typing is encoded by, copied out under the parser's lock after
+/// each slice it parses: a key sent while a flood is parsed reads them without waiting for
+/// that lock (held by a bulk-priority thread, which may be preempted holding it).
+#[derive(Default)]
+struct TypingModes {
+    application_cursor: AtomicBool,
+    bracketed_paste: AtomicBool,
+}
+
+impl TypingModes {
+    fn follow(&self, screen: &vt100::Screen) {
+        self.application_cursor
+            .store(screen.application_cursor(), Ordering::Relaxed);
+        self.bracketed_paste
+            .store(screen.bracketed_paste(), Ordering::Relaxed);
+    }
+}
+
 struct Shared {
     pid: i32,
     marker: String,
     term: Mutex<Terminal>,
+    typing_modes: TypingModes,
     writer: Mutex<Box<dyn Write + Send>>,
     master: Mutex<Box<dyn MasterPty + Send>>,
     state: Mutex<State>,
@@ -233,6 +253,7 @@ impl PtySession {
             pid,
             marker,
             term: Mutex::new(Terminal::new(rows, cols, spec.scrollback)),
+            typing_modes: TypingModes::default(),
             writer: Mutex::new(writer),
             master: Mutex::new(pair.master),
             state: Mutex::new(State {
@@ -325,7 +346,11 @@ impl PtySession {
     /// Sends named keys (see [`super::encode_key`]), honouring application-cursor mode.
     /// Nothing is sent if any name is unknown.
     pub fn send_keys<S: AsRef<str>>(&self, keys: &[S]) -> Result<(), SessionError> {
-        let app_cursor = self.with_screen(|s| s.application_cursor());
+        let app_cursor = self
+            .shared
+            .typing_modes
+            .application_cursor
+            .load(Ordering::Relaxed);
         let bytes = encode_keys(keys, app_cursor)?;
         self.write(&bytes)
     }
@@ -333,7 +358,11 @@ impl PtySession {
     /// Types `text` and then sends `submit` (usually `b"\r"`; empty: do not submit).
     /// Multi-line text goes as a bracketed paste when the program enabled it.
     pub fn send_text(&self, text: &str, submit: &[u8]) -> Result<(), SessionError> {
-        let bracketed = self.with_screen(|s| s.bracketed_paste());
+        let bracketed = self
+            .shared
+            .typing_modes
+            .bracketed_paste
+            .load(Ordering::Relaxed);
         let bytes = encode_text(text, bracketed);
         if !bytes.is_empty() {
             let before = (!submit.is_empty()).then(|| self.with_screen(|s| s.contents()));
@@ -715,6 +744,7 @@ fn take_output(sh: &Shared, lines: Vec<String>, bytes: &[u8]) -> bool {
     for chunk in bytes.chunks(PARSE_SLICE) {
         let mut term = sh.term.lock();
         let replies = term.process(chunk);
+        sh.typing_modes.follow(term.screen());
         parking_lot::MutexGuard::unlock_fair(term);
         if !replies.is_empty() {
             let mut w = sh.writer.lock();

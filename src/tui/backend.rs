@@ -7,6 +7,7 @@
 //! app without a daemon; the app and its views have one code path for both.
 
 use super::diff_view::{PreparedDiff, WorktreeUsage};
+use super::keys::InputModes;
 use super::transcript_view::TRANSCRIPT_BYTES;
 use crate::engine::{CreateTask, Engine, EngineError, Event, Input, SessionInfo, TaskPatch};
 use crate::task::{Task, TaskStatus};
@@ -163,6 +164,14 @@ pub trait Cockpit: Send + Sync + 'static {
     fn write_input(&self, session_id: &str, bytes: Vec<u8>) -> Result<(), String>;
     /// Runs `f` on the session's current screen; `false` when the session has no terminal.
     fn with_screen(&self, session_id: &str, f: &mut dyn FnMut(&vt100::Screen)) -> bool;
+    /// How the session's terminal wants input encoded; `None` when it has no terminal. Read
+    /// for every typed key: a cockpit whose screens are parsed while the user types answers
+    /// without waiting for the parsing (the default reads the screen).
+    fn input_modes(&self, session_id: &str) -> Option<InputModes> {
+        let mut modes = None;
+        self.with_screen(session_id, &mut |s| modes = Some(InputModes::of(s)));
+        modes
+    }
     /// The sessions whose screens are on show together (the grid's tiles): a cockpit that
     /// streams screens keeps these streams open, with the one last asked for, and closes the
     /// rest. Empty: only the one last asked for (the terminal pane's).

@@ -4,6 +4,30 @@
 use crate::session::{Key, KeyCode};
 use crossterm::event::{self, KeyEvent, KeyEventKind, KeyModifiers};
 
+/// What typing into a terminal needs to know of its screen: how keys, pastes and the wheel
+/// are encoded. Copied out of the screen so that a key need not take the screen's lock, which
+/// the thread parsing the session's output holds while it parses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputModes {
+    pub application_cursor: bool,
+    pub bracketed_paste: bool,
+    pub alternate_screen: bool,
+    pub mouse_mode: vt100::MouseProtocolMode,
+    pub mouse_encoding: vt100::MouseProtocolEncoding,
+}
+
+impl InputModes {
+    pub fn of(screen: &vt100::Screen) -> InputModes {
+        InputModes {
+            application_cursor: screen.application_cursor(),
+            bracketed_paste: screen.bracketed_paste(),
+            alternate_screen: screen.alternate_screen(),
+            mouse_mode: screen.mouse_protocol_mode(),
+            mouse_encoding: screen.mouse_protocol_encoding(),
+        }
+    }
+}
+
 /// The key a crossterm event presses; `None`: nothing to send (key releases, bare modifiers,
 /// keys xterm has no sequence for).
 pub fn to_key(ev: &KeyEvent) -> Option<Key> {

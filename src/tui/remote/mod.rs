@@ -258,6 +258,11 @@ impl Cockpit for RemoteCockpit {
             .unwrap_or(false)
     }
 
+    fn input_modes(&self, session_id: &str) -> Option<crate::tui::keys::InputModes> {
+        self.on_stream(session_id, stream::Stream::input_modes)
+            .flatten()
+    }
+
     fn state_dir(&self) -> Option<PathBuf> {
         self.state_dir.clone()
     }

@@ -3,6 +3,7 @@
 //! One stream per shown session; dropping it closes the socket.
 
 use super::http::{Api, segment};
+use crate::tui::keys::InputModes;
 use crate::wire::Event;
 use crate::wire::{StreamEvent, StreamRequest};
 use futures_util::{SinkExt, StreamExt};
@@ -18,10 +19,33 @@ struct Term {
     parser: vt100::Parser,
     /// The server sent a screen (or is about to): the session has a terminal.
     has_terminal: bool,
-    /// The socket closed (session ended, or the daemon went away)…
-    closed: bool,
-    /// …while the link was in this generation (see `Stream::reopen_worthy`).
-    closed_in: u64,
+}
+
+/// What the UI thread asks of a stream on a key's path, kept beside the terminal: the
+/// terminal's thread holds the terminal's lock while it parses, and a key must not wait.
+struct Beside {
+    /// The terminal's input modes after the last changes applied; `None` without a terminal.
+    modes: Option<InputModes>,
+    /// The link's generation when the socket closed (the session ended, or the daemon went
+    /// away); `None` while it is open (see `Stream::reopen_worthy`).
+    closed_in: Option<u64>,
+}
+
+/// A stream's local side, shared by the stream, its socket's task and its terminal's thread.
+struct Local {
+    term: Mutex<Term>,
+    beside: Mutex<Beside>,
+}
+
+impl Local {
+    /// The input modes of the terminal as it is now (called by the terminal's thread).
+    fn publish_modes(&self) {
+        let modes = {
+            let t = self.term.lock();
+            t.has_terminal.then(|| InputModes::of(t.parser.screen()))
+        };
+        self.beside.lock().modes = modes;
+    }
 }
 
 /// Something to send up the socket.
@@ -32,7 +56,7 @@ enum Up {
 
 pub struct Stream {
     pub session_id: String,
-    term: Arc<Mutex<Term>>,
+    local: Arc<Local>,
     up: mpsc::UnboundedSender<Up>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -58,17 +82,21 @@ impl Stream {
     ) -> Stream {
         let parser = match before {
             Some(old) => {
-                let mut t = old.term.lock();
+                let mut t = old.local.term.lock();
                 std::mem::replace(&mut t.parser, vt100::Parser::new(2, 2, 0))
             }
             None => vt100::Parser::new(size.0.max(2), size.1.max(2), 0),
         };
-        let term = Arc::new(Mutex::new(Term {
-            parser,
-            has_terminal: true,
-            closed: false,
-            closed_in: 0,
-        }));
+        let local = Arc::new(Local {
+            beside: Mutex::new(Beside {
+                modes: Some(InputModes::of(parser.screen())),
+                closed_in: None,
+            }),
+            term: Mutex::new(Term {
+                parser,
+                has_terminal: true,
+            }),
+        });
         let (up, rx) = mpsc::unbounded_channel();
         let url = format!(
             "{}/api/coding-agents/sessions/{}/stream",
@@ -79,14 +107,14 @@ impl Stream {
             url,
             api.token().map(str::to_string),
             session_id.to_string(),
-            term.clone(),
+            local.clone(),
             rx,
             events,
             generation,
         ));
         Stream {
             session_id: session_id.to_string(),
-            term,
+            local,
             up,
             task,
         }
@@ -95,12 +123,20 @@ impl Stream {
     /// Closed, and the link has connected again since: orchestra went away and came back, so
     /// a new stream may show the session again.
     pub fn reopen_worthy(&self, generation: u64) -> bool {
-        let t = self.term.lock();
-        t.closed && generation > t.closed_in
+        self.local
+            .beside
+            .lock()
+            .closed_in
+            .is_some_and(|closed_in| generation > closed_in)
+    }
+
+    /// How the terminal wants input encoded, without waiting for the terminal's lock.
+    pub fn input_modes(&self) -> Option<InputModes> {
+        self.local.beside.lock().modes
     }
 
     pub fn with_screen(&self, f: &mut dyn FnMut(&vt100::Screen)) -> bool {
-        let term = self.term.lock();
+        let term = self.local.term.lock();
         if !term.has_terminal {
             return false;
         }
@@ -153,10 +189,10 @@ const TERM_QUEUE: usize = 64;
 /// Applies the server's changes to the local terminal on a thread of its own: parsing 16
 /// flooding tiles on the async workers delayed the sockets that carry the user's keys. At
 /// the normal priority: the UI thread draws under the terminal's lock, and a parser at the
-/// priority of bulk work, preempted while holding it, held the frame back (keys no longer
-/// take that lock, see [`Stream::input`]).
+/// priority of bulk work, preempted while holding it, held the frame back (keys do not take
+/// that lock: see [`Beside`]).
 fn spawn_term_thread(
-    term: Arc<Mutex<Term>>,
+    local: Arc<Local>,
     mut ops: mpsc::Receiver<TermOp>,
     screen_changed: impl Fn() + Send + 'static,
 ) -> std::io::Result<()> {
@@ -164,19 +200,20 @@ fn spawn_term_thread(
         .name("tui-stream".into())
         .spawn(move || {
             while let Some(first) = ops.blocking_recv() {
-                apply(&term, first);
+                apply(&local, first);
                 // Everything that arrived meanwhile, before one redraw is asked for.
                 while let Ok(more) = ops.try_recv() {
-                    apply(&term, more);
+                    apply(&local, more);
                 }
+                local.publish_modes();
                 screen_changed();
             }
         })
         .map(drop)
 }
 
-fn apply(term: &Mutex<Term>, op: TermOp) {
-    let mut t = term.lock();
+fn apply(local: &Local, op: TermOp) {
+    let mut t = local.term.lock();
     match op {
         TermOp::Output(bytes) => t.parser.process(&bytes),
         TermOp::Reset(rows, cols) => t.parser = vt100::Parser::new(rows, cols, 0),
@@ -185,11 +222,11 @@ fn apply(term: &Mutex<Term>, op: TermOp) {
             generation,
             has_terminal,
         } => {
-            t.closed = true;
-            t.closed_in = generation;
             if let Some(h) = has_terminal {
                 t.has_terminal = h;
             }
+            drop(t);
+            local.beside.lock().closed_in = Some(generation);
         }
     }
 }
@@ -198,7 +235,7 @@ async fn run(
     url: String,
     token: Option<String>,
     session_id: String,
-    term: Arc<Mutex<Term>>,
+    local: Arc<Local>,
     mut up: mpsc::UnboundedReceiver<Up>,
     events: broadcast::Sender<Event>,
     generation: Arc<AtomicU64>,
@@ -209,15 +246,16 @@ async fn run(
             session_id: session_id.clone(),
         });
     };
-    if let Err(e) = spawn_term_thread(term.clone(), ops, screen_changed.clone()) {
+    if let Err(e) = spawn_term_thread(local.clone(), ops, screen_changed.clone()) {
         tracing::error!(error = %e, "cannot start a stream's terminal thread");
         apply(
-            &term,
+            &local,
             TermOp::Closed {
                 generation: generation.load(Ordering::SeqCst),
                 has_terminal: None,
             },
         );
+        local.publish_modes();
         return screen_changed();
     }
     // Applied (and the redraw asked for) by the terminal's thread, after what came before.
@@ -321,6 +359,20 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
     use std::time::{Duration, Instant};
 
+    /// A stream of session `s1` of the websocket server at `addr`, 24×80 until it says more.
+    fn open_to(addr: std::net::SocketAddr) -> Stream {
+        let (events, _) = broadcast::channel(16);
+        Stream::open(
+            &tokio::runtime::Handle::current(),
+            &Api::new(&format!("http://{addr}"), None),
+            "s1",
+            (24, 80),
+            None,
+            Arc::new(AtomicU64::new(0)),
+            events,
+        )
+    }
+
     /// Polls `done` every 10 ms until it holds or `within` passed.
     async fn poll_until(within: Duration, mut done: impl FnMut() -> bool) -> bool {
         let deadline = Instant::now() + within;
@@ -334,7 +386,8 @@ mod tests {
     }
 
     /// Under a flood the terminal's thread falls behind, its queue fills and the socket is no
-    /// longer read; a key typed then still goes up at once. (It waited for the queue before,
+    /// longer read; a key typed then still goes up at once, and nothing on its way waits for
+    /// the terminal's lock. (It waited for the queue before,
     /// up to 145 ms with 16 flooding tiles.)
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_key_goes_up_while_the_terminal_is_behind() {
@@ -371,23 +424,14 @@ mod tests {
             tokio::join!(flood, read);
         });
 
-        let (events, _) = broadcast::channel(16);
-        let stream = Stream::open(
-            &tokio::runtime::Handle::current(),
-            &Api::new(&format!("http://{addr}"), None),
-            "s1",
-            (24, 80),
-            None,
-            Arc::new(AtomicU64::new(0)),
-            events,
-        );
+        let stream = open_to(addr);
         // The terminal's thread stops at its first change, as a starved parser would: another
         // thread holds the terminal's lock until told to let go.
         let (release, released) = std::sync::mpsc::channel::<()>();
         let (locked_tx, locked) = std::sync::mpsc::channel::<()>();
-        let term = stream.term.clone();
+        let local = stream.local.clone();
         let holder = std::thread::spawn(move || {
-            let _held = term.lock();
+            let _held = local.term.lock();
             let _ = locked_tx.send(());
             let _ = released.recv();
         });
@@ -403,6 +447,24 @@ mod tests {
         })
         .await;
         assert!(stalled, "the flood never stalled ({} frames sent)", last.0);
+
+        // What typing asks of the stream besides the send (how to encode the key, whether the
+        // stream is stale) is answered without the terminal's lock as well.
+        let asked = std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let s = &stream;
+            scope.spawn(move || {
+                let _ = tx.send((s.input_modes(), s.reopen_worthy(1)));
+            });
+            let got = rx.recv_timeout(Duration::from_secs(10));
+            if got.is_err() {
+                let _ = release.send(());
+            }
+            got
+        });
+        let (modes, stale) = asked.expect("typing waited for the terminal's lock");
+        assert!(modes.is_some(), "a stream with a terminal has input modes");
+        assert!(!stale, "an open stream is not stale");
 
         stream
             .input(b"k".to_vec())
@@ -421,6 +483,40 @@ mod tests {
 
         let _ = release.send(());
         holder.join().expect("the lock's holder ended");
+        drop(stream);
+        let _ = tokio::time::timeout(Duration::from_secs(10), server).await;
+    }
+
+    /// The modes a key is encoded by follow the server's output: an agent that turns on
+    /// application cursor keys and bracketed paste is typed into accordingly.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn input_modes_follow_the_output() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let server = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.expect("accept");
+            let mut ws = tokio_tungstenite::accept_async(tcp)
+                .await
+                .expect("handshake");
+            let modes_on = b"\x1b[?1h\x1b[?2004h".to_vec();
+            ws.send(Message::Binary(modes_on.into()))
+                .await
+                .expect("send");
+            // Until the client goes.
+            while let Some(Ok(_)) = ws.next().await {}
+        });
+        let stream = open_to(addr);
+        let before = stream.input_modes().expect("a terminal from the start");
+        assert!(!before.application_cursor && !before.bracketed_paste);
+        let followed = poll_until(Duration::from_secs(10), || {
+            stream
+                .input_modes()
+                .is_some_and(|m| m.application_cursor && m.bracketed_paste)
+        })
+        .await;
+        assert!(followed, "modes now: {:?}", stream.input_modes());
         drop(stream);
         let _ = tokio::time::timeout(Duration::from_secs(10), server).await;
     }

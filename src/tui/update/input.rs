@@ -86,9 +86,10 @@ impl App {
             }
             _ if self.typing => {
                 if let Some(sid) = self.shown_session_id() {
-                    let mut bracketed = false;
-                    self.cockpit
-                        .with_screen(&sid, &mut |s| bracketed = s.bracketed_paste());
+                    let bracketed = self
+                        .cockpit
+                        .input_modes(&sid)
+                        .is_some_and(|m| m.bracketed_paste);
                     let bytes = crate::session::encode_paste(text, bracketed);
                     self.send_to_agent(&sid, bytes);
                 }
@@ -157,9 +158,10 @@ impl App {
             self.notify("the agent has exited; Ctrl-q is not needed", Level::Error);
             return;
         }
-        let mut app_cursor = false;
-        self.cockpit
-            .with_screen(&sid, &mut |s| app_cursor = s.application_cursor());
+        let app_cursor = self
+            .cockpit
+            .input_modes(&sid)
+            .is_some_and(|m| m.application_cursor);
         if let Some(bytes) = keys::to_key(&key).and_then(|k| k.encode(app_cursor)) {
             self.send_to_agent(&sid, bytes);
         }

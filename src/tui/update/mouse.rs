@@ -101,18 +101,15 @@ impl App {
         let Some(sid) = self.shown_session_id() else {
             return false;
         };
-        let mut state = None;
-        self.cockpit.with_screen(&sid, &mut |s| {
-            state = Some((
-                s.mouse_protocol_mode(),
-                s.mouse_protocol_encoding(),
-                s.alternate_screen(),
-                s.application_cursor(),
-            ))
-        });
-        let Some((mode, encoding, alternate, app_cursor)) = state else {
+        let Some(modes) = self.cockpit.input_modes(&sid) else {
             return false;
         };
+        let (mode, encoding, alternate, app_cursor) = (
+            modes.mouse_mode,
+            modes.mouse_encoding,
+            modes.alternate_screen,
+            modes.application_cursor,
+        );
         let bytes = if mode != vt100::MouseProtocolMode::None {
             let col = pos.x.saturating_sub(inner.x) + 1;
             let row = pos.y.saturating_sub(inner.y) + 1;
