@@ -2,6 +2,7 @@ use orchestra::cli::{Command, print_completions, write_man};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    orchestra::session::use_an_arena_per_thread();
     if let Some(instance) = orchestra::cli::guard::invoked() {
         return orchestra::cli::guard::run(&instance);
     }

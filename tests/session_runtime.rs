@@ -782,3 +782,98 @@ fn dropping_the_last_handle_ends_the_session() {
         "{pid} outlived its dropped session"
     );
 }
+
+#[test]
+fn a_watchers_copy_follows_the_screen_and_never_waits_for_the_parser() {
+    let g = bash();
+    let visible = g.session.watch_visible();
+    assert!(visible.current().contents().contains('$'));
+    g.session
+        .send_text("printf '\\033[1;31mred\\033[0m %s\\n' marker-one", b"\r")
+        .expect("send");
+    g.wait_screen("red marker-one");
+    // The last parse slice of a batch is always copied: the copy catches up once output stops.
+    let caught_up = wait_until(LONG, || {
+        let copy = visible.current();
+        g.session
+            .with_screen(|s| s.contents_formatted() == copy.contents_formatted())
+    });
+    assert!(caught_up, "the copy never showed what the terminal shows");
+    let (rows, cols) = visible.current().size();
+    g.session.resize(cols + 7, rows + 3).expect("resize");
+    assert_eq!(visible.current().size(), (rows + 3, cols + 7));
+
+    // While another thread holds the terminal (as a parser preempted mid-slice would), a
+    // watcher still gets its copy at once.
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let session = g.session.clone();
+    let holder = std::thread::spawn(move || {
+        session.with_screen(|_| {
+            let _ = held_tx.send(());
+            let _ = release_rx.recv_timeout(LONG);
+        })
+    });
+    held_rx.recv_timeout(LONG).expect("the terminal is held");
+    let (got_tx, got_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let _ = got_tx.send(visible.current().size());
+    });
+    let got = got_rx.recv_timeout(Duration::from_secs(5));
+    let _ = release_tx.send(());
+    let _ = holder.join();
+    let _ = reader.join();
+    assert_eq!(
+        got.ok(),
+        Some((rows + 3, cols + 7)),
+        "the copy waited for the terminal's lock"
+    );
+}
+
+#[test]
+fn a_write_the_program_does_not_read_goes_as_far_as_it_can_without_waiting() {
+    // The program never reads its terminal: its input fills up and a blocking write would
+    // wait. It writes once, later.
+    let g = spawn_with(spec(
+        "sh",
+        &[
+            "-c",
+            "stty -echo; sleep 1; echo still-read; exec sleep 1000",
+        ],
+    ));
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let session = g.session.clone();
+    let writer = std::thread::spawn(move || {
+        let mut written = 0usize;
+        let chunk = vec![b'x'; 64 * 1024];
+        // Far more than a terminal buffers: it stops taking bytes somewhere on the way.
+        for _ in 0..64 {
+            match session.try_write(&chunk) {
+                Ok(n) => {
+                    written += n;
+                    if n < chunk.len() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = done_tx.send(Err(e.to_string()));
+                    return;
+                }
+            }
+        }
+        let _ = done_tx.send(Ok(written));
+    });
+    let outcome = done_rx.recv_timeout(LONG);
+    let _ = writer.join();
+    let written = outcome
+        .expect("try_write blocked")
+        .expect("try_write failed");
+    assert!(
+        written < 64 * 64 * 1024,
+        "a program that never reads took {written} bytes"
+    );
+    // Its output is still read: the reader shares the non-blocking descriptor.
+    g.wait_screen("still-read");
+    let info = g.session.terminate(Duration::from_millis(500));
+    assert!(info.signal.is_some(), "ended by a signal: {info:?}");
+}

@@ -758,9 +758,15 @@ impl Engine {
         self.limit_over(&entry);
         let _turn = entry.typing.lock().await;
         let pty = entry.live_pty()?.clone();
-        // A child that does not read its input can make a PTY write block: keep that off the
-        // async workers.
-        tokio::task::spawn_blocking(move || pty.write(&bytes))
+        // Here when the terminal has room (nearly always): a hop to another thread would
+        // have to wait for a turn on a CPU that busy agents keep taken.
+        let done = pty.try_write(&bytes).map_err(session_error)?;
+        if done == bytes.len() {
+            return Ok(());
+        }
+        // A child that does not read its input: waiting for room is for a blocking thread.
+        let rest = bytes[done..].to_vec();
+        tokio::task::spawn_blocking(move || pty.write(&rest))
             .await
             .map_err(|e| EngineError::Internal(format!("write failed: {e}")))?
             .map_err(session_error)

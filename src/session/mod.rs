@@ -19,7 +19,8 @@
 //!
 //! # API
 //! - [`PtySession::spawn`]`(SpawnSpec, on_event) -> Result<Arc<PtySession>, SessionError>`
-//! - control: [`write`](PtySession::write), [`send_keys`](PtySession::send_keys),
+//! - control: [`write`](PtySession::write), [`try_write`](PtySession::try_write),
+//!   [`send_keys`](PtySession::send_keys),
 //!   [`send_text`](PtySession::send_text), [`resize`](PtySession::resize),
 //!   [`pause`](PtySession::pause), [`resume`](PtySession::resume),
 //!   [`terminate`](PtySession::terminate) (blocking, idempotent)
@@ -27,6 +28,8 @@
 //!   [`exit_info`](PtySession::exit_info),
 //!   [`snapshot`](PtySession::snapshot), [`with_screen`](PtySession::with_screen),
 //!   [`watch_screen`](PtySession::watch_screen) (wakes on each change),
+//!   [`watch_visible`](PtySession::watch_visible) (a copy of the visible screen that never
+//!   waits for the parser),
 //!   [`wait_exit`](PtySession::wait_exit), [`pid`](PtySession::pid)
 //! - pure helpers: the one key encoder ([`Key`], [`encode_key`], [`encode_keys`],
 //!   [`encode_text`], [`encode_paste`]), [`LineSplitter`],
@@ -40,8 +43,10 @@
 //! - The child is a session leader with the PTY as its controlling terminal (pgid == pid).
 //!   Signals go to the whole group, and to the rest of its tree (see [`tree`]).
 //! - A child that writes faster than we parse blocks in `write(2)`: the channel is bounded.
-//! - An idle session costs no CPU: every thread blocks (read, recv, waitid); the quiet timer
+//! - An idle session costs no CPU: every thread blocks (poll, recv, waitid); the quiet timer
 //!   only runs while output is arriving.
+//! - The terminal's descriptor is non-blocking: [`PtySession::try_write`] types from an async
+//!   worker without waiting; [`PtySession::write`] waits for room like a blocking write.
 //! - Nothing outlives a session: on terminate, and when the leader exits by itself, the
 //!   remaining processes of its tree get SIGTERM and then SIGKILL. The process becomes a child
 //!   subreaper, and adopted orphans are reaped (see [`reaper`]).
@@ -56,13 +61,16 @@ mod memory;
 mod pty;
 pub mod reaper;
 mod screen;
+pub mod screen_sync;
 mod transcript;
 pub mod tree;
+mod visible;
 
 pub use activity::Activity;
 pub use keys::{Key, KeyCode, encode_key, encode_keys, encode_paste, encode_text, parse_keys};
 pub use lines::{DEFAULT_MAX_LINE, LineSplitter};
-pub use pty::PtySession;
+pub use memory::use_an_arena_per_thread;
+pub use pty::{PtySession, VisibleScreen};
 pub use reaper::{become_subreaper, reap_orphans};
 pub use screen::{MIN_SIZE, Replies, ScreenSnapshot, Terminal, parser_size};
 pub use transcript::Transcript;

@@ -9,11 +9,13 @@ use super::reaper;
 use super::screen::{ScreenSnapshot, Terminal};
 use super::transcript::Transcript;
 use super::tree::{self, MARKER_VAR, TreeQuery};
+use super::visible::Visible;
 use super::{ExitInfo, SessionError, SessionEvent, SpawnSpec};
 use nix::sys::signal::Signal;
 use parking_lot::{Condvar, Mutex};
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::io::{Read, Write};
+use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -121,8 +123,14 @@ impl TypingModes {
 struct Shared {
     pid: i32,
     marker: String,
+    /// The master's descriptor, non-blocking (shared by `writer`, the reader and `master`):
+    /// a key is written from an async worker when the terminal has room, which it nearly
+    /// always has, instead of on another thread that must first get a turn on a CPU.
+    fd: RawFd,
     term: Mutex<Terminal>,
     typing_modes: TypingModes,
+    /// The visible screen for the streams, copied between parse slices while watched.
+    visible: Visible,
     writer: Mutex<Box<dyn Write + Send>>,
     master: Mutex<Box<dyn MasterPty + Send>>,
     state: Mutex<State>,
@@ -220,6 +228,11 @@ impl PtySession {
         cmd.cwd(&spec.cwd);
         let reader = pair.master.try_clone_reader().map_err(pty_err)?;
         let writer = pair.master.take_writer().map_err(pty_err)?;
+        let fd = pair
+            .master
+            .as_raw_fd()
+            .ok_or_else(|| pty_err("the terminal has no file descriptor"))?;
+        set_nonblocking(fd)?;
         let transcript = match &spec.transcript {
             Some(path) => Some(Transcript::open(path, spec.transcript_cap)?),
             None => None,
@@ -252,8 +265,10 @@ impl PtySession {
         let shared = Arc::new(Shared {
             pid,
             marker,
+            fd,
             term: Mutex::new(Terminal::new(rows, cols, spec.scrollback)),
             typing_modes: TypingModes::default(),
+            visible: Visible::default(),
             writer: Mutex::new(writer),
             master: Mutex::new(pair.master),
             state: Mutex::new(State {
@@ -334,13 +349,35 @@ impl PtySession {
         }
     }
 
-    /// Writes raw bytes to the terminal. `Err(Ended)` once the leader exited.
+    /// Writes raw bytes to the terminal, waiting for room when the program does not read
+    /// its input (a blocking call). `Err(Ended)` once the leader exited.
     pub fn write(&self, bytes: &[u8]) -> Result<(), SessionError> {
         self.ensure_running()?;
         let mut w = self.shared.writer.lock();
-        w.write_all(bytes)?;
-        w.flush()?;
+        write_all_waiting(&mut **w, self.shared.fd, bytes)?;
         Ok(())
+    }
+
+    /// Writes as much of `bytes` as the terminal takes without waiting, and says how much
+    /// that was: all of a key or a line but when the program has stopped reading its input,
+    /// or when another write is waiting for room (0, so that one goes first). Never blocks;
+    /// the caller writes the rest with [`write`](Self::write) off the async workers.
+    pub fn try_write(&self, bytes: &[u8]) -> Result<usize, SessionError> {
+        self.ensure_running()?;
+        let Some(mut w) = self.shared.writer.try_lock() else {
+            return Ok(0);
+        };
+        let mut done = 0;
+        while done < bytes.len() {
+            match w.write(&bytes[done..]) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(done)
     }
 
     /// Sends named keys (see [`super::encode_key`]), honouring application-cursor mode.
@@ -391,6 +428,7 @@ impl PtySession {
         let (rows, cols) = (rows.max(1), cols.max(1));
         let mut term = self.shared.term.lock();
         term.resize(rows, cols);
+        self.shared.visible.publish(term.screen(), true);
         let result = self.shared.master.lock().resize(PtySize {
             rows,
             cols,
@@ -485,7 +523,21 @@ impl PtySession {
     /// ended once its last reply was read.
     pub fn release_scrollback(&self) {
         self.shared.term.lock().release_scrollback();
+        self.shared.visible.release_mirror();
         give_back_freed_memory();
+    }
+
+    /// Starts keeping a copy of the visible screen for a watcher (a live stream), which
+    /// [`VisibleScreen::current`] returns without waiting for the parser. The first copy is
+    /// made now, under the terminal's lock, which may wait for a parse slice: call this off
+    /// the async workers. Copies stop when the last watcher's handle is dropped.
+    pub fn watch_visible(&self) -> VisibleScreen {
+        let sh = &self.shared;
+        sh.visible.watch();
+        let term = sh.term.lock();
+        sh.visible.publish(term.screen(), true);
+        drop(term);
+        VisibleScreen { shared: sh.clone() }
     }
 
     /// Runs `f` on the current screen (for drawing). Output processing waits meanwhile.
@@ -571,14 +623,16 @@ fn read_loop(
     let mut buf = vec![0u8; CHUNK_SIZE];
     let mut splitter = LineSplitter::default();
     let mut lines: Vec<String> = Vec::new();
+    let mut drained = false;
     loop {
         let asked = Instant::now();
-        let n = match reader.read(&mut buf) {
+        let n = match read_waiting(&mut *reader, sh.fd, &mut buf, drained) {
             Ok(0) => break,
             Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break, // EIO: the slave side is closed
         };
+        // A read that did not fill the buffer most likely took all there was.
+        drained = n < buf.len();
         if let Some(t) = transcript.as_mut() {
             t.write(&buf[..n]);
             t.flush();
@@ -620,6 +674,66 @@ fn read_loop(
     inbox.eof = true;
     drop(inbox);
     sh.inbox_ready.notify_one();
+}
+
+/// Makes the terminal's descriptor (and every duplicate of it) non-blocking.
+fn set_nonblocking(fd: RawFd) -> Result<(), SessionError> {
+    // SAFETY: fcntl on a descriptor we own; F_GETFL/F_SETFL only read and set its flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(SessionError::Io(std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Waits until `fd` is ready for `events` (or hung up, or in error: the next read or write
+/// says which).
+fn wait_ready(fd: RawFd, events: libc::c_short) {
+    let mut pfd = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd; no timeout.
+    while unsafe { libc::poll(&mut pfd, 1, -1) } < 0
+        && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+    {}
+}
+
+/// A read from the non-blocking terminal that waits for output like a blocking one; when
+/// the last read `drained` the terminal, it waits first rather than try a read that would
+/// only say there is nothing yet (a program that writes now and then: one call fewer each).
+fn read_waiting(
+    reader: &mut dyn Read,
+    fd: RawFd,
+    buf: &mut [u8],
+    drained: bool,
+) -> std::io::Result<usize> {
+    if drained {
+        wait_ready(fd, libc::POLLIN);
+    }
+    loop {
+        match reader.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_ready(fd, libc::POLLIN),
+            other => return other,
+        }
+    }
+}
+
+/// `write_all` to the non-blocking terminal, waiting for room like a blocking write.
+fn write_all_waiting(writer: &mut dyn Write, fd: RawFd, bytes: &[u8]) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < bytes.len() {
+        match writer.write(&bytes[done..]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_ready(fd, libc::POLLOUT),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Waits for the leader without reaping it (WNOWAIT), so its pid stays reserved while the
@@ -741,14 +855,21 @@ fn take_output(sh: &Shared, lines: Vec<String>, bytes: &[u8]) -> bool {
         }
         return false;
     }
-    for chunk in bytes.chunks(PARSE_SLICE) {
+    let mut slices = bytes.chunks(PARSE_SLICE).peekable();
+    while let Some(slice) = slices.next() {
+        let last = slices.peek().is_none();
         let mut term = sh.term.lock();
-        let replies = term.process(chunk);
+        let replies = term.process(slice);
         sh.typing_modes.follow(term.screen());
+        // The last slice's copy is always made: watchers see where the output stopped.
+        let published = sh.visible.publish(term.screen(), last);
         parking_lot::MutexGuard::unlock_fair(term);
+        if published && !last {
+            sh.screen_changed();
+        }
         if !replies.is_empty() {
             let mut w = sh.writer.lock();
-            let _ = w.write_all(&replies).and_then(|()| w.flush());
+            let _ = write_all_waiting(&mut **w, sh.fd, &replies);
         }
     }
     sh.screen_changed();
@@ -878,6 +999,35 @@ fn process_loop(sh: Arc<Shared>) {
     sh.screen_changed();
     if sh.parsed.lock().since_trim >= TRIM_AFTER_BYTES {
         give_back_freed_memory();
+    }
+}
+
+/// A watcher's handle on the copy of the visible screen (see [`PtySession::watch_visible`]).
+pub struct VisibleScreen {
+    shared: Arc<Shared>,
+}
+
+impl VisibleScreen {
+    /// The newest copy: as of the last parse slice, at most a few milliseconds behind the
+    /// terminal while output keeps coming, and the same as the terminal once it stops.
+    pub fn current(&self) -> Arc<vt100::Screen> {
+        let sh = &self.shared;
+        if let Some(copy) = sh.visible.latest() {
+            return copy;
+        }
+        // Only when the last other watcher let go between this one's start and now.
+        let term = sh.term.lock();
+        sh.visible.publish(term.screen(), true);
+        drop(term);
+        sh.visible
+            .latest()
+            .unwrap_or_else(|| Arc::new(vt100::Parser::new(1, 1, 0).screen().clone()))
+    }
+}
+
+impl Drop for VisibleScreen {
+    fn drop(&mut self) {
+        self.shared.visible.unwatch();
     }
 }
 

@@ -3,31 +3,30 @@
 //!
 //! Each client has one task that sleeps until the session's terminal changes
 //! ([`PtySession::watch_screen`]), then sends what turns the client's screen into the current
-//! one ([`sync`]) and waits until it is written. A slow client therefore skips the states it
-//! had no time for and gets the current one; nothing queues for it, and the session, the
-//! daemon and other clients never wait for it. An idle stream sleeps without timers.
+//! one ([`ScreenSync`]) and waits until it is written. The current screen is the session's
+//! published copy ([`PtySession::watch_visible`]), so a diff never waits for the parser. A
+//! slow client therefore skips the states it had no time for and gets the current one;
+//! nothing queues for it, and the session, the daemon and other clients never wait for it.
+//! An idle stream sleeps without timers.
 
-mod differ;
 mod size;
-mod sync;
 
 use super::error::ApiError;
 use crate::engine::{Engine, EngineError, SessionStatus};
-use crate::session::PtySession;
+use crate::session::screen_sync::{ScreenSync, Update};
+use crate::session::{PtySession, VisibleScreen};
 use crate::wire::{StreamEvent, StreamRequest};
 use axum::Extension;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use differ::Differ;
 use futures_util::{SinkExt, StreamExt};
 use size::{ClientId, LatestSize};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use sync::Update;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
@@ -178,19 +177,17 @@ impl Client {
             // Restored from an earlier run: its terminal is gone, only its end is known.
             return self.send_restored(sink).await;
         };
-        let differ = match Differ::start(pty.clone()) {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot start a stream's screen thread");
-                return;
-            }
-        };
         let mut changes = pty.watch_screen();
         changes.borrow_and_update();
         let finished = pty.is_finished();
-        let Some(first) = differ.update().await else {
+        // The first copy waits for the parser's lock once: off the async workers.
+        let watching = pty.clone();
+        let Ok(visible) = tokio::task::spawn_blocking(move || watching.watch_visible()).await
+        else {
             return;
         };
+        let mut sync = ScreenSync::new();
+        let first = next_update(&mut sync, &visible);
         let (rows, cols) = first.size.unwrap_or_default();
         let hello = StreamEvent::Hello {
             session_id: self.session_id.clone(),
@@ -218,9 +215,7 @@ impl Client {
                     tokio::time::sleep_until(next_frame).await;
                     changes.borrow_and_update();
                     let finished = pty.is_finished();
-                    let Some(update) = differ.update().await else {
-                        return;
-                    };
+                    let update = next_update(&mut sync, &visible);
                     if send_update(sink, update).await.is_err() {
                         return;
                     }
@@ -324,6 +319,15 @@ impl Client {
 }
 
 type Sink = futures_util::stream::SplitSink<WebSocket, Message>;
+
+/// What turns the client's screen into the newest copy, taken as sent: if the client is
+/// gone, nothing reads what would come after either. One pass over the visible cells.
+fn next_update(sync: &mut ScreenSync, visible: &VisibleScreen) -> Update {
+    let screen = visible.current();
+    let update = sync.diff(&screen);
+    sync.sent(&update);
+    update
+}
 
 fn checked_size(cols: u16, rows: u16) -> Result<(), String> {
     if (2..=MAX_COLS).contains(&cols) && (2..=MAX_ROWS).contains(&rows) {

@@ -1,7 +1,8 @@
 //! State synchronisation of one client's terminal with a session's screen (as mosh does):
 //! remember the screen the client was left with, and send it only what turns that screen
 //! into the current one. A client that was busy misses the states in between and gets the
-//! current one; nothing is queued for it.
+//! current one; nothing is queued for it. The session's published copy of its visible screen
+//! (`visible.rs`) is kept the same way.
 
 use crate::wire::{MouseEncoding, MouseMode, TerminalModes};
 
@@ -91,6 +92,16 @@ impl ScreenSync {
             modes: (now_modes != modes(before)).then_some(now_modes),
             bytes,
         }
+    }
+
+    /// Brings the client's screen up to `current` at once, and returns it: a copy of the
+    /// visible screen without scrollback, made by applying only what changed.
+    pub fn follow(&mut self, current: &vt100::Screen) -> &vt100::Screen {
+        let update = self.diff(current);
+        self.sent(&update);
+        self.client
+            .get_or_insert_with(|| vt100::Parser::new(1, 1, 0))
+            .screen()
     }
 
     /// Records that `update` went to the client: its terminal now shows what `diff` saw.
