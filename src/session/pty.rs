@@ -367,17 +367,7 @@ impl PtySession {
         let Some(mut w) = self.shared.writer.try_lock() else {
             return Ok(0);
         };
-        let mut done = 0;
-        while done < bytes.len() {
-            match w.write(&bytes[done..]) {
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(done)
+        Ok(write_without_waiting(&mut **w, bytes)?)
     }
 
     /// Sends named keys (see [`super::encode_key`]), honouring application-cursor mode.
@@ -532,12 +522,11 @@ impl PtySession {
     /// made now, under the terminal's lock, which may wait for a parse slice: call this off
     /// the async workers. Copies stop when the last watcher's handle is dropped.
     pub fn watch_visible(&self) -> VisibleScreen {
-        let sh = &self.shared;
-        sh.visible.watch();
-        let term = sh.term.lock();
-        sh.visible.publish(term.screen(), true);
-        drop(term);
-        VisibleScreen { shared: sh.clone() }
+        self.shared.visible.watch();
+        publish_now(&self.shared);
+        VisibleScreen {
+            shared: self.shared.clone(),
+        }
     }
 
     /// Runs `f` on the current screen (for drawing). Output processing waits meanwhile.
@@ -721,17 +710,27 @@ fn read_waiting(
     }
 }
 
-/// `write_all` to the non-blocking terminal, waiting for room like a blocking write.
-fn write_all_waiting(writer: &mut dyn Write, fd: RawFd, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes as much of `bytes` to the non-blocking terminal as it takes now; how much.
+fn write_without_waiting(writer: &mut dyn Write, bytes: &[u8]) -> std::io::Result<usize> {
     let mut done = 0;
     while done < bytes.len() {
         match writer.write(&bytes[done..]) {
             Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
             Ok(n) => done += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_ready(fd, libc::POLLOUT),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
             Err(e) => return Err(e),
         }
+    }
+    Ok(done)
+}
+
+/// `write_all` to the non-blocking terminal, waiting for room like a blocking write.
+fn write_all_waiting(writer: &mut dyn Write, fd: RawFd, bytes: &[u8]) -> std::io::Result<()> {
+    let mut done = write_without_waiting(writer, bytes)?;
+    while done < bytes.len() {
+        wait_ready(fd, libc::POLLOUT);
+        done += write_without_waiting(writer, &bytes[done..])?;
     }
     Ok(())
 }
@@ -1002,6 +1001,12 @@ fn process_loop(sh: Arc<Shared>) {
     }
 }
 
+/// Publishes the visible screen now, under the terminal's lock (which may wait for a slice).
+fn publish_now(sh: &Shared) {
+    let term = sh.term.lock();
+    sh.visible.publish(term.screen(), true);
+}
+
 /// A watcher's handle on the copy of the visible screen (see [`PtySession::watch_visible`]).
 pub struct VisibleScreen {
     shared: Arc<Shared>,
@@ -1016,9 +1021,7 @@ impl VisibleScreen {
             return copy;
         }
         // Only when the last other watcher let go between this one's start and now.
-        let term = sh.term.lock();
-        sh.visible.publish(term.screen(), true);
-        drop(term);
+        publish_now(sh);
         sh.visible
             .latest()
             .unwrap_or_else(|| Arc::new(vt100::Parser::new(1, 1, 0).screen().clone()))
