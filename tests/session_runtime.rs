@@ -755,6 +755,97 @@ fn a_silent_program_is_quiet_after_the_startup_period_since_its_start() {
     );
 }
 
+/// Voluntary context switches of this process's thread named `name` (0 when none).
+fn thread_switches(name: &str) -> u64 {
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{me}/task")) else {
+        return 0;
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let tid = e.file_name().to_string_lossy().to_string();
+            let comm = std::fs::read_to_string(format!("/proc/{me}/task/{tid}/comm")).ok()?;
+            if comm.trim() != name {
+                return None;
+            }
+            let status = std::fs::read_to_string(format!("/proc/{me}/task/{tid}/status")).ok()?;
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        })
+        .sum()
+}
+
+#[test]
+fn a_program_that_writes_now_and_then_wakes_no_second_thread_and_still_goes_quiet() {
+    // A spinner: a small redraw every 20 ms, four times the settle time of 100 ms over,
+    // then it stops. The reader parses each redraw itself and keeps the quiet deadline
+    // while it waits for the next: the processing thread sleeps all along.
+    const SPINNER: &str = r"
+import sys, time
+sys.stdin.readline()
+for i in range(100):
+    sys.stdout.write('\r\x1b[32m%s\x1b[0m working' % '|/-+'[i % 4])
+    sys.stdout.flush()
+    time.sleep(0.02)
+print()
+print('spun')
+time.sleep(1000)
+";
+    let mut s = spec("python3", &["-c", SPINNER]);
+    s.settle = Duration::from_millis(100);
+    s.startup_quiet = Duration::from_millis(300);
+    let g = spawn_with(s);
+    g.wait_quiet();
+    let processing = format!("pty-proc-{}", g.session.pid());
+    let before = thread_switches(&processing);
+    let started = Instant::now();
+    g.session.send_text("go", b"\r").expect("send");
+    g.wait_line("spun");
+    let ok = wait_until(
+        LONG,
+        || matches!(g.session.activity(), Activity::Quiet { since } if since > started),
+    );
+    assert!(
+        ok,
+        "not quiet after the spinner: {:?}",
+        g.session.activity()
+    );
+    let woken = thread_switches(&processing) - before;
+    // (A write the program makes in two pieces may go to it now and then.)
+    assert!(
+        woken < 10,
+        "the processing thread woke {woken} times for 100 small redraws"
+    );
+}
+
+#[test]
+fn a_flood_goes_quiet_once_it_has_been_parsed() {
+    // Large reads go to the processing thread; the reader, waiting for output meanwhile,
+    // still sees the output go quiet once the last of them is parsed.
+    let mut s = spec(
+        "sh",
+        &[
+            "-c",
+            r"read line; head -c 2000000 /dev/zero | tr '\0' x | fold -w 100; echo; echo flooded; sleep 1000",
+        ],
+    );
+    s.settle = Duration::from_millis(100);
+    s.startup_quiet = Duration::from_millis(300);
+    let g = spawn_with(s);
+    g.wait_quiet();
+    let started = Instant::now();
+    g.session.send_text("go", b"\r").expect("send");
+    g.wait_line("flooded");
+    let ok = wait_until(
+        LONG,
+        || matches!(g.session.activity(), Activity::Quiet { since } if since > started),
+    );
+    assert!(ok, "not quiet after the flood: {:?}", g.session.activity());
+    assert!(g.screen().contains("flooded"), "{}", g.screen());
+}
+
 #[test]
 fn dropping_the_last_handle_ends_the_session() {
     let mut s = spec("sh", &["-c", "trap '' TERM HUP; echo up; sleep 1000"]);

@@ -1093,6 +1093,11 @@ impl Engine {
 
     /// Records a session's end once (the follower and `end_session` may both get here).
     async fn mark_exited(&self, entry: &Arc<SessionEntry>, exit: ExitInfo) {
+        // The files handed to its CLI at start are of no use to anyone now; gone before the
+        // session reads as ended, so that nobody who sees it ended finds them.
+        let id = entry.info.lock().id.clone();
+        super::instructions::remove_file(self.state_dir(), &id);
+        super::hooks::remove_settings(self.state_dir(), &id);
         let Some(info) = entry.record_exit(&exit) else {
             return;
         };
@@ -1104,9 +1109,6 @@ impl Engine {
             tracing::error!(error = %e, "could not persist a session's end");
         }
         self.publish_session(SessionEventKind::Exited, &info);
-        // The files handed to its CLI at start are of no use to anyone now.
-        super::instructions::remove_file(self.state_dir(), &info.id);
-        super::hooks::remove_settings(self.state_dir(), &info.id);
         self.session_status_changed(entry, info.status).await;
         tracing::info!(session = %info.id, %exit, "session ended");
         self.session_exited(entry, &info, &exit).await;

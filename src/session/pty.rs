@@ -41,6 +41,9 @@ const PARSE_SLICE: usize = 8 * 1024;
 const INLINE_MAX: usize = 4 * 1024;
 /// ... and when the read waited at least this long for it (the program writes now and then).
 const INLINE_AFTER_WAIT: Duration = Duration::from_millis(1);
+/// While output waits to be parsed, how often the reader looks again whether it went quiet
+/// (parsing it moves the deadline).
+const QUIET_RECHECK: Duration = Duration::from_millis(20);
 /// After the leader is reaped, how long to wait for the reader's EOF before finishing anyway.
 const EXIT_DRAIN: Duration = Duration::from_millis(1000);
 /// Grace for leftovers of a leader that exited by itself (SIGTERM, then SIGKILL).
@@ -68,9 +71,6 @@ struct Inbox {
     /// A batch is being parsed (by the processing thread, or inline by the reader): the
     /// other waits, so output is parsed in the order it was read.
     parsing: bool,
-    /// The reader changed the output's activity (parsing inline): the processing thread's
-    /// deadline for the next change is another one now.
-    activity_changed: bool,
 }
 
 /// What parsing output keeps between batches, whichever thread parses.
@@ -615,7 +615,7 @@ fn read_loop(
     let mut drained = false;
     loop {
         let asked = Instant::now();
-        let n = match read_waiting(&mut *reader, sh.fd, &mut buf, drained) {
+        let n = match read_waiting(&mut *reader, &sh, &mut buf, drained) {
             Ok(0) => break,
             Ok(n) => n,
             Err(_) => break, // EIO: the slave side is closed
@@ -639,17 +639,9 @@ fn read_loop(
         if sporadic && inbox.data.is_empty() && inbox.lines.is_empty() && !inbox.parsing {
             inbox.parsing = true;
             drop(inbox);
-            let changed = take_output(&sh, std::mem::take(&mut lines), &buf[..n]);
-            let mut inbox = sh.inbox.lock();
-            inbox.parsing = false;
-            // The processing thread waits for the quiet that follows (or for nothing, after a
-            // quiet spell): its deadline changed.
-            inbox.activity_changed |= changed;
-            drop(inbox);
+            take_output(&sh, std::mem::take(&mut lines), &buf[..n]);
+            sh.inbox.lock().parsing = false;
             sh.inline_done.notify_all();
-            if changed {
-                sh.inbox_ready.notify_one();
-            }
             continue;
         }
         inbox.data.extend_from_slice(&buf[..n]);
@@ -678,15 +670,30 @@ fn set_nonblocking(fd: RawFd) -> Result<(), SessionError> {
 /// Waits until `fd` is ready for `events` (or hung up, or in error: the next read or write
 /// says which).
 fn wait_ready(fd: RawFd, events: libc::c_short) {
+    wait_ready_until(fd, events, None);
+}
+
+/// [`wait_ready`], giving up at `deadline`: `false` when it passed first.
+fn wait_ready_until(fd: RawFd, events: libc::c_short, deadline: Option<Instant>) -> bool {
     let mut pfd = libc::pollfd {
         fd,
         events,
         revents: 0,
     };
-    // SAFETY: one valid pollfd; no timeout.
-    while unsafe { libc::poll(&mut pfd, 1, -1) } < 0
-        && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-    {}
+    loop {
+        let timeout = deadline.map_or(-1, |d| {
+            // Rounded up: waking a little before the deadline would only wait again.
+            let left = d.saturating_duration_since(Instant::now());
+            i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
+        });
+        // SAFETY: one valid pollfd.
+        match unsafe { libc::poll(&mut pfd, 1, timeout) } {
+            0 => return false,
+            n if n > 0 => return true,
+            _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => return true,
+        }
+    }
 }
 
 /// A read from the non-blocking terminal that waits for output like a blocking one; when
@@ -694,19 +701,41 @@ fn wait_ready(fd: RawFd, events: libc::c_short) {
 /// only say there is nothing yet (a program that writes now and then: one call fewer each).
 fn read_waiting(
     reader: &mut dyn Read,
-    fd: RawFd,
+    sh: &Shared,
     buf: &mut [u8],
     drained: bool,
 ) -> std::io::Result<usize> {
     if drained {
-        wait_ready(fd, libc::POLLIN);
+        wait_for_output(sh);
     }
     loop {
         match reader.read(buf) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_ready(fd, libc::POLLIN),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_for_output(sh),
             other => return other,
         }
+    }
+}
+
+/// Waits for the program's next output, telling meanwhile when its output went quiet: the
+/// reader is the thread that wakes when output comes, so it keeps the quiet deadline too,
+/// and no other thread wakes up for it while a program keeps writing now and then.
+fn wait_for_output(sh: &Shared) {
+    loop {
+        let deadline = {
+            let inbox = sh.inbox.lock();
+            if inbox.data.is_empty() && !inbox.parsing {
+                drop(inbox);
+                sh.parsed.lock().activity.deadline()
+            } else {
+                // Output is still being parsed, which moves the deadline: look again soon.
+                Some(Instant::now() + QUIET_RECHECK)
+            }
+        };
+        if wait_ready_until(sh.fd, libc::POLLIN, deadline) {
+            return;
+        }
+        settle_if_quiet(sh);
     }
 }
 
@@ -838,9 +867,9 @@ fn signal_name(signo: i32) -> String {
 /// Hands on the output lines split from `bytes` (unless the exit is already being
 /// delivered: no line follows it), then parses `bytes` and reports what they changed; the
 /// lines are always followed by a screen change (see `SessionEvent::Output`), even the last
-/// partial line at EOF, which comes without bytes. `true` when the output's activity changed
-/// (its deadline with it). Whichever thread parses (see `INLINE_MAX`).
-fn take_output(sh: &Shared, lines: Vec<String>, bytes: &[u8]) -> bool {
+/// partial line at EOF, which comes without bytes. Whichever thread parses (see
+/// `INLINE_MAX`).
+fn take_output(sh: &Shared, lines: Vec<String>, bytes: &[u8]) {
     let had_lines = !lines.is_empty();
     if had_lines {
         let gate = sh.output_gate.lock();
@@ -852,7 +881,7 @@ fn take_output(sh: &Shared, lines: Vec<String>, bytes: &[u8]) -> bool {
         if had_lines {
             sh.emit(SessionEvent::Screen);
         }
-        return false;
+        return;
     }
     let mut slices = bytes.chunks(PARSE_SLICE).peekable();
     while let Some(slice) = slices.next() {
@@ -873,7 +902,7 @@ fn take_output(sh: &Shared, lines: Vec<String>, bytes: &[u8]) -> bool {
     }
     sh.screen_changed();
     sh.emit(SessionEvent::Screen);
-    // Reported under the lock: the processing thread may be deciding the output went quiet
+    // Reported under the lock: another thread may be deciding the output went quiet
     // meanwhile, and the two changes must be reported in the order they were made.
     let mut parsed = sh.parsed.lock();
     parsed.since_trim += bytes.len();
@@ -881,7 +910,6 @@ fn take_output(sh: &Shared, lines: Vec<String>, bytes: &[u8]) -> bool {
         .activity
         .on_output(Instant::now(), || sh.term.lock().fingerprint());
     report_activity(sh, changed);
-    changed.is_some()
 }
 
 /// The processing thread: parser (of what the reader does not parse itself), replies,
@@ -891,17 +919,18 @@ fn process_loop(sh: Arc<Shared>) {
     let mut eof = false;
     let mut batch: Vec<u8> = Vec::new();
     loop {
-        // Without output arriving (quiet, nothing to drain) it blocks without a timer.
+        // The reader keeps the quiet deadline while it waits for output; once it has ended,
+        // this thread does. Otherwise it blocks without a timer.
         let deadline = match exit_at {
             Some(at) => Some(at + EXIT_DRAIN),
-            None => sh.parsed.lock().activity.deadline(),
+            None if eof => sh.parsed.lock().activity.deadline(),
+            None => None,
         };
         let mut timed_out = false;
         let (new_eof, new_exit, lines) = {
             let mut inbox = sh.inbox.lock();
             while inbox.data.is_empty()
                 && inbox.lines.is_empty()
-                && !inbox.activity_changed
                 && inbox.eof == eof
                 && inbox.exit == exit_at.is_some()
             {
@@ -917,7 +946,6 @@ fn process_loop(sh: Arc<Shared>) {
             }
             batch.clear();
             std::mem::swap(&mut inbox.data, &mut batch);
-            inbox.activity_changed = false;
             // Whatever the reader put here came after what it parsed inline, which is done
             // (it only queues bytes while no batch is being parsed inline).
             if !batch.is_empty() {
@@ -948,36 +976,7 @@ fn process_loop(sh: Arc<Shared>) {
             break;
         }
         if timed_out && batch.is_empty() {
-            // The reader may have parsed output since this deadline was set: quiet only if
-            // the deadline it has now has passed.
-            let trim = {
-                let mut parsed = sh.parsed.lock();
-                if parsed
-                    .activity
-                    .deadline()
-                    .is_none_or(|d| d > Instant::now())
-                {
-                    continue;
-                }
-                let changed = parsed.activity.on_deadline(sh.term.lock().fingerprint());
-                report_activity(&sh, changed);
-                let trim = changed.is_some_and(Activity::is_quiet)
-                    && parsed.since_trim >= TRIM_AFTER_BYTES;
-                if trim {
-                    parsed.since_trim = 0;
-                }
-                trim
-            };
-            // A flood is over: what it freed goes back to the system.
-            if trim {
-                {
-                    let mut inbox = sh.inbox.lock();
-                    if inbox.data.is_empty() {
-                        inbox.data = Vec::new();
-                    }
-                }
-                give_back_freed_memory();
-            }
+            settle_if_quiet(&sh);
         }
     }
     {
@@ -997,6 +996,44 @@ fn process_loop(sh: Arc<Shared>) {
     drop(st);
     sh.screen_changed();
     if sh.parsed.lock().since_trim >= TRIM_AFTER_BYTES {
+        give_back_freed_memory();
+    }
+}
+
+/// Tells that the output went quiet once its deadline has passed with nothing read since
+/// and nothing left to parse; after a flood, gives back what it freed.
+fn settle_if_quiet(sh: &Shared) {
+    {
+        let inbox = sh.inbox.lock();
+        if !inbox.data.is_empty() || inbox.parsing {
+            return;
+        }
+    }
+    let trim = {
+        let mut parsed = sh.parsed.lock();
+        // Output parsed since this deadline was taken moved it.
+        if parsed
+            .activity
+            .deadline()
+            .is_none_or(|d| d > Instant::now())
+        {
+            return;
+        }
+        let changed = parsed.activity.on_deadline(sh.term.lock().fingerprint());
+        report_activity(sh, changed);
+        let trim = changed.is_some_and(Activity::is_quiet) && parsed.since_trim >= TRIM_AFTER_BYTES;
+        if trim {
+            parsed.since_trim = 0;
+        }
+        trim
+    };
+    if trim {
+        {
+            let mut inbox = sh.inbox.lock();
+            if inbox.data.is_empty() {
+                inbox.data = Vec::new();
+            }
+        }
         give_back_freed_memory();
     }
 }
