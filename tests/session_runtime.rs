@@ -690,28 +690,17 @@ fn idle_session_uses_no_cpu() {
             .unwrap_or(0)
     };
     // Our session threads: their CPU time must not move while idle.
-    let me = std::process::id();
+    let suffix = format!("-{}", g.session.pid());
     let thread_ticks = || -> u64 {
-        let Ok(dir) = std::fs::read_dir(format!("/proc/{me}/task")) else {
-            return 0;
-        };
-        dir.filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let tid = e.file_name().to_string_lossy().to_string();
-                let comm = std::fs::read_to_string(format!("/proc/{me}/task/{tid}/comm")).ok()?;
-                let pid = g.session.pid();
-                comm.trim().ends_with(&format!("-{pid}")).then(|| {
-                    std::fs::read_to_string(format!("/proc/{me}/task/{tid}/stat"))
-                        .ok()
-                        .and_then(|t| {
-                            let after = t.rsplit_once(')')?.1.to_string();
-                            let f: Vec<&str> = after.split_whitespace().collect();
-                            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-                        })
-                        .unwrap_or(0)
-                })
-            })
-            .sum()
+        sum_over_own_threads(
+            |comm| comm.ends_with(&suffix),
+            |tid| {
+                let t = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+                let after = t.rsplit_once(')')?.1.to_string();
+                let f: Vec<&str> = after.split_whitespace().collect();
+                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+            },
+        )
     };
     let before = (thread_ticks(), ticks(g.session.pid() as i32));
     // Not a timing assertion: an idle window in which nothing may happen.
@@ -755,26 +744,35 @@ fn a_silent_program_is_quiet_after_the_startup_period_since_its_start() {
     );
 }
 
-/// Voluntary context switches of this process's thread named `name` (0 when none).
-fn thread_switches(name: &str) -> u64 {
-    let me = std::process::id();
-    let Ok(dir) = std::fs::read_dir(format!("/proc/{me}/task")) else {
+/// The sum of `read(tid)` over this process's threads whose name `matches` (0 when none).
+fn sum_over_own_threads(matches: impl Fn(&str) -> bool, read: impl Fn(&str) -> Option<u64>) -> u64 {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
         return 0;
     };
     dir.filter_map(|e| e.ok())
         .filter_map(|e| {
             let tid = e.file_name().to_string_lossy().to_string();
-            let comm = std::fs::read_to_string(format!("/proc/{me}/task/{tid}/comm")).ok()?;
-            if comm.trim() != name {
+            let comm = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).ok()?;
+            if !matches(comm.trim()) {
                 return None;
             }
-            let status = std::fs::read_to_string(format!("/proc/{me}/task/{tid}/status")).ok()?;
+            read(&tid)
+        })
+        .sum()
+}
+
+/// Voluntary context switches of this process's thread named `name` (0 when none).
+fn thread_switches(name: &str) -> u64 {
+    sum_over_own_threads(
+        |comm| comm == name,
+        |tid| {
+            let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).ok()?;
             status
                 .lines()
                 .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
                 .and_then(|v| v.trim().parse::<u64>().ok())
-        })
-        .sum()
+        },
+    )
 }
 
 #[test]
