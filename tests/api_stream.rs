@@ -581,3 +581,84 @@ fn the_server_stops_cleanly_while_clients_watch() {
     // to it before its process ends).
     reading.wait(|c| c.closed, "the end of the stream");
 }
+
+/// A key typed into a stream is read and typed while every worker of the server's runtime
+/// is busy: a stream's input has a thread of its own, so a key never waits for workers that
+/// other streams' frames keep busy (the grid of flooding agents, BENCHMARKS.md).
+#[test]
+fn a_key_is_typed_while_every_worker_of_the_server_is_busy() {
+    use orchestra::engine::{Engine, EngineConfig};
+    use orchestra::state_dir::StateDir;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let config = dir.path().join("providers.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[provider]]\nid = \"shell\"\nenv = {{ HOME = {:?} }}\n",
+            home.display().to_string()
+        ),
+    )
+    .expect("providers file");
+    let providers = orchestra::providers::Config::load(Some(&config))
+        .and_then(|c| orchestra::providers::Providers::from_config(&c, None))
+        .expect("providers");
+    let state = StateDir::lock(&dir.path().join("state")).expect("state dir");
+    // One worker: a task that keeps it busy leaves the runtime no other.
+    let server = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (engine, addr) = server.block_on(async {
+        let engine = Engine::open(&state, EngineConfig::new(providers, home.clone()))
+            .await
+            .expect("engine");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let app = orchestra::api::router(engine.clone(), orchestra::api::Access::default());
+        tokio::spawn(orchestra::api::serve(listener, app, std::future::pending()));
+        (engine, addr)
+    });
+    let s = Server::attach(&format!("http://{addr}"), state.path.as_path(), None);
+    // Where `shell` starts its sessions.
+    std::fs::create_dir_all(s.state_dir.join("home")).expect("working directory");
+    let id = shell(&s, "echo ready-$((6*7))", 80, 24);
+    let mut c = connect(&s, &id);
+    c.wait_text("ready-42");
+    let on_screen = |needle: &str| {
+        engine
+            .peek(&id, 0, false)
+            .is_ok_and(|p| p.screen.contains(needle))
+    };
+
+    let busy = Arc::new(AtomicBool::new(false));
+    let release = Arc::new(AtomicBool::new(false));
+    let (b, r) = (busy.clone(), release.clone());
+    server.spawn(async move {
+        b.store(true, Ordering::SeqCst);
+        // Blocks the one worker: nothing else runs on the runtime until released.
+        while !r.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    assert!(wait_until(Duration::from_secs(10), || busy.load(Ordering::SeqCst)));
+    c.type_text("echo typed-$((3*14))\r");
+    let typed = wait_until(Duration::from_secs(15), || on_screen("typed-42"));
+    release.store(true, Ordering::SeqCst);
+    assert!(
+        typed,
+        "the key waited for the busy worker: {:?}",
+        engine.peek(&id, 0, false).map(|p| p.screen)
+    );
+    // And the stream goes on once the worker is free.
+    c.wait_text("typed-42");
+    drop(c);
+    server.block_on(engine.shutdown());
+}

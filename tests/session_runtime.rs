@@ -966,3 +966,33 @@ fn a_write_the_program_does_not_read_goes_as_far_as_it_can_without_waiting() {
     let info = g.session.terminate(Duration::from_millis(500));
     assert!(info.signal.is_some(), "ended by a signal: {info:?}");
 }
+
+#[test]
+fn a_transcript_reaches_its_file_soon_without_more_output_and_at_once_when_asked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let read = |path: &std::path::Path| {
+        String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned()
+    };
+
+    // Buffered, then written by the reader's own deadline though the program says no more.
+    let timed = dir.path().join("timed.log");
+    let mut s = spec("sh", &["-c", "echo timed-marker; exec sleep 60"]);
+    s.transcript = Some(timed.clone());
+    let g = spawn_with(s);
+    g.wait_line("timed-marker");
+    assert!(
+        wait_until(LONG, || read(&timed).contains("timed-marker")),
+        "the transcript never reached its file: {:?}",
+        read(&timed)
+    );
+    assert!(!g.session.is_finished(), "the session is still running");
+
+    // Asked for: in the file as soon as the line was seen.
+    let asked = dir.path().join("asked.log");
+    let mut s = spec("sh", &["-c", "echo asked-marker; exec sleep 60"]);
+    s.transcript = Some(asked.clone());
+    let g = spawn_with(s);
+    g.wait_line("asked-marker");
+    g.session.flush_transcript();
+    assert!(read(&asked).contains("asked-marker"), "{:?}", read(&asked));
+}

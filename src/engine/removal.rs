@@ -11,6 +11,11 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 fn kept(entry: &SessionEntry) -> KeptSession {
+    // An ended session's reader may still be buffering what a leftover process printed:
+    // the copy kept in the trash has it all. (At most one buffer's write, on a rare path.)
+    if let Some(pty) = &entry.pty {
+        pty.flush_transcript();
+    }
     KeptSession {
         info: entry.snapshot_info(),
         messages: entry.messages.lock().clone(),

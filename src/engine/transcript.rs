@@ -1,5 +1,5 @@
 //! Reading a session's transcript: the raw bytes it printed, ANSI included, from its file.
-//! Works alike for live sessions (the file is flushed after every read from the terminal)
+//! Works alike for live sessions (what the session buffered is flushed before the read)
 //! and for sessions of an earlier run.
 
 use super::{Engine, EngineError, EngineResult};
@@ -32,11 +32,16 @@ impl Engine {
         id: &str,
         max_bytes: Option<usize>,
     ) -> EngineResult<Vec<u8>> {
-        let path = self.session_entry(id)?.info.lock().transcript.clone();
+        let entry = self.session_entry(id)?;
+        let path = entry.info.lock().transcript.clone();
         let Some(path) = path else {
             return Ok(Vec::new());
         };
+        let pty = entry.pty.clone();
         tokio::task::spawn_blocking(move || {
+            if let Some(pty) = pty {
+                pty.flush_transcript();
+            }
             read_tail(Path::new(&path), max_bytes).map_err(|e| {
                 EngineError::Internal(format!("could not read the transcript {path}: {e}"))
             })

@@ -16,8 +16,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 /// Shortest time between two rounds while sessions keep changing; the first change after a
-/// quiet spell goes at once.
-const ROUND: Duration = Duration::from_millis(16);
+/// quiet spell goes at once. What the rounds carry is the engine's bookkeeping (output lines
+/// to the store, the `screen` notices of the event stream, held output), not what a watcher
+/// sees: the session streams follow each screen by themselves at their own frame rate. At
+/// 16 ms, fifty agents redrawing spinners woke a worker sixty times a second for it; at
+/// 50 ms, twenty (`benches/busy_agents.rs`, BENCHMARKS.md "Many busy agents").
+const ROUND: Duration = Duration::from_millis(50);
 
 /// One follower's place in the pump.
 #[derive(Default)]

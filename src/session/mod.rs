@@ -55,6 +55,7 @@
 //!   `pause`/`resume` report nothing: their caller knows (and [`PtySession::is_paused`] says).
 
 mod activity;
+pub mod fd_wait;
 mod keys;
 mod lines;
 mod memory;

@@ -2,6 +2,7 @@
 //! signals, termination and reaping.
 
 use super::activity::{Activity, ActivityTracker};
+use super::fd_wait::{wait_ready, wait_ready_until};
 use super::keys::{encode_keys, encode_text};
 use super::lines::LineSplitter;
 use super::memory::{TRIM_AFTER_BYTES, give_back_freed_memory};
@@ -148,6 +149,9 @@ struct Shared {
     /// Held while output lines are delivered; `true` once `Exited` is being delivered, so no
     /// line can follow it.
     output_gate: Mutex<bool>,
+    /// The raw transcript, written by the reader; `None` once the reader has ended (dropping
+    /// it flushed it) or when the session keeps none.
+    transcript: Mutex<Option<Transcript>>,
     /// Bumped after each change to the terminal (a batch parsed, a resize, the end), so
     /// watchers wake on a change instead of polling; nothing queues however many bumps.
     screen_generation: tokio::sync::watch::Sender<u64>,
@@ -291,6 +295,7 @@ impl PtySession {
                 since_trim: 0,
             }),
             output_gate: Mutex::new(false),
+            transcript: Mutex::new(transcript),
             screen_generation: tokio::sync::watch::Sender::new(0),
         });
         let session = Arc::new(Self {
@@ -318,7 +323,7 @@ impl PtySession {
                 .stack_size(STACK_SIZE)
                 .spawn(move || {
                     crate::niceness::mark_current_thread_as_bulk_work();
-                    read_loop(reader, s, transcript)
+                    read_loop(reader, s)
                 })?;
             Ok(())
         })();
@@ -472,6 +477,14 @@ impl PtySession {
         self.shared.state.lock().activity
     }
 
+    /// Writes what the transcript buffered to its file now, so a read of the file has every
+    /// byte read so far (buffered bytes otherwise wait up to `transcript::FLUSH_EVERY`).
+    pub fn flush_transcript(&self) {
+        if let Some(t) = self.shared.transcript.lock().as_mut() {
+            t.flush();
+        }
+    }
+
     /// How the leader ended, once it did.
     pub fn exit_info(&self) -> Option<ExitInfo> {
         self.shared.state.lock().exit.clone()
@@ -604,11 +617,7 @@ impl Drop for PtySession {
 /// processing thread is done. Each read goes to the transcript and the line splitter here
 /// (so their cost overlaps with parsing), then into the inbox for the parser; blocks while
 /// the inbox is full.
-fn read_loop(
-    mut reader: Box<dyn Read + Send>,
-    sh: Arc<Shared>,
-    mut transcript: Option<Transcript>,
-) {
+fn read_loop(mut reader: Box<dyn Read + Send>, sh: Arc<Shared>) {
     let mut buf = vec![0u8; CHUNK_SIZE];
     let mut splitter = LineSplitter::default();
     let mut lines: Vec<String> = Vec::new();
@@ -622,9 +631,9 @@ fn read_loop(
         };
         // A read that did not fill the buffer most likely took all there was.
         drained = n < buf.len();
-        if let Some(t) = transcript.as_mut() {
+        if let Some(t) = sh.transcript.lock().as_mut() {
             t.write(&buf[..n]);
-            t.flush();
+            t.flush_if_due(Instant::now());
         }
         splitter.feed(&buf[..n], &mut lines);
         let mut inbox = sh.inbox.lock();
@@ -649,6 +658,9 @@ fn read_loop(
         drop(inbox);
         sh.inbox_ready.notify_one();
     }
+    // Dropping it flushes it (outside the lock): everything the program wrote is in the
+    // file before it ends.
+    let transcript = sh.transcript.lock().take();
     drop(transcript);
     let mut inbox = sh.inbox.lock();
     inbox.lines.extend(splitter.finish());
@@ -665,35 +677,6 @@ fn set_nonblocking(fd: RawFd) -> Result<(), SessionError> {
         return Err(SessionError::Io(std::io::Error::last_os_error()));
     }
     Ok(())
-}
-
-/// Waits until `fd` is ready for `events` (or hung up, or in error: the next read or write
-/// says which).
-fn wait_ready(fd: RawFd, events: libc::c_short) {
-    wait_ready_until(fd, events, None);
-}
-
-/// [`wait_ready`], giving up at `deadline`: `false` when it passed first.
-fn wait_ready_until(fd: RawFd, events: libc::c_short, deadline: Option<Instant>) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events,
-        revents: 0,
-    };
-    loop {
-        let timeout = deadline.map_or(-1, |d| {
-            // Rounded up: waking a little before the deadline would only wait again.
-            let left = d.saturating_duration_since(Instant::now());
-            i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
-        });
-        // SAFETY: one valid pollfd.
-        match unsafe { libc::poll(&mut pfd, 1, timeout) } {
-            0 => return false,
-            n if n > 0 => return true,
-            _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
-            _ => return true,
-        }
-    }
 }
 
 /// A read from the non-blocking terminal that waits for output like a blocking one; when
@@ -717,12 +700,13 @@ fn read_waiting(
     }
 }
 
-/// Waits for the program's next output, telling meanwhile when its output went quiet: the
-/// reader is the thread that wakes when output comes, so it keeps the quiet deadline too,
-/// and no other thread wakes up for it while a program keeps writing now and then.
+/// Waits for the program's next output, telling meanwhile when its output went quiet and
+/// flushing the transcript when it falls due: the reader is the thread that wakes when
+/// output comes, so it keeps those deadlines too, and no other thread wakes up for them
+/// while a program keeps writing now and then.
 fn wait_for_output(sh: &Shared) {
     loop {
-        let deadline = {
+        let quiet = {
             let inbox = sh.inbox.lock();
             if inbox.data.is_empty() && !inbox.parsing {
                 drop(inbox);
@@ -732,8 +716,17 @@ fn wait_for_output(sh: &Shared) {
                 Some(Instant::now() + QUIET_RECHECK)
             }
         };
+        let flush = sh
+            .transcript
+            .lock()
+            .as_ref()
+            .and_then(Transcript::flush_due);
+        let deadline = [quiet, flush].into_iter().flatten().min();
         if wait_ready_until(sh.fd, libc::POLLIN, deadline) {
             return;
+        }
+        if let Some(t) = sh.transcript.lock().as_mut() {
+            t.flush_if_due(Instant::now());
         }
         settle_if_quiet(sh);
     }

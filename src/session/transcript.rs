@@ -3,10 +3,20 @@
 //! Past the cap nothing more is written; a one-line note is appended once, so a reader of
 //! the file knows it was cut. Write errors disable the transcript (logged once) instead of
 //! disturbing the session.
+//!
+//! Bytes are buffered and reach the file at most [`FLUSH_EVERY`] after they came (or when
+//! the buffer fills, or before anyone reads the file through the API): a write to the file
+//! for every read of a program that redraws a spinner ten times a second was a system call
+//! and a disk update each, for fifty agents a thousand a second.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The longest a byte waits in the buffer. A reader through the API never sees the wait
+/// (it flushes first); a crash of the daemon loses at most this much of the file.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(500);
 
 /// Appends raw output to a file, at most `cap` bytes (counting what the file already held).
 #[derive(Debug)]
@@ -16,6 +26,8 @@ pub struct Transcript {
     written: u64,
     cap: u64,
     capped: bool,
+    /// When the oldest byte not yet in the file was buffered.
+    unflushed_since: Option<Instant>,
 }
 
 impl Transcript {
@@ -36,6 +48,7 @@ impl Transcript {
             written,
             cap,
             capped: written >= cap,
+            unflushed_since: None,
         })
     }
 
@@ -53,7 +66,12 @@ impl Transcript {
         &self.path
     }
 
-    /// Appends bytes, cutting at the cap.
+    /// When the buffered bytes are due in the file, if any are buffered.
+    pub fn flush_due(&self) -> Option<Instant> {
+        self.unflushed_since.map(|at| at + FLUSH_EVERY)
+    }
+
+    /// Appends bytes, cutting at the cap; they reach the file by [`Self::flush_due`].
     pub fn write(&mut self, bytes: &[u8]) {
         let Some(file) = self.file.as_mut() else {
             return;
@@ -65,6 +83,7 @@ impl Transcript {
         let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
         let mut result = file.write_all(&bytes[..take]);
         self.written += take as u64;
+        self.unflushed_since.get_or_insert_with(Instant::now);
         if take < bytes.len() || self.written >= self.cap {
             self.capped = true;
             tracing::warn!(path = %self.path.display(), cap = self.cap, "transcript reached its cap; no more output is recorded");
@@ -81,8 +100,16 @@ impl Transcript {
         }
     }
 
+    /// Flushes buffered bytes to the file once they are due.
+    pub fn flush_if_due(&mut self, now: Instant) {
+        if self.flush_due().is_some_and(|due| due <= now) {
+            self.flush();
+        }
+    }
+
     /// Flushes buffered bytes to the file.
     pub fn flush(&mut self) {
+        self.unflushed_since = None;
         if let Some(file) = self.file.as_mut()
             && let Err(e) = file.flush()
         {
@@ -128,6 +155,25 @@ mod tests {
         t.write(b"again");
         drop(t);
         assert_eq!(std::fs::read(&path).unwrap(), data);
+    }
+
+    #[test]
+    fn bytes_wait_in_the_buffer_until_they_are_due() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.log");
+        let mut t = Transcript::open(&path, 1 << 20).unwrap();
+        assert_eq!(t.flush_due(), None);
+        let before = Instant::now();
+        t.write(b"spinner");
+        let due = t.flush_due().expect("bytes are buffered");
+        assert!(due >= before + FLUSH_EVERY);
+        t.write(b" again");
+        assert_eq!(t.flush_due(), Some(due), "the oldest byte sets the time");
+        t.flush_if_due(due - Duration::from_millis(1));
+        assert_eq!(std::fs::read(&path).unwrap(), b"");
+        t.flush_if_due(due);
+        assert_eq!(std::fs::read(&path).unwrap(), b"spinner again");
+        assert_eq!(t.flush_due(), None);
     }
 
     #[test]

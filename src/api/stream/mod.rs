@@ -8,27 +8,40 @@
 //! slow client therefore skips the states it had no time for and gets the current one;
 //! nothing queues for it, and the session, the daemon and other clients never wait for it.
 //! An idle stream sleeps without timers.
+//!
+//! What the client sends is read on a thread of the client's own ([`input`]), not by the
+//! task: a key must not wait for a runtime worker busy with other streams' frames. The task
+//! is the socket's one writer, the thread its one reader.
 
+mod handshake;
+mod input;
 mod size;
 
 use super::error::ApiError;
-use crate::engine::{Engine, EngineError, SessionStatus};
+use crate::engine::{Engine, SessionStatus};
 use crate::session::screen_sync::{ScreenSync, Update};
 use crate::session::{PtySession, VisibleScreen};
-use crate::wire::{StreamEvent, StreamRequest};
+use crate::wire::StreamEvent;
 use axum::Extension;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use futures_util::{SinkExt, StreamExt};
+use bytes::Bytes;
+use futures_util::SinkExt;
+use hyper_util::rt::TokioIo;
+use input::{Ended, Input, Reply};
 use size::{ClientId, LatestSize};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 
 /// Largest client message: a big paste, like the API's body limit.
 const MAX_MESSAGE: usize = 1024 * 1024;
@@ -98,35 +111,53 @@ pub async fn connect(
     State(engine): State<Engine>,
     Extension(streams): Extension<Arc<Streams>>,
     Path(id): Path<String>,
-    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    mut request: Request,
 ) -> Result<Response, ApiError> {
     engine.get_session(&id)?;
-    let upgrade = upgrade.map_err(|e| {
+    let accepted = handshake::accept(&mut request).map_err(|e| {
         ApiError::new(
             StatusCode::UPGRADE_REQUIRED,
-            format!(
-                "this route is a WebSocket: connect with a WebSocket client ({})",
-                e.body_text()
-            ),
+            format!("this route is a WebSocket: connect with a WebSocket client ({e})"),
         )
     })?;
     let status = engine.watch_session_status(&id)?;
     let pty = engine.session_pty(&id);
-    Ok(upgrade
-        .max_message_size(MAX_MESSAGE)
-        .max_frame_size(MAX_MESSAGE)
-        .on_upgrade(move |socket| {
-            let client = Client {
-                id: streams.new_client(),
-                session_id: id,
-                engine,
-                streams,
-            };
-            client.run(socket, pty, status)
-        }))
+    let client = Client {
+        id: streams.new_client(),
+        session_id: id,
+        engine,
+        streams,
+    };
+    tokio::spawn(async move {
+        let upgraded = match accepted.upgrade.await {
+            Ok(u) => u,
+            Err(e) => {
+                tracing::debug!(error = %e, "a stream's upgrade did not complete");
+                return;
+            }
+        };
+        // The server's connections are TCP sockets: the socket is taken back from hyper so
+        // that a thread can read it while the task writes.
+        match hyper_util::server::conn::auto::upgrade::downcast::<TokioIo<TcpStream>>(upgraded) {
+            Ok(parts) => {
+                client
+                    .run(parts.io.into_inner(), parts.read_buf, pty, status)
+                    .await
+            }
+            Err(_) => tracing::error!("a stream's connection is not a TCP socket; it was closed"),
+        }
+    });
+    Ok(accepted.response)
+}
+
+fn socket_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE))
 }
 
 /// One connected client.
+#[derive(Clone)]
 struct Client {
     id: ClientId,
     session_id: String,
@@ -135,26 +166,46 @@ struct Client {
 }
 
 impl Client {
+    /// Serves the client on its upgraded `socket` (`already_read`: what came with the
+    /// upgrade request) until the session ends or the client goes.
     async fn run(
         self,
-        socket: WebSocket,
+        socket: TcpStream,
+        already_read: Bytes,
         pty: Option<Arc<PtySession>>,
         status: watch::Receiver<SessionStatus>,
     ) {
-        let (mut sink, source) = socket.split();
-        let (errors_tx, errors_rx) = mpsc::channel(4);
+        let Some((mut sink, reading, control)) = writer_and_reader(socket).await else {
+            return;
+        };
+        let (replies_tx, replies) = mpsc::channel(8);
+        let (ended_tx, mut ended) = oneshot::channel();
         self.activity(Activity::Join).await;
-        let sending = self.send_loop(&mut sink, pty.clone(), status, errors_rx);
-        let receiving = self.receive_loop(source, pty, errors_tx);
-        tokio::pin!(sending, receiving);
-        tokio::select! {
-            _ = &mut sending => {
-                // The session ended and the close went out: give the client a moment to
-                // answer it, so the connection ends with a clean close handshake.
-                let _ = tokio::time::timeout(CLOSE_GRACE, &mut receiving).await;
-            }
-            _ = &mut receiving => {}
+        let input = Input {
+            client: self.clone(),
+            has_terminal: pty.is_some(),
+            runtime: tokio::runtime::Handle::current(),
+            replies: replies_tx,
+        };
+        match input::spawn(input, reading, already_read, socket_config(), ended_tx) {
+            Err(e) => tracing::warn!(error = %e, "no thread for a stream's input; closed"),
+            Ok(()) => match self
+                .send_loop(&mut sink, pty, status, replies, &mut ended)
+                .await
+            {
+                Some(Ended::Closed(frame)) => {
+                    let _ = sink.send(Message::Close(frame)).await;
+                }
+                Some(Ended::Gone) => {}
+                None => {
+                    // The session ended and the close went out: give the client a moment to
+                    // answer it, so the connection ends with a clean close handshake.
+                    let _ = tokio::time::timeout(CLOSE_GRACE, &mut ended).await;
+                }
+            },
         }
+        // Wakes the input thread if it still waits for the client: it ends with the socket.
+        let _ = control.shutdown(std::net::Shutdown::Both);
         self.activity(Activity::Leave).await;
     }
 
@@ -165,17 +216,19 @@ impl Client {
     }
 
     /// Hello and the current screen, then every change, status and error until the session
-    /// ends (final screen, `exit`, close) or the peer goes.
+    /// ends (final screen, `exit`, close: `None`) or the client's input ends (how).
     async fn send_loop(
         &self,
         sink: &mut Sink,
         pty: Option<Arc<PtySession>>,
         mut status: watch::Receiver<SessionStatus>,
-        mut errors: mpsc::Receiver<String>,
-    ) {
+        mut replies: mpsc::Receiver<Reply>,
+        input_ended: &mut oneshot::Receiver<Ended>,
+    ) -> Option<Ended> {
         let Some(pty) = pty else {
             // Restored from an earlier run: its terminal is gone, only its end is known.
-            return self.send_restored(sink).await;
+            self.send_restored(sink).await;
+            return None;
         };
         let mut changes = pty.watch_screen();
         changes.borrow_and_update();
@@ -184,7 +237,7 @@ impl Client {
         let watching = pty.clone();
         let Ok(visible) = tokio::task::spawn_blocking(move || watching.watch_visible()).await
         else {
-            return;
+            return None;
         };
         let mut sync = ScreenSync::new();
         let first = next_update(&mut sync, &visible);
@@ -198,10 +251,11 @@ impl Client {
         };
         if send_event(sink, &hello).await.is_err() || send_output(sink, first.bytes).await.is_err()
         {
-            return;
+            return Some(Ended::Gone);
         }
         if finished {
-            return send_exit(sink, &pty).await;
+            send_exit(sink, &pty).await;
+            return None;
         }
         let mut status_open = true;
         let mut next_frame = Instant::now();
@@ -209,7 +263,7 @@ impl Client {
             tokio::select! {
                 changed = changes.changed() => {
                     if changed.is_err() {
-                        return;
+                        return None;
                     }
                     // While output keeps coming, let it gather for a moment.
                     tokio::time::sleep_until(next_frame).await;
@@ -217,11 +271,12 @@ impl Client {
                     let finished = pty.is_finished();
                     let update = next_update(&mut sync, &visible);
                     if send_update(sink, update).await.is_err() {
-                        return;
+                        return Some(Ended::Gone);
                     }
                     next_frame = Instant::now() + FRAME_INTERVAL;
                     if finished {
-                        return send_exit(sink, &pty).await;
+                        send_exit(sink, &pty).await;
+                        return None;
                     }
                 }
                 changed = status.changed(), if status_open => {
@@ -231,14 +286,19 @@ impl Client {
                     }
                     let now = *status.borrow_and_update();
                     if send_event(sink, &StreamEvent::Status { status: now }).await.is_err() {
-                        return;
+                        return Some(Ended::Gone);
                     }
                 }
-                Some(error) = errors.recv() => {
-                    if send_event(sink, &StreamEvent::Error { error }).await.is_err() {
-                        return;
+                Some(reply) = replies.recv() => {
+                    let sent = match reply {
+                        Reply::Error(error) => send_event(sink, &StreamEvent::Error { error }).await,
+                        Reply::Pong(payload) => sink.send(Message::Pong(payload)).await.map_err(Gone::from),
+                    };
+                    if sent.is_err() {
+                        return Some(Ended::Gone);
                     }
                 }
+                ended = &mut *input_ended => return Some(ended.unwrap_or(Ended::Gone)),
             }
         }
     }
@@ -263,62 +323,44 @@ impl Client {
             let _ = sink.send(close_message()).await;
         }
     }
+}
 
-    /// Input and resizes from the client, in order, until it closes.
-    async fn receive_loop(
-        &self,
-        mut source: futures_util::stream::SplitStream<WebSocket>,
-        pty: Option<Arc<PtySession>>,
-        errors: mpsc::Sender<String>,
-    ) {
-        // Errors are advice; when the client does not read them, later ones are dropped.
-        let report = |e: String| {
-            let _ = errors.try_send(e);
-        };
-        while let Some(Ok(message)) = source.next().await {
-            let input = match message {
-                Message::Binary(bytes) => bytes.to_vec(),
-                Message::Text(text) => match serde_json::from_str::<StreamRequest>(&text) {
-                    Ok(StreamRequest::Input { data }) => data.into_bytes(),
-                    Ok(StreamRequest::Resize { cols, rows }) => {
-                        match checked_size(cols, rows) {
-                            Ok(()) => self.activity(Activity::Resize { cols, rows }).await,
-                            Err(e) => report(e),
-                        }
-                        continue;
-                    }
-                    Err(e) => {
-                        report(format!(
-                            "not a stream message ({e}): send {{\"type\":\"input\",\"data\":\"...\"}} or {{\"type\":\"resize\",\"cols\":N,\"rows\":N}}"
-                        ));
-                        continue;
-                    }
-                },
-                Message::Close(_) => break,
-                Message::Ping(_) | Message::Pong(_) => continue,
-            };
-            if input.is_empty() {
-                continue;
-            }
-            if pty.is_none() {
-                report("the session has ended; input was not delivered".into());
-                continue;
-            }
-            self.activity(Activity::Input).await;
-            // Through the engine, so it comes after the task's first instruction. This
-            // client's next input waits for it, so order is kept.
-            match self.engine.write_input(&self.session_id, input).await {
-                Ok(()) => {}
-                Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {
-                    report("the session has ended; input was not delivered".into())
-                }
-                Err(e) => report(format!("input was not delivered: {e}")),
-            }
+type Sink = WebSocketStream<TcpStream>;
+
+/// The client's socket split between its writer, here, and its reader, a thread; and a
+/// handle to end both.
+async fn writer_and_reader(
+    socket: TcpStream,
+) -> Option<(Sink, std::net::TcpStream, std::net::TcpStream)> {
+    let split = || -> std::io::Result<_> {
+        // Leaves the runtime's reactor; non-blocking still, which the reader expects.
+        let socket = socket.into_std()?;
+        let reading = socket.try_clone()?;
+        let control = socket.try_clone()?;
+        Ok((TcpStream::from_std(socket)?, reading, control))
+    };
+    match split() {
+        Ok((writing, reading, control)) => {
+            let sink =
+                WebSocketStream::from_raw_socket(writing, Role::Server, Some(socket_config()))
+                    .await;
+            Some((sink, reading, control))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "a stream's socket could not be shared; closed");
+            None
         }
     }
 }
 
-type Sink = futures_util::stream::SplitSink<WebSocket, Message>;
+/// The client is gone (a write failed).
+struct Gone;
+
+impl From<tokio_tungstenite::tungstenite::Error> for Gone {
+    fn from(_: tokio_tungstenite::tungstenite::Error) -> Self {
+        Gone
+    }
+}
 
 /// What turns the client's screen into the newest copy, taken as sent: if the client is
 /// gone, nothing reads what would come after either. One pass over the visible cells.
@@ -339,20 +381,20 @@ fn checked_size(cols: u16, rows: u16) -> Result<(), String> {
     }
 }
 
-async fn send_event(sink: &mut Sink, event: &StreamEvent) -> Result<(), axum::Error> {
-    let text = serde_json::to_string(event).map_err(axum::Error::new)?;
-    sink.send(Message::text(text)).await
+async fn send_event(sink: &mut Sink, event: &StreamEvent) -> Result<(), Gone> {
+    let text = serde_json::to_string(event).map_err(|_| Gone)?;
+    Ok(sink.send(Message::text(text)).await?)
 }
 
-async fn send_output(sink: &mut Sink, bytes: Vec<u8>) -> Result<(), axum::Error> {
+async fn send_output(sink: &mut Sink, bytes: Vec<u8>) -> Result<(), Gone> {
     if bytes.is_empty() {
         return Ok(());
     }
-    sink.send(Message::binary(bytes)).await
+    Ok(sink.send(Message::binary(bytes)).await?)
 }
 
 /// A size change, then a mode change, then the output: the order a client applies them in.
-async fn send_update(sink: &mut Sink, update: Update) -> Result<(), axum::Error> {
+async fn send_update(sink: &mut Sink, update: Update) -> Result<(), Gone> {
     if let Some((rows, cols)) = update.size {
         send_event(sink, &StreamEvent::Size { cols, rows }).await?;
     }
@@ -376,7 +418,7 @@ async fn send_exit(sink: &mut Sink, pty: &PtySession) {
 
 fn close_message() -> Message {
     Message::Close(Some(CloseFrame {
-        code: axum::extract::ws::close_code::NORMAL,
+        code: CloseCode::Normal,
         reason: "the session ended".into(),
     }))
 }
