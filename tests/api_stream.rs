@@ -662,3 +662,75 @@ fn a_key_is_typed_while_every_worker_of_the_server_is_busy() {
     drop(c);
     server.block_on(engine.shutdown());
 }
+
+/// The threads of the daemon that read stream clients' input, by name.
+fn input_threads(s: &Server) -> usize {
+    std::fs::read_dir(format!("/proc/{}/task", s.pid()))
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|name| name.starts_with("stream-input"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The next message that `pick` takes (others are skipped), within 10 s.
+fn next_such<T>(c: &mut StreamClient, mut pick: impl FnMut(&Message) -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let next =
+            c.rt.block_on(async { tokio::time::timeout(left, c.socket.next()).await });
+        match next {
+            Ok(Some(Ok(m))) => {
+                if let Some(found) = pick(&m) {
+                    return Some(found);
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+#[test]
+fn a_ping_is_answered_a_close_is_echoed_and_a_client_that_goes_leaves_no_thread() {
+    let s = Server::start();
+    let id = shell(&s, "echo ready-$((6*7))", 80, 24);
+    wait_screen(&s, &id, "ready-42");
+
+    let mut c = connect(&s, &id);
+    assert!(wait_until(Duration::from_secs(10), || input_threads(&s) == 1));
+    c.send(Message::Ping(b"are-you-there".to_vec().into()));
+    let pong = next_such(&mut c, |m| match m {
+        Message::Pong(p) => Some(p.to_vec()),
+        _ => None,
+    });
+    assert_eq!(pong.as_deref(), Some(&b"are-you-there"[..]));
+    // The client closes: the server answers the close, and its reading thread ends.
+    c.send(Message::Close(None));
+    let echoed = next_such(&mut c, |m| matches!(m, Message::Close(_)).then_some(()));
+    assert!(echoed.is_some(), "the server did not answer the close");
+    assert!(
+        wait_until(Duration::from_secs(10), || input_threads(&s) == 0),
+        "{} input threads left after a clean close",
+        input_threads(&s)
+    );
+
+    // A client that vanishes without a close (its socket dropped) leaves nothing either,
+    // and the session goes on: a new client types into it.
+    let gone = connect(&s, &id);
+    assert!(wait_until(Duration::from_secs(10), || input_threads(&s) == 1));
+    drop(gone);
+    assert!(
+        wait_until(Duration::from_secs(10), || input_threads(&s) == 0),
+        "{} input threads left after a client vanished",
+        input_threads(&s)
+    );
+    let mut again = connect(&s, &id);
+    again.type_text("echo again-$((6*7))\r");
+    again.wait_text("again-42");
+}

@@ -64,7 +64,15 @@ pub(super) fn spawn(
             Role::Server,
             Some(config),
         );
-        let _ = ended.send(input.run(&mut ws));
+        // The engine's futures run here, outside the runtime's workers; should one panic
+        // (a runtime shutting down under a late key), the client is ended, not the thread
+        // left dangling.
+        let how = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| input.run(&mut ws)))
+            .unwrap_or_else(|_| {
+                tracing::error!("a stream's input failed; the client is closed");
+                Ended::Gone
+            });
+        let _ = ended.send(how);
     })?;
     Ok(())
 }

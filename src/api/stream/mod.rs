@@ -16,6 +16,7 @@
 mod handshake;
 mod input;
 mod size;
+mod socket;
 
 use super::error::ApiError;
 use crate::engine::{Engine, SessionStatus};
@@ -175,9 +176,19 @@ impl Client {
         pty: Option<Arc<PtySession>>,
         status: watch::Receiver<SessionStatus>,
     ) {
-        let Some((mut sink, reading, control)) = writer_and_reader(socket).await else {
-            return;
+        let socket::Split {
+            writing,
+            reading,
+            control,
+        } = match socket::split(socket) {
+            Ok(split) => split,
+            Err(e) => {
+                tracing::warn!(error = %e, "a stream's socket could not be shared; closed");
+                return;
+            }
         };
+        let mut sink =
+            WebSocketStream::from_raw_socket(writing, Role::Server, Some(socket_config())).await;
         let (replies_tx, replies) = mpsc::channel(8);
         let (ended_tx, mut ended) = oneshot::channel();
         self.activity(Activity::Join).await;
@@ -325,33 +336,7 @@ impl Client {
     }
 }
 
-type Sink = WebSocketStream<TcpStream>;
-
-/// The client's socket split between its writer, here, and its reader, a thread; and a
-/// handle to end both.
-async fn writer_and_reader(
-    socket: TcpStream,
-) -> Option<(Sink, std::net::TcpStream, std::net::TcpStream)> {
-    let split = || -> std::io::Result<_> {
-        // Leaves the runtime's reactor; non-blocking still, which the reader expects.
-        let socket = socket.into_std()?;
-        let reading = socket.try_clone()?;
-        let control = socket.try_clone()?;
-        Ok((TcpStream::from_std(socket)?, reading, control))
-    };
-    match split() {
-        Ok((writing, reading, control)) => {
-            let sink =
-                WebSocketStream::from_raw_socket(writing, Role::Server, Some(socket_config()))
-                    .await;
-            Some((sink, reading, control))
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "a stream's socket could not be shared; closed");
-            None
-        }
-    }
-}
+type Sink = WebSocketStream<socket::WriteOnly>;
 
 /// The client is gone (a write failed).
 struct Gone;
