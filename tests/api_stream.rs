@@ -593,20 +593,8 @@ fn a_key_is_typed_while_every_worker_of_the_server_is_busy() {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     let dir = tempfile::tempdir().expect("tempdir");
+    let providers = shell_in_an_empty_home(dir.path());
     let home = dir.path().join("home");
-    std::fs::create_dir_all(&home).expect("home");
-    let config = dir.path().join("providers.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[provider]]\nid = \"shell\"\nenv = {{ HOME = {:?} }}\n",
-            home.display().to_string()
-        ),
-    )
-    .expect("providers file");
-    let providers = orchestra::providers::Config::load(Some(&config))
-        .and_then(|c| orchestra::providers::Providers::from_config(&c, None))
-        .expect("providers");
     let state = StateDir::lock(&dir.path().join("state")).expect("state dir");
     // One worker: a task that keeps it busy leaves the runtime no other.
     let server = tokio::runtime::Builder::new_multi_thread()

@@ -24,6 +24,7 @@ fn typed(app: &mut App, s: &str) {
 }
 
 use support::app_wait_for as wait_for;
+use support::shell_in_an_empty_home;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_create_start_pause_resume_cancel_retry() {
@@ -339,21 +340,6 @@ async fn keys_typed_before_the_shell_settles_come_after_the_first_line() {
     );
     engine.cancel_task(&task.id).await.unwrap();
     assert!(support::session_pids(&sid).is_empty());
-}
-
-/// The built-in providers, with the shell started in an empty HOME: a user's rc files (a
-/// version manager's `init`, with its lock files) must not slow or stall the tests' shells.
-fn shell_in_an_empty_home(dir: &std::path::Path) -> Providers {
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let path = dir.join("shell-config.toml");
-    let config = format!(
-        "[[provider]]\nid = \"shell\"\nenv = {{ HOME = {:?} }}\n",
-        home.display().to_string()
-    );
-    std::fs::write(&path, config).unwrap();
-    let config = orchestra::providers::Config::load(Some(&path)).unwrap();
-    Providers::from_config(&config, None).unwrap()
 }
 
 /// The fake coding agent (tests/fixtures/agents/fake/agent.py) as a provider in a user

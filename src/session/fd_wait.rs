@@ -2,8 +2,26 @@
 //! for the threads that own a descriptor each (a session's terminal, a stream's input), so
 //! the kernel wakes them when it is ready, with no async runtime between.
 
+use std::io::Read;
 use std::os::fd::RawFd;
 use std::time::Instant;
+
+/// A read from a non-blocking descriptor that waits like a blocking one: `wait` is called
+/// whenever there is nothing to read yet (it waits for the descriptor, and may do the
+/// caller's other timed work meanwhile).
+pub fn read_waiting(
+    reader: &mut (impl Read + ?Sized),
+    buf: &mut [u8],
+    mut wait: impl FnMut(),
+) -> std::io::Result<usize> {
+    loop {
+        match reader.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait(),
+            other => return other,
+        }
+    }
+}
 
 /// Waits until `fd` is ready for `events` (or hung up, or in error: the next read or write
 /// says which).

@@ -2,7 +2,7 @@
 //! signals, termination and reaping.
 
 use super::activity::{Activity, ActivityTracker};
-use super::fd_wait::{wait_ready, wait_ready_until};
+use super::fd_wait::{self, wait_ready, wait_ready_until};
 use super::keys::{encode_keys, encode_text};
 use super::lines::LineSplitter;
 use super::memory::{TRIM_AFTER_BYTES, give_back_freed_memory};
@@ -691,13 +691,7 @@ fn read_waiting(
     if drained {
         wait_for_output(sh);
     }
-    loop {
-        match reader.read(buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_for_output(sh),
-            other => return other,
-        }
-    }
+    fd_wait::read_waiting(reader, buf, || wait_for_output(sh))
 }
 
 /// Waits for the program's next output, telling meanwhile when its output went quiet and

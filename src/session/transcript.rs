@@ -92,11 +92,14 @@ impl Transcript {
                     "\r\n[orchestra: transcript capped at {} bytes; later output not recorded]\r\n",
                     self.cap
                 );
-                result = file.write_all(note.as_bytes()).and_then(|()| file.flush());
+                result = file.write_all(note.as_bytes());
             }
         }
-        if let Err(e) = result {
-            self.fail(e);
+        match result {
+            Err(e) => self.fail(e),
+            // Nothing more will come: the file is complete now.
+            Ok(()) if self.capped => self.flush(),
+            Ok(()) => {}
         }
     }
 

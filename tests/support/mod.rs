@@ -561,3 +561,18 @@ pub async fn app_wait_for(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// For an engine in the test's own process: the built-in providers, with the shell started in an empty HOME: a user's rc files (a
+/// version manager's `init`, with its lock files) must not slow or stall the tests' shells.
+pub fn shell_in_an_empty_home(dir: &Path) -> orchestra::providers::Providers {
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let path = dir.join("shell-config.toml");
+    let config = format!(
+        "[[provider]]\nid = \"shell\"\nenv = {{ HOME = {:?} }}\n",
+        home.display().to_string()
+    );
+    std::fs::write(&path, config).unwrap();
+    let config = orchestra::providers::Config::load(Some(&path)).unwrap();
+    orchestra::providers::Providers::from_config(&config, None).unwrap()
+}

@@ -11,7 +11,7 @@
 
 use super::{Activity, Client};
 use crate::engine::EngineError;
-use crate::session::fd_wait::wait_ready;
+use crate::session::fd_wait::{read_waiting, wait_ready};
 use crate::wire::StreamRequest;
 use bytes::Bytes;
 use std::io::{Read, Write};
@@ -21,6 +21,9 @@ use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocket, WebSocketConfig};
+
+/// What a client is told of input that found no terminal to type into.
+const SESSION_ENDED: &str = "the session has ended; input was not delivered";
 
 /// What the input thread asks the client's task to send.
 pub(super) enum Reply {
@@ -121,7 +124,7 @@ impl Input {
     /// it, so order is kept.
     fn deliver(&self, input: Vec<u8>) {
         if !self.has_terminal {
-            return self.report("the session has ended; input was not delivered".into());
+            return self.report(SESSION_ENDED.into());
         }
         let client = &self.client;
         // Through the engine, so it comes after the task's first instruction. The write
@@ -133,7 +136,7 @@ impl Input {
         match written {
             Ok(()) => {}
             Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {
-                self.report("the session has ended; input was not delivered".into())
+                self.report(SESSION_ENDED.into())
             }
             Err(e) => self.report(format!("input was not delivered: {e}")),
         }
@@ -157,15 +160,8 @@ pub(super) struct ReadOnly(TcpStream);
 
 impl Read for ReadOnly {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            match self.0.read(buf) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    wait_ready(self.0.as_raw_fd(), libc::POLLIN)
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                other => return other,
-            }
-        }
+        let fd = self.0.as_raw_fd();
+        read_waiting(&mut self.0, buf, || wait_ready(fd, libc::POLLIN))
     }
 }
 

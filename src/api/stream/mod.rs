@@ -176,11 +176,7 @@ impl Client {
         pty: Option<Arc<PtySession>>,
         status: watch::Receiver<SessionStatus>,
     ) {
-        let socket::Split {
-            writing,
-            reading,
-            control,
-        } = match socket::split(socket) {
+        let socket::Split { writing, reading } = match socket::split(socket) {
             Ok(split) => split,
             Err(e) => {
                 tracing::warn!(error = %e, "a stream's socket could not be shared; closed");
@@ -216,7 +212,7 @@ impl Client {
             },
         }
         // Wakes the input thread if it still waits for the client: it ends with the socket.
-        let _ = control.shutdown(std::net::Shutdown::Both);
+        sink.get_ref().shut_down();
         self.activity(Activity::Leave).await;
     }
 

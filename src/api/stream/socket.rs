@@ -9,11 +9,10 @@ use std::task::{Context, Poll, ready};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 
-/// The socket's three handles: the writer, the reader and one to end both.
+/// The socket's two handles: the writer (which can also end both) and the reader.
 pub(super) struct Split {
     pub writing: WriteOnly,
     pub reading: TcpStream,
-    pub control: TcpStream,
 }
 
 /// Takes the socket out of the runtime's reactor and shares it: the reader gets a
@@ -23,20 +22,22 @@ pub(super) struct Split {
 pub(super) fn split(socket: tokio::net::TcpStream) -> io::Result<Split> {
     let socket = socket.into_std()?;
     let reading = socket.try_clone()?;
-    let control = socket.try_clone()?;
     // SAFETY: the socket owns its descriptor, and the `AsyncFd` owns the socket until it
     // is dropped: the descriptor is neither closed nor replaced while registered.
     let writing =
         WriteOnly(unsafe { AsyncFd::register_with_interest(socket, Interest::WRITABLE)? });
-    Ok(Split {
-        writing,
-        reading,
-        control,
-    })
+    Ok(Split { writing, reading })
 }
 
 /// The writing side of the socket.
 pub(super) struct WriteOnly(AsyncFd<TcpStream>);
+
+impl WriteOnly {
+    /// Ends the connection both ways: the input thread, waiting to read, wakes to its end.
+    pub fn shut_down(&self) {
+        let _ = self.0.get_ref().shutdown(Shutdown::Both);
+    }
+}
 
 impl AsyncWrite for WriteOnly {
     fn poll_write(
