@@ -597,3 +597,145 @@ fn events_on_the_stream_are_wire_events() {
         seen.insert(name);
     }
 }
+
+/// The session's JSON once `pred` holds of it (15 s at most).
+fn wait_session(
+    s: &Server,
+    id: &str,
+    what: &str,
+    pred: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    let ok = wait_until(Duration::from_secs(15), || {
+        last = s.get(&format!("{SESSIONS}/{id}")).json()["session"].clone();
+        pred(&last)
+    });
+    assert!(ok, "{what}: {last:#}");
+    last
+}
+
+/// A shell whose command asks a question and waits for the typed answer (`read -p`, no
+/// screen pattern knows it) is `blocked` on that question, with the answers its `[y/N]`
+/// offers; answered, it is ready again. A question printed before the read begins is found
+/// too.
+#[test]
+fn a_shell_asking_a_question_is_blocked_until_answered() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let id = spawn_session(
+        &s,
+        json!({"task": "read -p 'Delete the cache? [y/N] ' ans; echo answered-$ans", "providerId": "shell", "workingDirectory": dir.path()}),
+    );
+    let info = wait_session(&s, &id, "blocked on the question", |v| {
+        v["status"] == "blocked"
+    });
+    let prompt = &info["prompt"];
+    assert_eq!(prompt["kind"], "question", "{prompt}");
+    assert_eq!(prompt["text"], "Delete the cache? [y/N]");
+    assert_eq!(
+        prompt["options"],
+        json!([
+            {"key": "y", "label": "Yes", "keys": ["y", "enter"]},
+            {"key": "n", "label": "No", "keys": ["n", "enter"]}
+        ])
+    );
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/answer"),
+        json!({"option": "maybe"}),
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    let r = s.post(&format!("{SESSIONS}/{id}/answer"), json!({"option": "y"}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    wait_screen(&s, &id, "answered-y");
+    let info = wait_session(&s, &id, "ready again", |v| v["status"] == "ready");
+    assert!(info["prompt"].is_null(), "{info}");
+
+    // Asked, then a pause before the read: seen once the read begins.
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"text": "echo 'Proceed with the upgrade?'; sleep 2; read x; echo got-$x"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let info = wait_session(&s, &id, "blocked after the pause", |v| {
+        v["status"] == "blocked"
+    });
+    assert_eq!(info["prompt"]["text"], "Proceed with the upgrade?");
+    assert_eq!(info["prompt"]["options"], json!([]));
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"text": "fine"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    wait_screen(&s, &id, "got-fine");
+    wait_session(&s, &id, "ready after the answer", |v| {
+        v["status"] == "ready"
+    });
+    s.delete(&format!("{SESSIONS}/{id}"));
+}
+
+/// A shell running a quiet command (`sleep`) is busy, not waiting for input at its prompt,
+/// until the command ends and its prompt is back.
+#[test]
+fn a_shell_running_a_quiet_command_is_busy_until_its_prompt_returns() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let id = spawn_session(
+        &s,
+        json!({"task": "echo up", "providerId": "shell", "workingDirectory": dir.path()}),
+    );
+    wait_session(&s, &id, "ready at its prompt", |v| v["status"] == "ready");
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"text": "sleep 4; echo slept-$((2+3))"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    // Quiet while it sleeps (for much longer than the quiet period): busy all along, never
+    // ready, until its output. (The status is read before the screen: ready with the
+    // output not on the screen yet was ready while sleep ran.)
+    let (mut busy, mut ready_while_sleeping) = (false, false);
+    let ok = wait_until(Duration::from_secs(15), || {
+        let status = s.get(&format!("{SESSIONS}/{id}")).json()["session"]["status"].clone();
+        let done = screen(&s, &id).contains("slept-5");
+        if !done {
+            ready_while_sleeping |= busy && status == "ready";
+            busy |= status == "busy";
+        }
+        done
+    });
+    assert!(ok, "the command's output");
+    assert!(
+        busy && !ready_while_sleeping,
+        "busy {busy}, ready while sleep ran {ready_while_sleeping}"
+    );
+    wait_screen(&s, &id, "slept-5");
+    wait_session(&s, &id, "ready once its prompt is back", |v| {
+        v["status"] == "ready"
+    });
+    s.delete(&format!("{SESSIONS}/{id}"));
+}
+
+/// A command (`exec`, no job control) that asks, pauses, then reads: blocked once the read
+/// begins, though nothing was printed since the question.
+#[test]
+fn a_command_asking_after_a_pause_is_blocked() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let id = spawn_session(
+        &s,
+        json!({"task": "echo 'Overwrite the build directory?'; sleep 2; read x; echo got-$x; sleep 30", "providerId": "exec", "workingDirectory": dir.path()}),
+    );
+    let info = wait_session(&s, &id, "blocked once the read begins", |v| {
+        v["status"] == "blocked"
+    });
+    assert_eq!(info["prompt"]["text"], "Overwrite the build directory?");
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"text": "sure"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    wait_screen(&s, &id, "got-sure");
+    wait_session(&s, &id, "busy again: a command is never ready", |v| {
+        v["status"] == "busy"
+    });
+    s.delete(&format!("{SESSIONS}/{id}"));
+}

@@ -996,3 +996,73 @@ fn a_transcript_reaches_its_file_soon_without_more_output_and_at_once_when_asked
     g.session.flush_transcript();
     assert!(read(&asked).contains("asked-marker"), "{:?}", read(&asked));
 }
+
+/// A program that waits for a typed line is seen to wait: the shell's own `read`, a program
+/// the shell runs, and one reading without echo; a shell at its line editor's prompt, a
+/// command that sleeps and a full-screen program are not waiting for a line.
+#[test]
+fn a_line_read_is_seen_and_nothing_else_is() {
+    use orchestra::session::Foreground;
+    let g = bash();
+    g.wait_quiet();
+    assert_eq!(
+        g.session.foreground(),
+        Some(Foreground::Keys),
+        "bash at its prompt (readline has canonical mode off)"
+    );
+
+    g.session
+        .send_text(
+            "read -p 'Delete the cache? [y/N] ' ans; echo got-$ans",
+            b"\r",
+        )
+        .expect("send");
+    let leader = g.session.pid() as i32;
+    let ok = wait_until(LONG, || {
+        matches!(g.session.foreground(),
+            Some(Foreground::Reading(r)) if r.pid == leader && r.echo && r.comm == "bash")
+    });
+    assert!(ok, "the shell's read: {:?}", g.session.foreground());
+    g.session.send_text("y", b"\r").expect("answer");
+    g.wait_line("got-y");
+
+    g.session
+        .send_text(
+            "python3 -c 'import getpass; print(\"x\" + getpass.getpass(\"Password: \"))'",
+            b"\r",
+        )
+        .expect("send");
+    g.wait_screen("Password:");
+    let ok = wait_until(LONG, || {
+        matches!(g.session.foreground(),
+            Some(Foreground::Reading(r)) if r.pid != leader && !r.echo && r.comm.starts_with("python"))
+    });
+    assert!(
+        ok,
+        "a child's read without echo: {:?}",
+        g.session.foreground()
+    );
+    g.session.send_text("secret", b"\r").expect("answer");
+    g.wait_line("xsecret");
+
+    g.session.send_text("sleep 30", b"\r").expect("send");
+    let ok = wait_until(LONG, || g.session.foreground() == Some(Foreground::Running));
+    assert!(
+        ok,
+        "sleep runs, reading nothing: {:?}",
+        g.session.foreground()
+    );
+    g.session.send_keys(&["ctrl-c"]).expect("interrupt");
+
+    g.session.send_text("vim -u NONE -N", b"\r").expect("send");
+    let ok = wait_until(LONG, || g.session.snapshot(0, false).alternate_screen);
+    assert!(ok, "vim on the alternate screen");
+    g.wait_quiet();
+    assert_eq!(
+        g.session.foreground(),
+        Some(Foreground::Keys),
+        "vim reads keys, not lines"
+    );
+    g.session.send_keys(&["escape"]).expect("esc");
+    g.session.send_text(":q!", b"\r").expect("quit vim");
+}

@@ -936,8 +936,8 @@ fn session_of(api: &support::Server, task_id: &str) -> String {
 }
 
 /// Four shells in the grid, each showing its own output; typing into the third; pausing the
-/// second; an agent asking a question while another is selected raises the waiting count and
-/// the bell, and `w` goes to it.
+/// second; a shell asking a question (`read -p`) while another is selected raises the waiting
+/// count and the bell, `w` goes to it and its answer key answers it.
 #[test]
 fn the_grid_shows_four_agents_and_w_goes_to_the_one_asking() {
     if Command::new("tmux").arg("-V").output().is_err() {
@@ -945,10 +945,6 @@ fn the_grid_shows_four_agents_and_w_goes_to_the_one_asking() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    // The fake coding agent (it asks a permission on `perm`) in the user's config.
-    let config = tmp.path().canonicalize().unwrap().join("config/orchestra");
-    std::fs::create_dir_all(&config).unwrap();
-    support::fake_agent_config(&config, &[]);
     let (tmux, root) = start(tmp.path());
     let marker = root.to_string_lossy().into_owned();
     let api = api_of(&root.join("state"));
@@ -1037,37 +1033,32 @@ fn the_grid_shows_four_agents_and_w_goes_to_the_one_asking() {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     assert_eq!(bell(&tmux), "0");
-    cli(
-        &root,
-        &[
-            "task",
-            "add",
-            "asker",
-            "--provider",
-            "fake",
-            "--description",
-            "perm",
-            "--approval",
-            "manual",
-            "--start",
-        ],
+    // The fourth asks in its shell, as a script would: no pattern knows this question.
+    let r = api.post(
+        &format!("/api/coding-agents/sessions/{}/messages", sids[3]),
+        serde_json::json!({"text": "read -p 'Delete the cache? [y/N] ' ans; echo answered-$ans"}),
     );
+    assert_eq!(r.status, 201, "{}", r.body);
     tmux.wait("the waiting count", |s| s.contains("⚑ 1 waiting · w"));
     wait_until("the bell", 10, || bell(&tmux) == "1");
     tmux.send(&["w"]);
     tmux.wait("the question, selected", |s| {
-        s.contains("asker asks") && !s.contains("⚑ 1 waiting")
+        s.contains("tile-4 asks: Delete the cache? [y/N]") && !s.contains("⚑ 1 waiting")
     });
+    // Its answer key answers it.
+    tmux.send(&["y"]);
+    tmux.wait("the answer typed", |s| s.contains("answered-y"));
     // Each agent drew for its tile; leaving the grid gives the others their size back.
     for (sid, b) in sids[1..].iter().zip(&before) {
         assert_ne!(size(sid), *b, "{sid} kept its size in the grid");
     }
+    // (The fourth, selected, is shown in the terminal pane and drawn for it.)
     tmux.send(&["v"]);
     wait_until("the agents' sizes from before the grid", 20, || {
-        sids[1..]
+        sids[1..3]
             .iter()
             .zip(&before)
             .all(|(sid, b)| size(sid) == *b)
     });
-    stop_with_q(&tmux, 5, &marker);
+    stop_with_q(&tmux, 4, &marker);
 }

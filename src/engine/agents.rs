@@ -16,7 +16,9 @@ use super::session_info::reply_text;
 use super::sessions::{Input, SessionEntry};
 use super::status::SessionStatus;
 use crate::providers::Delivery;
+use crate::providers::line_question::line_question;
 use crate::providers::patterns::{Classifier, SeenPrompt, Verdict, find_option};
+use crate::session::{Foreground, PtySession};
 use crate::task::{TaskResult, TaskStatus};
 use crate::wire::{Approval, PromptKind, Role, StatusSource};
 use std::collections::HashMap;
@@ -127,10 +129,31 @@ impl SessionEntry {
                 .any(|m| m.role == Role::User && m.auto.is_none() && m.keys.is_none())
     }
 
-    /// What the screen shows now, by the provider's patterns (`None`: it has none).
+    /// What the screen shows now, by the provider's patterns (`None`: it has none). Where
+    /// the patterns know nothing, the terminal itself may say: a question asked by a program
+    /// waiting for a typed line (a `read -p` in a shell, an installer's `[Y/n]`) is a
+    /// prompt, and a command the leader runs in the foreground without reading (`sleep`, a
+    /// quiet build) is busy.
     pub(super) fn classify_now(&self) -> Option<Verdict> {
-        let classifier = self.classifier()?;
         let pty = self.pty.as_ref()?;
+        let by_patterns = self.classify_by_patterns(pty);
+        if !matches!(by_patterns, None | Some(Verdict::Unknown)) {
+            return by_patterns;
+        }
+        match pty.foreground() {
+            Some(Foreground::Reading(reader)) => {
+                let shot = pty.snapshot(0, false);
+                line_question(&shot.screen, shot.cursor, reader.echo)
+                    .map(Verdict::Prompt)
+                    .or(by_patterns)
+            }
+            Some(Foreground::Running) => Some(Verdict::Busy),
+            _ => by_patterns,
+        }
+    }
+
+    fn classify_by_patterns(&self, pty: &PtySession) -> Option<Verdict> {
+        let classifier = self.classifier()?;
         let screen = pty.snapshot(0, false).screen;
         let verdict = classifier.classify(&screen);
         if verdict != Verdict::Ready {

@@ -15,6 +15,7 @@ mod sessions;
 mod setup;
 mod status;
 mod tasks;
+mod terminal_looks;
 mod transcript;
 mod trash;
 mod wake_pump;

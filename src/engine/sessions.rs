@@ -152,6 +152,9 @@ pub(crate) struct SessionEntry {
     typing: tokio::sync::Mutex<()>,
     /// Ended on purpose (delete, cancel): the task it runs is cancelled, not failed.
     pub(crate) ending_on_purpose: AtomicBool,
+    /// Counts the output's quiet spells: looks at the terminal scheduled in an earlier one
+    /// stop (see `terminal_looks.rs`).
+    pub(crate) quiet_spells: std::sync::atomic::AtomicU64,
     /// Screen classification and turn state of coding agents (see `agents.rs`).
     pub(crate) agent: Mutex<super::agents::AgentState>,
     /// What the session runtime reported, the status is decided from (see `status.rs`).
@@ -610,6 +613,7 @@ impl Engine {
             first_instruction: Mutex::new(typed_first.then(|| req.task.clone())),
             typing: tokio::sync::Mutex::new(()),
             ending_on_purpose: AtomicBool::new(false),
+            quiet_spells: std::sync::atomic::AtomicU64::new(0),
             agent: Default::default(),
             facts: Mutex::new(facts),
             hook_token: Some(hook_token),
@@ -703,7 +707,11 @@ impl Engine {
     /// `status.rs`) changed, persists and publishes it and acts on it.
     pub(super) async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
         self.watch_limit_wait(entry, true);
-        let Some(info) = entry.record_fact(fact) else {
+        let changed = entry.record_fact(fact);
+        if matches!(fact, Fact::Activity(a) if a.is_quiet()) {
+            self.keep_looking_while_a_command_runs(entry);
+        }
+        let Some(info) = changed else {
             return;
         };
         let status = info.status;
@@ -1175,6 +1183,7 @@ impl Engine {
                 first_instruction: Mutex::new(None),
                 typing: tokio::sync::Mutex::new(()),
                 ending_on_purpose: AtomicBool::new(false),
+                quiet_spells: std::sync::atomic::AtomicU64::new(0),
                 agent: Default::default(),
                 facts: Mutex::new(Facts::ended()),
                 hook_token: None,

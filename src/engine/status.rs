@@ -103,6 +103,10 @@ pub(crate) enum Fact {
     /// The agent's hook reported (`Some`), or input was typed into it (`None`: the screen
     /// decides until its next hook event).
     Hook(Option<HookStatus>),
+    /// Nothing new came out, but the terminal changed: the screen is read again as it is
+    /// now (a program began reading the answer to a question it printed earlier, or a quiet
+    /// command ended without a word; see `terminal_looks.rs`).
+    LookAgain,
 }
 
 impl Facts {
@@ -115,6 +119,7 @@ impl Facts {
             Fact::LimitOver => self.limited = None,
             Fact::LimitShown(shown) => self.limit_shown = shown,
             Fact::Hook(h) => self.hook = h,
+            Fact::LookAgain => {}
         }
     }
 }

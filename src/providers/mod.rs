@@ -5,6 +5,7 @@ mod config;
 mod conversation;
 pub mod detect;
 pub mod flags;
+pub mod line_question;
 pub mod patterns;
 
 pub use config::{Config, ConfigError};

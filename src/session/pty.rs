@@ -485,6 +485,14 @@ impl PtySession {
         }
     }
 
+    /// Who has the terminal's keyboard: a process waiting for a typed line, a command the
+    /// leader runs in the foreground, … (see [`line_input`](super::line_input)); `None` once
+    /// the session ended.
+    pub fn foreground(&self) -> Option<super::Foreground> {
+        self.ensure_running().ok()?;
+        super::line_input::foreground(self.shared.fd, self.shared.pid)
+    }
+
     /// How the leader ended, once it did.
     pub fn exit_info(&self) -> Option<ExitInfo> {
         self.shared.state.lock().exit.clone()
