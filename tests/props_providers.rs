@@ -1,6 +1,6 @@
 //! Property tests of what orchestra reads from agents' screens and from the user's files: the
 //! screen classifier and the prompt reader (every built-in provider's patterns, on recorded
-//! screens cut and mixed with arbitrary text), and the config file (arbitrary TOML: it loads
+//! screens cut and mixed with arbitrary text), the question of a line read, and the config file (arbitrary TOML: it loads
 //! or is refused with an error naming the file, never a panic).
 
 use orchestra::providers::patterns::find_option;
@@ -101,6 +101,43 @@ proptest! {
             let _ = c.strip_chrome(&lines);
             let _ = c.limit_in(&screen);
             let _ = c.shows_started(&screen);
+        }
+    }
+
+    #[test]
+    fn the_question_of_any_line_read_is_one_line_with_answers_that_can_be_typed(
+        screen in prop::collection::vec(
+            prop_oneof![
+                2 => line(recorded_lines()),
+                2 => ("\\PC{0,30}", prop::sample::select(vec![
+                        "", "?", ":", " [y/N] ", " (yes/no) ", " [Y/n/a/q]", " (a/ab/abc) ",
+                        " [fingerprint/yes] ", " (/) ", " [y//n]", "$ ", "> ",
+                    ]))
+                    .prop_map(|(q, tail)| format!("{q}{tail}")),
+                1 => any::<String>(),
+            ],
+            0..30,
+        ).prop_map(|l| l.join("\n")),
+        row in 0u16..40,
+        col in 0u16..300,
+        echo in any::<bool>(),
+    ) {
+        use orchestra::providers::line_question::line_question;
+        use orchestra::wire::PromptKind;
+        if let Some(seen) = line_question(&screen, (row, col), echo) {
+            let p = &seen.prompt;
+            prop_assert!(!p.text.is_empty() && !p.text.contains('\n'), "{:?}", p.text);
+            prop_assert_eq!(p.kind, if echo { PromptKind::Question } else { PromptKind::Login });
+            prop_assert!(seen.auto_answer.is_none(), "a question is never answered for the user");
+            let mut keys: Vec<&str> = p.options.iter().map(|o| o.key.as_str()).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            prop_assert_eq!(keys.len(), p.options.len(), "option keys repeat: {:?}", p.options);
+            for o in &p.options {
+                let typed = o.keys.clone().unwrap_or_default();
+                prop_assert!(orchestra::session::encode_keys(&typed, false).is_ok(), "{typed:?}");
+                prop_assert_eq!(typed.last().map(String::as_str), Some("enter"));
+            }
         }
     }
 
