@@ -739,3 +739,21 @@ fn a_command_asking_after_a_pause_is_blocked() {
     });
     s.delete(&format!("{SESSIONS}/{id}"));
 }
+
+/// A question longer than the terminal is wide (a tile of the grid) reads whole.
+#[test]
+fn a_question_wrapped_on_a_narrow_terminal_reads_whole() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let id = spawn_session(
+        &s,
+        json!({"task": "read -p 'Do you want to continue with the installation? [Y/n] ' x", "providerId": "exec", "workingDirectory": dir.path(), "cols": 24, "rows": 8}),
+    );
+    let info = wait_session(&s, &id, "blocked", |v| v["status"] == "blocked");
+    assert_eq!(
+        info["prompt"]["text"],
+        "Do you want to continue with the installation? [Y/n]"
+    );
+    assert_eq!(info["prompt"]["options"][0]["key"], "y");
+    s.delete(&format!("{SESSIONS}/{id}"));
+}

@@ -18,7 +18,7 @@ use super::status::SessionStatus;
 use crate::providers::Delivery;
 use crate::providers::line_question::line_question;
 use crate::providers::patterns::{Classifier, SeenPrompt, Verdict, find_option};
-use crate::session::{Foreground, PtySession};
+use crate::session::{Foreground, PtySession, cursor_lines};
 use crate::task::{TaskResult, TaskStatus};
 use crate::wire::{Approval, PromptKind, Role, StatusSource};
 use std::collections::HashMap;
@@ -142,8 +142,8 @@ impl SessionEntry {
         }
         match pty.foreground() {
             Some(Foreground::Reading(reader)) => {
-                let shot = pty.snapshot(0, false);
-                line_question(&shot.screen, shot.cursor, reader.echo)
+                let (before, above) = pty.with_screen(cursor_lines);
+                line_question(&before, &above, reader.echo)
                     .map(Verdict::Prompt)
                     .or(by_patterns)
             }

@@ -5,31 +5,20 @@
 
 use super::patterns::{Prompt, PromptKind, PromptOption, SeenPrompt};
 use regex::Regex;
-use unicode_width::UnicodeWidthChar;
 
 /// What a blocked session's prompt is called when it is a line read.
 pub const NAME: &str = "a question waiting for a typed line";
 
-/// The prompt a line read shows, from the screen's text (lines joined by `\n`) and the
-/// cursor (row, column in cells). `echo`: the terminal echoes typing (off: a password, a
-/// `login` prompt). `None` when nothing on the screen asks: an empty line (a program
-/// reading its input, not asking), or a shell's or an interpreter's own input prompt
-/// (`$ `, `# `, `>>> `).
-pub fn line_question(screen: &str, cursor: (u16, u16), echo: bool) -> Option<SeenPrompt> {
-    let lines: Vec<&str> = screen.split('\n').collect();
-    let row = usize::from(cursor.0);
-    let before_cursor = lines
-        .get(row)
-        .map(|l| cells_prefix(l, usize::from(cursor.1)))
-        .unwrap_or_default()
-        .trim();
+/// The prompt a line read shows, from the text of the cursor's line up to the cursor and
+/// the line above it (see `session::cursor_lines`). `echo`: the terminal echoes typing (off:
+/// a password, a `login` prompt). `None` when nothing on the screen asks: an empty line (a
+/// program reading its input, not asking), or a shell's or an interpreter's own input
+/// prompt (`$ `, `# `, `>>> `).
+pub fn line_question(before_cursor: &str, line_above: &str, echo: bool) -> Option<SeenPrompt> {
+    let before_cursor = before_cursor.trim();
     let text = if before_cursor.is_empty() {
         // `echo "Continue?"; read answer`: the question is the line above.
-        let above = row
-            .checked_sub(1)
-            .and_then(|r| lines.get(r))
-            .map(|l| l.trim())
-            .unwrap_or_default();
+        let above = line_above.trim();
         if !above.ends_with(['?', ':']) {
             return None;
         }
@@ -37,7 +26,7 @@ pub fn line_question(screen: &str, cursor: (u16, u16), echo: bool) -> Option<See
     } else {
         before_cursor
     };
-    if text.ends_with(['$', '#', '%', '>']) {
+    if text.contains('\n') || text.ends_with(['$', '#', '%', '>']) {
         return None;
     }
     Some(SeenPrompt {
@@ -53,18 +42,6 @@ pub fn line_question(screen: &str, cursor: (u16, u16), echo: bool) -> Option<See
         name: NAME.to_string(),
         auto_answer: None,
     })
-}
-
-/// The start of `line` that fills `cells` terminal cells.
-fn cells_prefix(line: &str, cells: usize) -> &str {
-    let mut used = 0;
-    for (i, c) in line.char_indices() {
-        if used >= cells {
-            return &line[..i];
-        }
-        used += c.width().unwrap_or(0);
-    }
-    line
 }
 
 /// The answers the last `[…/…]` or `(…/…)` in `text` offers: each word typed, then Enter.
@@ -131,8 +108,8 @@ fn label(word: &str) -> String {
 mod tests {
     use super::*;
 
-    fn ask(screen: &str, cursor: (u16, u16)) -> Option<Prompt> {
-        line_question(screen, cursor, true).map(|p| p.prompt)
+    fn ask(before: &str, above: &str) -> Option<Prompt> {
+        line_question(before, above, true).map(|p| p.prompt)
     }
 
     fn keys(p: &Prompt) -> Vec<(&str, &str, Vec<&str>)> {
@@ -154,8 +131,7 @@ mod tests {
 
     #[test]
     fn the_question_before_the_cursor_with_its_answers() {
-        let screen = "$ ./clean.sh\nDelete the cache? [y/N]\n";
-        let p = ask(screen, (1, 24)).expect("a question");
+        let p = ask("Delete the cache? [y/N] ", "$ ./clean.sh").expect("a question");
         assert_eq!(p.kind, PromptKind::Question);
         assert_eq!(p.text, "Delete the cache? [y/N]");
         assert_eq!(
@@ -169,7 +145,7 @@ mod tests {
 
     #[test]
     fn words_are_typed_whole_and_share_no_key() {
-        let p = ask("Are you sure (yes/no/[fingerprint])?", (0, 36)).expect("asks");
+        let p = ask("Are you sure (yes/no/[fingerprint])?", "").expect("asks");
         assert_eq!(
             keys(&p),
             vec![
@@ -177,7 +153,7 @@ mod tests {
                 ("n", "No", vec!["n", "o", "enter"])
             ]
         );
-        let p = ask("Keep which? [apple/avocado]", (0, 28)).expect("asks");
+        let p = ask("Keep which? [apple/avocado]", "").expect("asks");
         assert_eq!(p.options[0].key, "1");
         assert_eq!(p.options[1].key, "2");
         assert_eq!(p.options[1].label, "avocado");
@@ -185,42 +161,31 @@ mod tests {
 
     #[test]
     fn a_question_without_choices_is_answered_in_words() {
-        let p = ask("Name of the branch: ", (0, 20)).expect("asks");
+        let p = ask("Name of the branch: ", "").expect("asks");
         assert_eq!(p.text, "Name of the branch:");
         assert!(p.options.is_empty());
-        assert!(ask("Press Enter to go on", (0, 20)).is_some());
+        assert!(ask("Press Enter to go on", "").is_some());
     }
 
     #[test]
     fn a_question_on_the_line_above_an_empty_one() {
-        let p = ask("Continue?\n", (1, 0)).expect("asks");
+        let p = ask("", "Continue?").expect("asks");
         assert_eq!(p.text, "Continue?");
-        assert_eq!(
-            ask("some output\n", (1, 0)),
-            None,
-            "no question: just reading"
-        );
-        assert_eq!(ask("", (0, 0)), None);
+        assert_eq!(ask("", "some output"), None, "no question: just reading");
+        assert_eq!(ask("", ""), None);
+        assert_eq!(ask("  ", "Name:  ").map(|p| p.text), Some("Name:".into()));
     }
 
     #[test]
     fn a_shell_or_interpreter_prompt_is_not_a_question() {
-        for (screen, col) in [("$ ", 2), ("root@vm:/# ", 11), (">>> ", 4), ("% ", 2)] {
-            assert_eq!(ask(screen, (0, col)), None, "{screen:?}");
+        for prompt in ["$ ", "root@vm:/# ", ">>> ", "% "] {
+            assert_eq!(ask(prompt, "Continue?"), None, "{prompt:?}");
         }
     }
 
     #[test]
-    fn only_the_text_before_the_cursor_counts_in_cells() {
-        // A wide character takes two cells; the cursor sits after "名前: ".
-        let p = ask("名前: ", (0, 6)).expect("asks");
-        assert_eq!(p.text, "名前:");
-        assert_eq!(ask("\nabc", (5, 3)), None, "a cursor below the text");
-    }
-
-    #[test]
     fn no_echo_is_a_password() {
-        let p = line_question("[sudo] password for ana: ", (0, 25), false).expect("asks");
+        let p = line_question("[sudo] password for ana: ", "", false).expect("asks");
         assert_eq!(p.prompt.kind, PromptKind::Login);
         assert_eq!(p.name, NAME);
         assert_eq!(p.auto_answer, None);

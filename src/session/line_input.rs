@@ -150,9 +150,46 @@ fn blocked_read_fd(syscall: &str) -> Option<u64> {
     u64::from_str_radix(fd.strip_prefix("0x").unwrap_or(fd), 16).ok()
 }
 
+/// The text of the cursor's line up to the cursor, and the whole line above it: logical
+/// lines, so a question longer than the terminal is wide (wrapped onto the next row) reads
+/// whole.
+pub fn cursor_lines(screen: &vt100::Screen) -> (String, String) {
+    let (row, col) = screen.cursor_position();
+    let (_, cols) = screen.size();
+    let start_of = |mut r: u16| {
+        while r > 0 && screen.row_wrapped(r - 1) {
+            r -= 1;
+        }
+        r
+    };
+    let start = start_of(row);
+    let before = screen.contents_between(start, 0, row, col);
+    let above = match start.checked_sub(1) {
+        Some(end) => screen.contents_between(start_of(end), 0, end, cols),
+        None => String::new(),
+    };
+    (before, above)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lines_at_the_cursor_are_read_whole_across_wraps() {
+        let mut p = vt100::Parser::new(4, 20, 0);
+        p.process(b"Done.\r\nDo you want to continue with it? [Y/n] ");
+        let (before, above) = cursor_lines(p.screen());
+        assert_eq!(before, "Do you want to continue with it? [Y/n] ");
+        assert_eq!(above, "Done.");
+        let mut p = vt100::Parser::new(4, 20, 0);
+        p.process(b"Overwrite the whole build tree?\r\n");
+        let (before, above) = cursor_lines(p.screen());
+        assert_eq!(before, "");
+        assert_eq!(above, "Overwrite the whole build tree?");
+        let (before, above) = cursor_lines(vt100::Parser::new(4, 20, 0).screen());
+        assert_eq!((before.as_str(), above.as_str()), ("", ""));
+    }
 
     #[test]
     fn a_blocked_read_names_its_descriptor() {

@@ -70,7 +70,7 @@ mod visible;
 
 pub use activity::Activity;
 pub use keys::{Key, KeyCode, encode_key, encode_keys, encode_paste, encode_text, parse_keys};
-pub use line_input::{Foreground, LineReader};
+pub use line_input::{Foreground, LineReader, cursor_lines};
 pub use lines::{DEFAULT_MAX_LINE, LineSplitter};
 pub use memory::use_an_arena_per_thread;
 pub use pty::{PtySession, VisibleScreen};
