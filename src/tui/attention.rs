@@ -1,5 +1,6 @@
 //! The attention queue: agents that came to need the user — blocked on a question, limited
-//! by their usage limit, or their task finished — found by comparing one snapshot with the next. Whoever is looked at is
+//! by their usage limit, their task finished, or (without a task) their session ended —
+//! found by comparing one snapshot with the next. Whoever is looked at is
 //! left out (the app decides that); the rest queue, oldest first, and each raises a
 //! notification (see `notify`).
 
@@ -15,8 +16,8 @@ pub struct Waiting {
     /// Its agent, when it has one.
     pub session_id: Option<String>,
     pub name: String,
-    /// `blocked`, `limited`, or the finished task's status (`completed`, `failed`,
-    /// `cancelled`).
+    /// `blocked`, `limited`, the finished task's status (`completed`, `failed`,
+    /// `cancelled`), or `exited` for a session without a task that ended.
     pub status: String,
     /// The question a blocked agent asks (empty when unknown or not blocked).
     pub prompt: String,
@@ -40,8 +41,8 @@ fn waiting_in(snap: &Snapshot, sid: &str) -> bool {
         .any(|s| s.id == sid && !s.ended && waits(s.status))
 }
 
-/// What needs the user in `new` that did not in `old`: agents newly blocked, tasks newly
-/// finished.
+/// What needs the user in `new` that did not in `old`: agents newly blocked or limited,
+/// tasks newly finished, sessions without a task newly ended.
 pub fn arrivals(old: &Snapshot, new: &Snapshot) -> Vec<Waiting> {
     let mut out = Vec::new();
     for s in new
@@ -67,6 +68,23 @@ pub fn arrivals(old: &Snapshot, new: &Snapshot) -> Vec<Waiting> {
                 .map(|p| p.text.trim().to_string())
                 .unwrap_or_default(),
         });
+    }
+    // A session without a task that ended: its agent finished, and no task says so.
+    for s in new
+        .sessions
+        .iter()
+        .filter(|s| s.task_id.is_none() && s.ended)
+    {
+        let was_live = old.sessions.iter().any(|o| o.id == s.id && !o.ended);
+        if was_live {
+            out.push(Waiting {
+                target: Selected::Session(s.id.clone()),
+                session_id: Some(s.id.clone()),
+                name: session_name(s),
+                status: "exited".into(),
+                prompt: String::new(),
+            });
+        }
     }
     for t in new.tasks.iter().filter(|t| t.status().is_final()) {
         let was_live = old
@@ -94,4 +112,52 @@ pub fn still_needed(w: &Waiting, snap: &Snapshot) -> bool {
         || w.session_id
             .as_deref()
             .is_some_and(|sid| waiting_in(snap, sid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::SessionInfo;
+
+    /// A live session of `task_id` (none: a session without a task).
+    fn session(task_id: Option<&str>) -> SessionInfo {
+        let mut v = serde_json::json!({"id": "s1", "providerId": "shell", "task": "watch the logs",
+            "workingDirectory": "/w", "pid": 42, "status": "ready", "statusSource": "screen",
+            "ended": false, "cols": 80, "rows": 24, "createdAt": 7, "approval": "manual"});
+        if let Some(t) = task_id {
+            v["taskId"] = t.into();
+        }
+        serde_json::from_value(v).expect("a session as the API gives it")
+    }
+
+    fn snap(sessions: Vec<SessionInfo>) -> Snapshot {
+        Snapshot {
+            sessions,
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn a_session_without_a_task_that_ends_needs_the_user_once() {
+        let live = session(None);
+        let ended = SessionInfo {
+            ended: true,
+            status: SessionStatus::Exited,
+            ..live.clone()
+        };
+        let came = arrivals(&snap(vec![live.clone()]), &snap(vec![ended.clone()]));
+        assert_eq!(came.len(), 1, "{came:?}");
+        assert_eq!(came[0].target, Selected::Session("s1".into()));
+        assert_eq!(came[0].status, "exited");
+        assert_eq!(came[0].name, "watch the logs");
+        assert!(still_needed(&came[0], &snap(vec![ended.clone()])));
+        // Ended before (restored from an earlier run): nothing new.
+        assert!(arrivals(&snap(vec![ended.clone()]), &snap(vec![ended])).is_empty());
+        // A task's session: its task's end says it (once).
+        let task_session = SessionInfo {
+            ended: true,
+            ..session(Some("t1"))
+        };
+        assert!(arrivals(&snap(vec![session(Some("t1"))]), &snap(vec![task_session])).is_empty());
+    }
 }
