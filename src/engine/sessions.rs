@@ -708,7 +708,9 @@ impl Engine {
     pub(super) async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
         self.watch_limit_wait(entry, true);
         let changed = entry.record_fact(fact);
-        if matches!(fact, Fact::Activity(a) if a.is_quiet()) {
+        // A fresh look at a quiet terminal (gone quiet, continued after a pause, …) starts a
+        // fresh watch on it; a look taken by that watch does not.
+        if fact != Fact::LookAgain && entry.facts.lock().activity.is_quiet() {
             self.keep_looking_while_a_command_runs(entry);
         }
         let Some(info) = changed else {
