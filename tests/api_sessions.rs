@@ -757,3 +757,47 @@ fn a_question_wrapped_on_a_narrow_terminal_reads_whole() {
     assert_eq!(info["prompt"]["options"][0]["key"], "y");
     s.delete(&format!("{SESSIONS}/{id}"));
 }
+
+/// A line being typed into a shell without a line editor (dash reads its commands in
+/// canonical mode, as a `read` does) is the user's own, not a question: the shell is ready.
+/// Once it is thrown away, a question asked is one again.
+#[test]
+fn a_half_typed_line_is_not_a_question() {
+    let s = Server::start_with_env(&[], &[("SHELL", "/bin/sh")]);
+    let dir = tempfile::tempdir().unwrap();
+    let id = spawn_session(
+        &s,
+        json!({"task": "", "providerId": "shell", "workingDirectory": dir.path()}),
+    );
+    wait_session(&s, &id, "ready at its prompt", |v| v["status"] == "ready");
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"keys": ["e", "c", "h", "o", "space", "h", "i"]}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    // Typed: busy while it echoes (for the quiet period, 500 ms), then quiet: ready, not
+    // blocked on "echo hi".
+    wait_session(&s, &id, "busy echoing", |v| v["status"] == "busy");
+    let info = wait_session(&s, &id, "quiet after the typing", |v| {
+        v["status"] == "ready" || v["status"] == "blocked"
+    });
+    assert!(screen(&s, &id).contains("echo hi"));
+    assert_eq!(info["status"], "ready", "{info}");
+    for keys in [json!(["ctrl-u"]), json!(["enter"])] {
+        let r = s.post(
+            &format!("{SESSIONS}/{id}/messages"),
+            json!({ "keys": keys }),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let r = s.post(
+        &format!("{SESSIONS}/{id}/messages"),
+        json!({"text": "read -p 'Keep going? [y/n] ' x"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let info = wait_session(&s, &id, "blocked on the question", |v| {
+        v["status"] == "blocked"
+    });
+    assert_eq!(info["prompt"]["text"], "Keep going? [y/n]");
+    s.delete(&format!("{SESSIONS}/{id}"));
+}

@@ -23,6 +23,7 @@ use crate::task::{TaskResult, TaskStatus};
 use crate::wire::{Approval, PromptKind, Role, StatusSource};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// How often one and the same prompt is answered automatically before orchestra leaves it to
 /// the user (an answer that does not move the CLI on must not loop).
@@ -141,6 +142,15 @@ impl SessionEntry {
             return by_patterns;
         }
         match pty.foreground() {
+            // Keys are read as they come: no line is left half-typed.
+            Some(Foreground::Keys) => {
+                self.line_half_typed.store(false, Ordering::Relaxed);
+                by_patterns
+            }
+            // A line the user is typing (no Enter yet) is theirs, not a question.
+            Some(Foreground::Reading(_)) if self.line_half_typed.load(Ordering::Relaxed) => {
+                by_patterns
+            }
             Some(Foreground::Reading(reader)) => {
                 let (before, above) = pty.with_screen(cursor_lines);
                 line_question(&before, &above, reader.echo)

@@ -155,6 +155,9 @@ pub(crate) struct SessionEntry {
     /// Counts the output's quiet spells: looks at the terminal scheduled in an earlier one
     /// stop (see `terminal_looks.rs`).
     pub(crate) quiet_spells: std::sync::atomic::AtomicU64,
+    /// What was typed last did not end its line (no Enter yet): the text before the cursor
+    /// of a program reading a line is the user's own, not a question (see `agents.rs`).
+    pub(crate) line_half_typed: AtomicBool,
     /// Screen classification and turn state of coding agents (see `agents.rs`).
     pub(crate) agent: Mutex<super::agents::AgentState>,
     /// What the session runtime reported, the status is decided from (see `status.rs`).
@@ -614,6 +617,7 @@ impl Engine {
             typing: tokio::sync::Mutex::new(()),
             ending_on_purpose: AtomicBool::new(false),
             quiet_spells: std::sync::atomic::AtomicU64::new(0),
+            line_half_typed: AtomicBool::new(false),
             agent: Default::default(),
             facts: Mutex::new(facts),
             hook_token: Some(hook_token),
@@ -768,6 +772,11 @@ impl Engine {
         self.limit_over(&entry);
         let _turn = entry.typing.lock().await;
         let pty = entry.live_pty()?.clone();
+        if let Some(last) = bytes.last() {
+            entry
+                .line_half_typed
+                .store(!ends_a_line(*last), Ordering::Relaxed);
+        }
         // Here when the terminal has room (nearly always): a hop to another thread would
         // have to wait for a turn on a CPU that busy agents keep taken.
         let done = pty.try_write(&bytes).map_err(session_error)?;
@@ -891,6 +900,14 @@ impl Engine {
             Input::Text(t) => (t.clone(), None),
             Input::Keys(k) => (format!("[{}]", k.join(" ")), Some(k.clone())),
         };
+        // Text is submitted; keys end a line when the last is Enter (or Ctrl-C, Ctrl-U).
+        let half_typed = keys.as_ref().is_some_and(|k| {
+            k.last()
+                .and_then(|name| crate::session::encode_key(name, false).ok())
+                .and_then(|bytes| bytes.last().copied())
+                .is_none_or(|b| !ends_a_line(b))
+        });
+        entry.line_half_typed.store(half_typed, Ordering::Relaxed);
         // What the agent's hook said last is over once something is typed: the screen
         // decides until its next hook event (cleared first: that event may follow at once).
         if let Some(info) = entry.record_fact(Fact::Hook(None)) {
@@ -1186,6 +1203,7 @@ impl Engine {
                 typing: tokio::sync::Mutex::new(()),
                 ending_on_purpose: AtomicBool::new(false),
                 quiet_spells: std::sync::atomic::AtomicU64::new(0),
+                line_half_typed: AtomicBool::new(false),
                 agent: Default::default(),
                 facts: Mutex::new(Facts::ended()),
                 hook_token: None,
@@ -1249,6 +1267,12 @@ impl Engine {
             _ => None,
         }
     }
+}
+
+/// Whether a typed byte ends the line being typed: Enter submits it, Ctrl-C and Ctrl-U
+/// throw it away.
+fn ends_a_line(byte: u8) -> bool {
+    matches!(byte, b'\r' | b'\n' | 0x03 | 0x15)
 }
 
 #[cfg(test)]
