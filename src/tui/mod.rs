@@ -123,6 +123,7 @@ fn spawn_input_thread() -> mpsc::Receiver<crossterm::event::Event> {
     let _ = std::thread::Builder::new()
         .name("tui-input".into())
         .spawn(move || {
+            crate::niceness::mark_current_thread_as_key_path();
             while let Ok(ev) = crossterm::event::read() {
                 if tx.blocking_send(ev).is_err() {
                     break;
@@ -261,6 +262,8 @@ where
     app.keymap = keys;
     let mut results = app.take_results().context("results taken")?;
     let mut input = spawn_input_thread();
+    // The UI thread hands every key to its stream's socket.
+    crate::niceness::mark_current_thread_as_key_path();
     let term_signal = termination();
     tokio::pin!(term_signal);
     let mut pacer = frame::FramePacer::default();

@@ -61,6 +61,7 @@ pub(super) fn spawn(
 ) -> std::io::Result<()> {
     let name = format!("stream-input-{}", input.client.id);
     std::thread::Builder::new().name(name).spawn(move || {
+        crate::niceness::mark_current_thread_as_key_path();
         let mut ws = WebSocket::from_partially_read(
             ReadOnly(socket),
             already_read.to_vec(),
