@@ -372,3 +372,37 @@ fn the_autopilot_switch_survives_a_restart() {
     let s = Server::start_in(dir.path(), &[]);
     assert_eq!(status(&s)["autopilot"], false);
 }
+
+/// A coding agent's working block (a spinner line and a detail line under a title, a status
+/// bar below) redrawn in place forty times gives its rows once, with their last text, when
+/// the agent goes quiet: not two output lines per redraw.
+#[test]
+fn rows_an_agent_redraws_in_place_reach_its_output_once() {
+    let s = Server::start();
+    let script = r#"python3 -c '
+import sys, time
+w = sys.stdout.write
+w("Refactoring\r\n\r\n\r\n")
+for i in range(40):
+    w("\x1b[2A\r\x1b[2K\x1b[1m*\x1b[0m Working (%ds)\r\n\x1b[2K  step %d of 40\r\n\x1b[2K\x1b[7m ? for shortcuts \x1b[0m" % (i, i + 1))
+    sys.stdout.flush()
+    time.sleep(0.01)
+time.sleep(300)
+'"#;
+    let id = exec_task(&s, "redraws", script);
+    start(&s, &id);
+    let path = format!("{TASKS}/{id}");
+    let output = || s.get(&path).json()["task"]["metadata"]["output"].clone();
+    assert!(
+        wait_until(Duration::from_secs(20), || output()
+            .as_array()
+            .is_some_and(|o| o.iter().any(|l| l == "  step 40 of 40"))),
+        "the block's last text never reached the output: {}",
+        output()
+    );
+    assert_eq!(
+        output(),
+        json!(["Refactoring", "", "", "* Working (39s)", "  step 40 of 40"])
+    );
+    assert_eq!(s.post_empty(&format!("{path}/cancel")).status, 200);
+}

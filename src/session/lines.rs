@@ -7,12 +7,25 @@
 //! APC, two- and three-byte escapes) is removed, even when split across chunks. UTF-8
 //! sequences split across chunks are reassembled; invalid bytes become U+FFFD.
 //! A line longer than the cap is emitted in pieces, so memory stays bounded.
+//!
+//! Rows redrawn in place are not new lines. A program that moves the cursor up over rows it
+//! printed (`CSI A`, `CSI F`: a coding agent's working block, a multi-line progress display)
+//! and writes them again is rewriting them, as `\r` rewrites a line: the rewrites are held,
+//! each row's newest replacing the one before, and handed out once, in the rows' order, when
+//! output goes on below them, when the program goes quiet ([`LineSplitter::take_held`]), when
+//! the cursor is placed where the splitter cannot follow (`CSI H`, `CSI d`, a scroll region),
+//! or at the end. A spinner redrawn ten times a second gives its lines once, not twenty a
+//! second; nothing the program left on its rows is lost.
 
 /// Default cap on one line, in characters.
 pub const DEFAULT_MAX_LINE: usize = 16 * 1024;
 
 /// Longest CSI parameter string we keep (longer ones are still consumed, just not parsed).
 const MAX_CSI_PARAMS: usize = 64;
+
+/// How far above the lowest row it reached the cursor is followed: more rows than any
+/// terminal shows, and a bound on the rewrites held (each at most a line's cap).
+const MAX_HELD_ROWS: usize = 100;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -43,6 +56,15 @@ pub struct LineSplitter {
     /// Whether `line` may hold a character beyond ASCII since it was last emptied; without
     /// one the line is turned into a `String` a byte per character.
     wide_chars: bool,
+    /// Rows the cursor is above the lowest row output has reached (the frontier).
+    up: usize,
+    /// Lines completed at the frontier, up to [`MAX_HELD_ROWS`]: how far up the cursor can
+    /// have gone over rows of this output.
+    rows_done: usize,
+    /// Rewrites of rows above the frontier not handed out yet: `held[d - 1]` is row `d` above.
+    held: Vec<Option<String>>,
+    /// The frontier's partial line, kept while the cursor is above it.
+    frontier_line: Option<(Vec<char>, bool)>,
 }
 
 impl Default for LineSplitter {
@@ -65,6 +87,10 @@ impl LineSplitter {
             csi_private: false,
             max_line: max_line.max(1),
             wide_chars: false,
+            up: 0,
+            rows_done: 0,
+            held: Vec::new(),
+            frontier_line: None,
         }
     }
 
@@ -139,16 +165,129 @@ impl LineSplitter {
         out
     }
 
-    /// Ends the stream: returns the last partial line, if it has any text.
-    pub fn finish(&mut self) -> Option<String> {
+    /// Ends the stream: returns the rewrites still held and the last partial line, if it
+    /// has any text.
+    pub fn finish(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
         if self.utf8_need > 0 {
             self.utf8_need = 0;
             self.utf8_len = 0;
-            self.put(char::REPLACEMENT_CHARACTER, &mut Vec::new());
+            self.put(char::REPLACEMENT_CHARACTER, &mut out);
         }
         self.state = State::Ground;
+        self.lose_track(&mut out);
         let line = self.take_line();
-        if line.is_empty() { None } else { Some(line) }
+        if !line.is_empty() {
+            out.push(line);
+        }
+        out
+    }
+
+    /// The rewrites of rows above the frontier held so far, in the rows' order: called when
+    /// the program has gone quiet, so what it left on screen is output without waiting for
+    /// more. The rows stay where they are; rewritten again, they are held again.
+    pub fn take_held(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.release_held(&mut out);
+        out
+    }
+
+    fn release_held(&mut self, out: &mut Vec<String>) {
+        out.extend(self.held.drain(..).rev().flatten());
+    }
+
+    /// A line ended at the cursor's row: a new line at the frontier (after the rewrites held
+    /// above it), or a rewrite of a row above it, held.
+    fn complete_line(&mut self, out: &mut Vec<String>) {
+        let line = self.take_line();
+        if self.up == 0 {
+            self.release_held(out);
+            out.push(line);
+            self.rows_done = (self.rows_done + 1).min(MAX_HELD_ROWS);
+            return;
+        }
+        self.hold(line);
+        self.up -= 1;
+        self.enter_row();
+    }
+
+    /// Keeps `line` as the newest text of the row the cursor is on, above the frontier.
+    fn hold(&mut self, line: String) {
+        let d = self.up;
+        if self.held.len() < d {
+            self.held.resize(d, None);
+        }
+        self.held[d - 1] = Some(line);
+    }
+
+    /// Leaves the cursor's row for another: above the frontier, what was written on it is
+    /// kept (a row passed over without a change stays as it was).
+    fn leave_row(&mut self) {
+        let line = self.take_line();
+        if self.up == 0 {
+            self.frontier_line = Some((line.chars().collect(), !line.is_ascii()));
+        } else if !line.is_empty() || self.held.get(self.up - 1).is_some_and(Option::is_some) {
+            self.hold(line);
+        }
+    }
+
+    /// Takes up the text of the row the cursor has come to, to be edited there.
+    fn enter_row(&mut self) {
+        let known = if self.up == 0 {
+            self.frontier_line.take()
+        } else {
+            self.held
+                .get(self.up - 1)
+                .and_then(Option::as_ref)
+                .map(|l| (l.chars().collect(), !l.is_ascii()))
+        };
+        if let Some((chars, wide)) = known {
+            self.line = chars;
+            self.wide_chars = wide;
+        }
+    }
+
+    /// The cursor goes up `n` rows (no higher than the first row of this output).
+    fn move_up(&mut self, n: usize) {
+        let n = n.min(self.rows_done.saturating_sub(self.up));
+        if n == 0 {
+            return;
+        }
+        let col = self.col;
+        self.leave_row();
+        self.up += n;
+        self.enter_row();
+        self.col = col;
+    }
+
+    /// The cursor goes down `n` rows, no lower than the frontier (below it nothing was
+    /// written, and a line there is simply the next one).
+    fn move_down(&mut self, n: usize) {
+        let n = n.min(self.up);
+        if n == 0 {
+            return;
+        }
+        let col = self.col;
+        self.leave_row();
+        self.up -= n;
+        self.enter_row();
+        self.col = col;
+    }
+
+    /// The cursor was placed where rows cannot be followed: what is held is handed out and
+    /// the cursor is taken to be at the frontier again.
+    fn lose_track(&mut self, out: &mut Vec<String>) {
+        if self.up == 0 && self.held.is_empty() {
+            return;
+        }
+        if self.up > 0 {
+            self.leave_row();
+            self.up = 0;
+            self.enter_row();
+            // Text goes on after the frontier's, as it does when the cursor never left it.
+            self.col = self.line.len();
+        }
+        self.release_held(out);
     }
 
     fn take_line(&mut self) -> String {
@@ -184,6 +323,7 @@ impl LineSplitter {
         }
         if self.col >= self.max_line {
             // Flood without a newline: hand out what we have and start over.
+            self.release_held(out);
             self.emit(out);
         }
         self.wide_chars |= !c.is_ascii();
@@ -232,7 +372,7 @@ impl LineSplitter {
                 0x40..=0x7e => {
                     self.state = State::Ground;
                     if !self.csi_private {
-                        self.csi_dispatch(b);
+                        self.csi_dispatch(b, out);
                     }
                 }
                 0x1b => self.state = State::Esc,
@@ -290,7 +430,7 @@ impl LineSplitter {
             self.put(char::REPLACEMENT_CHARACTER, out);
         }
         match b {
-            b'\n' | 0x0b | 0x0c => self.emit(out),
+            b'\n' | 0x0b | 0x0c => self.complete_line(out),
             b'\r' => self.col = 0,
             0x08 => self.col = self.col.saturating_sub(1),
             b'\t' => self.put('\t', out),
@@ -321,7 +461,7 @@ impl LineSplitter {
             .unwrap_or(default)
     }
 
-    fn csi_dispatch(&mut self, final_byte: u8) {
+    fn csi_dispatch(&mut self, final_byte: u8, out: &mut Vec<String>) {
         let cap = self.max_line;
         match final_byte {
             b'K' => match self.csi_param(0, 0) {
@@ -337,6 +477,18 @@ impl LineSplitter {
                     self.wide_chars = false;
                 }
             },
+            b'A' => self.move_up(self.csi_param(0, 1)),
+            b'B' => self.move_down(self.csi_param(0, 1)),
+            b'E' => {
+                self.move_down(self.csi_param(0, 1));
+                self.col = 0;
+            }
+            b'F' => {
+                self.move_up(self.csi_param(0, 1));
+                self.col = 0;
+            }
+            // Absolute rows and scroll regions: rows can no longer be followed.
+            b'H' | b'f' | b'd' | b'r' => self.lose_track(out),
             b'C' => self.col = (self.col + self.csi_param(0, 1)).min(cap),
             b'D' => self.col = self.col.saturating_sub(self.csi_param(0, 1)),
             b'G' => self.col = (self.csi_param(0, 1) - 1).min(cap),
@@ -404,8 +556,94 @@ mod tests {
         for c in chunks {
             s.feed(c, &mut out);
         }
-        let rest = s.finish();
-        (out, rest)
+        let mut rest = s.finish();
+        let last = rest.pop();
+        out.extend(rest);
+        (out, last)
+    }
+
+    /// A coding agent's working block: a spinner line and a detail line redrawn in place
+    /// under a title, with a status bar left unfinished on the row below.
+    fn working_block(second: u32) -> String {
+        format!(
+            "\x1b[2A\r\x1b[2K\x1b[38;5;174m*\x1b[0m Working ({second}s)\r\n\
+             \x1b[2K  Reading src/lib.rs\r\n\x1b[2K\x1b[7m ? for shortcuts \x1b[0m"
+        )
+    }
+
+    #[test]
+    fn rows_redrawn_in_place_are_output_once_with_their_last_text() {
+        let mut s = LineSplitter::default();
+        let mut out = s.push(b"Refactoring\r\n\r\n\r\n");
+        for second in 0..50 {
+            out.extend(s.push(working_block(second).as_bytes()));
+        }
+        assert_eq!(out, ["Refactoring", "", ""], "redraws are not new lines");
+        // Gone quiet: what the rows show now.
+        assert_eq!(s.take_held(), ["* Working (49s)", "  Reading src/lib.rs"]);
+        assert!(s.take_held().is_empty(), "handed out once");
+        // Redrawn again, then output goes on below the block.
+        out.clear();
+        s.feed(working_block(50).as_bytes(), &mut out);
+        s.feed(b"\r\x1b[2KDone.\r\n", &mut out);
+        assert_eq!(out, ["* Working (50s)", "  Reading src/lib.rs", "Done."]);
+        assert!(s.finish().is_empty());
+    }
+
+    #[test]
+    fn rows_rewritten_then_followed_by_new_ones_keep_their_order() {
+        let (lines, rest) = split(&[b"1\n2\n3\n\x1b[2AX\nY\nZ\n"]);
+        assert_eq!(lines, ["1", "2", "3", "X", "Y", "Z"]);
+        assert_eq!(rest, None);
+        // An edit of part of a row keeps the rest of its newest text.
+        let (lines, _) = split(&[b"abc\n\x1b[1AXY\n\x1b[1A\x1b[2Cz\nnext\n"]);
+        assert_eq!(lines, ["abc", "XYz", "next"]);
+    }
+
+    #[test]
+    fn the_cursor_is_followed_no_higher_than_what_was_printed() {
+        // Up 5 over one printed row: only that row is rewritten.
+        let (lines, rest) = split(&[b"a\n\x1b[5Ab\nc\n"]);
+        assert_eq!(lines, ["a", "b", "c"]);
+        assert_eq!(rest, None);
+        // Up and back down without writing: the rows stay as printed, nothing repeated.
+        let (lines, rest) = split(&[b"a\nb\nprompt\x1b[2A\x1b[2Bmore\n"]);
+        assert_eq!(lines, ["a", "b", "promptmore"]);
+        assert_eq!(rest, None);
+    }
+
+    #[test]
+    fn placing_the_cursor_where_rows_cannot_be_followed_hands_out_what_is_held() {
+        // A full-screen program or a scroll region: nothing held is lost or reordered.
+        let (lines, rest) = split(&[b"a\nb\n\x1b[2AA\nB\x1b[5;1Hafter\n"]);
+        assert_eq!(lines, ["a", "b", "A", "B", "after"]);
+        assert_eq!(rest, None);
+        // The end of the output hands out the held rows, then the unfinished line.
+        let (lines, rest) = split(&[b"a\nb\nstatus\x1b[2A\rA\n"]);
+        assert_eq!(lines, ["a", "b", "A"]);
+        assert_eq!(rest.as_deref(), Some("status"));
+    }
+
+    #[test]
+    fn what_is_held_stays_bounded() {
+        let mut s = LineSplitter::new(100);
+        let mut out = Vec::new();
+        for _ in 0..1_000 {
+            s.feed(&[b'x'; 99], &mut out);
+            s.feed(b"\n", &mut out);
+        }
+        s.feed(b"\x1b[100000A", &mut out);
+        let ys = |out: &[String]| out.iter().filter(|l| l.starts_with('y')).count();
+        for n in 0..1_000 {
+            s.feed(&[b'y'; 99], &mut out);
+            s.feed(b"\n", &mut out);
+            if n < MAX_HELD_ROWS {
+                assert_eq!(ys(&out), 0, "a rewrite of a row printed before");
+            }
+            assert!(s.held.len() <= MAX_HELD_ROWS, "{}", s.held.len());
+        }
+        assert_eq!(ys(&out), 1_000, "every y line is output once");
+        assert!(s.finish().is_empty());
     }
 
     #[test]
@@ -492,7 +730,7 @@ mod tests {
         let out = s.push(&[b'x'; 35]);
         assert_eq!(out.len(), 3);
         assert!(out.iter().all(|l| l.len() == 10));
-        assert_eq!(s.finish().as_deref(), Some("xxxxx"));
+        assert_eq!(s.finish(), ["xxxxx"]);
     }
 
     #[test]

@@ -632,7 +632,7 @@ fn read_loop(mut reader: Box<dyn Read + Send>, sh: Arc<Shared>) {
     let mut drained = false;
     loop {
         let asked = Instant::now();
-        let n = match read_waiting(&mut *reader, &sh, &mut buf, drained) {
+        let n = match read_waiting(&mut *reader, &sh, &mut buf, drained, &mut splitter) {
             Ok(0) => break,
             Ok(n) => n,
             Err(_) => break, // EIO: the slave side is closed
@@ -695,27 +695,29 @@ fn read_waiting(
     sh: &Shared,
     buf: &mut [u8],
     drained: bool,
+    splitter: &mut LineSplitter,
 ) -> std::io::Result<usize> {
     if drained {
-        wait_for_output(sh);
+        wait_for_output(sh, splitter);
     }
-    fd_wait::read_waiting(reader, buf, || wait_for_output(sh))
+    fd_wait::read_waiting(reader, buf, || wait_for_output(sh, splitter))
 }
 
 /// Waits for the program's next output, telling meanwhile when its output went quiet and
 /// flushing the transcript when it falls due: the reader is the thread that wakes when
 /// output comes, so it keeps those deadlines too, and no other thread wakes up for them
-/// while a program keeps writing now and then.
-fn wait_for_output(sh: &Shared) {
+/// while a program keeps writing now and then. Rows the program rewrote in place are
+/// output when it has gone quiet, before the quiet is told.
+fn wait_for_output(sh: &Shared, splitter: &mut LineSplitter) {
     loop {
-        let quiet = {
+        let (quiet, parsed_all) = {
             let inbox = sh.inbox.lock();
             if inbox.data.is_empty() && !inbox.parsing {
                 drop(inbox);
-                sh.parsed.lock().activity.deadline()
+                (sh.parsed.lock().activity.deadline(), true)
             } else {
                 // Output is still being parsed, which moves the deadline: look again soon.
-                Some(Instant::now() + QUIET_RECHECK)
+                (Some(Instant::now() + QUIET_RECHECK), false)
             }
         };
         let flush = sh
@@ -729,6 +731,13 @@ fn wait_for_output(sh: &Shared) {
         }
         if let Some(t) = sh.transcript.lock().as_mut() {
             t.flush_if_due(Instant::now());
+        }
+        // Nothing is being parsed, so every line before these has been handed out.
+        if parsed_all && quiet.is_some_and(|q| q <= Instant::now()) {
+            let held = splitter.take_held();
+            if !held.is_empty() {
+                take_output(sh, held, &[]);
+            }
         }
         settle_if_quiet(sh);
     }
