@@ -4,6 +4,7 @@
 //! go away and come back without ending them.
 
 pub mod http;
+mod key_writer;
 pub mod link;
 pub mod stream;
 

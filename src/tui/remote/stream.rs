@@ -3,16 +3,20 @@
 //! One stream per shown session; dropping it closes the socket.
 
 use super::http::{Api, segment};
+use super::key_writer;
 use crate::tui::keys::InputModes;
 use crate::wire::Event;
 use crate::wire::{StreamEvent, StreamRequest};
+use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::net::TcpStream;
 use tokio::sync::{broadcast, mpsc};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 /// What the local terminal knows.
 struct Term {
@@ -236,7 +240,7 @@ async fn run(
     token: Option<String>,
     session_id: String,
     local: Arc<Local>,
-    mut up: mpsc::UnboundedReceiver<Up>,
+    up: mpsc::UnboundedReceiver<Up>,
     events: broadcast::Sender<Event>,
     generation: Arc<AtomicU64>,
 ) {
@@ -288,10 +292,15 @@ async fn run(
         Ok((socket, _)) => socket,
         Err(_) => return finish(None).await,
     };
-    let (mut sink, mut source) = socket.split();
+    let (sink, mut source) = socket.split();
     // Keys go up on their own loop: the reading loop waits whenever the terminal's thread
     // is behind (its queue full, under a flood), and a key that waited with it reached the
-    // agent up to 145 ms late in the grid bench.
+    // agent up to 145 ms late in the grid bench. That loop runs on the key writer's thread,
+    // not on the workers that read the streams (see `key_writer`). It owns `up`, the
+    // receiving end of the keys' channel: once either loop ends the writing half is aborted
+    // and `up` goes with it, so a key sent after that is refused (`Stream::input`).
+    let mut writing = key_writer::spawn(write_up(sink, up));
+    let writing_goes_with_this_task = key_writer::AbortOnDrop(writing.abort_handle());
     let reading = async {
         let mut got_screen = false;
         loop {
@@ -325,32 +334,37 @@ async fn run(
             }
         }
     };
-    // Owns `up`, the receiving end of the keys' channel: once either loop ends it is dropped,
-    // and a key sent after that is refused (`Stream::input`), not queued for a closed socket.
-    let writing = async move {
-        while let Some(out) = up.recv().await {
-            let msg = match out {
-                Up::Input(bytes) => Message::Binary(bytes.into()),
-                Up::Resize { cols, rows } => {
-                    match serde_json::to_string(&StreamRequest::Resize { cols, rows }) {
-                        Ok(s) => Message::Text(s.into()),
-                        Err(_) => continue,
-                    }
-                }
-            };
-            if sink.send(msg).await.is_err() {
-                return Ended::Socket(None);
-            }
-        }
-        Ended::Terminal
-    };
     let ended = tokio::select! {
         ended = reading => ended,
-        ended = writing => ended,
+        ended = &mut writing => ended.unwrap_or(Ended::Terminal),
     };
+    drop(writing_goes_with_this_task);
     if let Ended::Socket(has_terminal) = ended {
         finish(has_terminal).await;
     }
+}
+
+/// Sends what the UI thread asks for up the socket, in order, until the local side or the
+/// socket goes.
+async fn write_up(
+    mut sink: SplitSink<WebSocketStream<MaybeTlsStream<TcpStream>>, Message>,
+    mut up: mpsc::UnboundedReceiver<Up>,
+) -> Ended {
+    while let Some(out) = up.recv().await {
+        let msg = match out {
+            Up::Input(bytes) => Message::Binary(bytes.into()),
+            Up::Resize { cols, rows } => {
+                match serde_json::to_string(&StreamRequest::Resize { cols, rows }) {
+                    Ok(s) => Message::Text(s.into()),
+                    Err(_) => continue,
+                }
+            }
+        };
+        if sink.send(msg).await.is_err() {
+            return Ended::Socket(None);
+        }
+    }
+    Ended::Terminal
 }
 
 #[cfg(test)]
@@ -383,6 +397,24 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         done()
+    }
+
+    /// Types `k` into `stream`; what the server got first, if anything, within `within`.
+    async fn type_k(
+        stream: &Stream,
+        got: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+        within: Duration,
+    ) -> Option<Vec<u8>> {
+        stream
+            .input(b"k".to_vec())
+            .expect("the stream takes the key");
+        let mut key = None;
+        poll_until(within, || {
+            key = got.try_recv().ok();
+            key.is_some()
+        })
+        .await;
+        key
     }
 
     /// Under a flood the terminal's thread falls behind, its queue fills and the socket is no
@@ -466,24 +498,87 @@ mod tests {
         assert!(modes.is_some(), "a stream with a terminal has input modes");
         assert!(!stale, "an open stream is not stale");
 
-        stream
-            .input(b"k".to_vec())
-            .expect("the stream takes the key");
-        let mut key = None;
-        let arrived = poll_until(Duration::from_secs(10), || {
-            key = got.try_recv().ok();
-            key.is_some()
-        })
-        .await;
-        assert!(
-            arrived,
+        let key = type_k(&stream, &mut got, Duration::from_secs(10)).await;
+        assert_eq!(
+            key.as_deref(),
+            Some(&b"k"[..]),
             "the key did not go up while the terminal was behind"
         );
-        assert_eq!(key.as_deref(), Some(&b"k"[..]));
 
         let _ = release.send(());
         holder.join().expect("the lock's holder ended");
         drop(stream);
+        let _ = tokio::time::timeout(Duration::from_secs(10), server).await;
+    }
+
+    /// A key goes up while every worker of the TUI's runtime is busy (as when they read the
+    /// streams of a flooding grid): the writing halves run on the key writer's thread. With
+    /// the writing half on the runtime, this key waited for the worker.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_key_goes_up_while_every_worker_of_the_tui_is_busy() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let (got_tx, mut got) = mpsc::unbounded_channel::<Vec<u8>>();
+        let server = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.expect("accept");
+            let mut ws = tokio_tungstenite::accept_async(tcp)
+                .await
+                .expect("handshake");
+            ws.send(Message::Binary(b"ready".to_vec().into()))
+                .await
+                .expect("send");
+            while let Some(Ok(msg)) = ws.next().await {
+                if let Message::Binary(bytes) = msg {
+                    let _ = got_tx.send(bytes.to_vec());
+                }
+            }
+        });
+
+        // The TUI's runtime, with one worker to keep busy.
+        let tui = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("the TUI's runtime");
+        let (events, _) = broadcast::channel(16);
+        let stream = Stream::open(
+            tui.handle(),
+            &Api::new(&format!("http://{addr}"), None),
+            "s1",
+            (24, 80),
+            None,
+            Arc::new(AtomicU64::new(0)),
+            events,
+        );
+        let connected = poll_until(Duration::from_secs(10), || {
+            let mut shown = false;
+            stream.with_screen(&mut |s| shown = s.contents().contains("ready"));
+            shown
+        })
+        .await;
+        assert!(connected, "the stream never showed the server's output");
+
+        let (busy_tx, busy) = std::sync::mpsc::channel::<()>();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        tui.spawn(async move {
+            let _ = busy_tx.send(());
+            let _ = released.recv();
+        });
+        busy.recv_timeout(Duration::from_secs(10))
+            .expect("the worker taken");
+
+        let key = type_k(&stream, &mut got, Duration::from_secs(5)).await;
+        let _ = release.send(());
+        assert_eq!(
+            key.as_deref(),
+            Some(&b"k"[..]),
+            "the key waited for the TUI's busy worker"
+        );
+
+        drop(stream);
+        tui.shutdown_background();
         let _ = tokio::time::timeout(Duration::from_secs(10), server).await;
     }
 
