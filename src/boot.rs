@@ -87,8 +87,8 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
     }
     ec.grace = Duration::from_secs_f64(args.grace);
     ec.transcript_cap = args.transcript_cap_mib.saturating_mul(1024 * 1024);
-    ec.token = args.token.clone().filter(|t| !t.is_empty());
-    let bound = api::bind(args.addr, ec.token.as_deref()).await?;
+    let token = owner_token(args, &state)?;
+    let bound = api::bind(args.addr, token.as_deref()).await?;
     let guard = crate::cli::guard::spawn(&ec.instance);
     if guard.is_none() {
         tracing::warn!("could not start the guard: sessions may outlive a SIGKILLed orchestra");
@@ -101,7 +101,7 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
         allowed_hosts.push(args.addr.ip().to_string());
     }
     let access = Access {
-        token: engine.config().token.clone(),
+        token,
         allowed_hosts,
         allowed_origins: args.allow_origin.clone(),
     };
@@ -117,6 +117,47 @@ pub async fn start(args: &ServerArgs) -> Result<Running> {
         _guard: guard,
         _log_guard: log_guard,
     })
+}
+
+/// The token every request must carry: the one given (`--token`, `ORCHESTRA_TOKEN`), else the
+/// state directory's own, made at the first start and kept; none only when the user turned
+/// authentication off for a throwaway rig.
+fn owner_token(args: &ServerArgs, state: &StateDir) -> Result<Option<String>> {
+    let given = args.token.clone().filter(|t| !t.is_empty());
+    if args.insecure_no_auth {
+        if given.is_some() {
+            anyhow::bail!(
+                "--insecure-no-auth turns authentication off while --token (or ORCHESTRA_TOKEN) gives a token: pass one or the other"
+            );
+        }
+        tracing::warn!("{}", insecure_warning(args));
+        return Ok(None);
+    }
+    match given {
+        Some(token) => {
+            if !crate::credentials::well_formed(&token) {
+                anyhow::bail!(
+                    "the token given with --token or ORCHESTRA_TOKEN must be printable characters without spaces"
+                );
+            }
+            if token.len() < crate::credentials::SHORT_TOKEN {
+                tracing::warn!(
+                    "the token given is shorter than {} characters and easy to guess; leave it out and orchestra uses one of its own (`orchestra token` prints it)",
+                    crate::credentials::SHORT_TOKEN
+                );
+            }
+            Ok(Some(token))
+        }
+        None => Ok(Some(crate::credentials::token_for(&state.path)?)),
+    }
+}
+
+/// What `--insecure-no-auth` means, said where the user sees it (stderr and the log).
+pub fn insecure_warning(args: &ServerArgs) -> String {
+    format!(
+        "WARNING: --insecure-no-auth: every account on this machine can run commands as you through orchestra on {}; use it on a throwaway machine only",
+        args.addr
+    )
 }
 
 /// The URL local clients use. Bound to every interface (0.0.0.0, ::), orchestra is reached on

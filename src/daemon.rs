@@ -143,6 +143,16 @@ pub fn answers(endpoint: &Endpoint) -> bool {
         .is_ok_and(|resp| resp.status().as_u16() == 200)
 }
 
+/// The token to send to `url`: server.json's in `state_dir`, when that names the same URL
+/// (a token is never sent to a server it was not issued by).
+pub fn token_for_url(state_dir: &Path, url: &str) -> Option<String> {
+    let file = ServerFile::read(state_dir).ok().flatten()?;
+    let same = |u: &str| u.trim().trim_end_matches('/').to_ascii_lowercase();
+    (same(&file.url) == same(url))
+        .then_some(file.token)
+        .flatten()
+}
+
 /// The orchestra running on `state_dir`, if one does: its server.json names a live pid and
 /// its URL answers. Never starts anything.
 pub fn find(state_dir: &Path) -> Option<Endpoint> {
@@ -158,10 +168,15 @@ pub fn find(state_dir: &Path) -> Option<Endpoint> {
 }
 
 /// The orchestra of `state_dir`, started now (detached) if none runs; `true` when this call
-/// started it. `serve_args` go after `orchestra serve --state-dir DIR`.
-pub fn find_or_start(state_dir: &Path, serve_args: &[String]) -> Result<(Endpoint, bool)> {
+/// started it. `serve_args` go after `orchestra serve --state-dir DIR`; `token`, the one the
+/// user gave (else the state directory's own is used), goes through the environment.
+pub fn find_or_start(
+    state_dir: &Path,
+    serve_args: &[String],
+    token: Option<&str>,
+) -> Result<(Endpoint, bool)> {
     let exe = std::env::current_exe().context("cannot find the orchestra executable")?;
-    find_or_start_with(&exe, state_dir, serve_args)
+    find_or_start_with(&exe, state_dir, serve_args, token)
 }
 
 /// [`find_or_start`] running `exe` as orchestra (tests run the built binary this way).
@@ -169,13 +184,14 @@ pub fn find_or_start_with(
     exe: &Path,
     state_dir: &Path,
     serve_args: &[String],
+    token: Option<&str>,
 ) -> Result<(Endpoint, bool)> {
     if let Some(endpoint) = find(state_dir) {
         return Ok((endpoint, false));
     }
     let state_dir = std::path::absolute(state_dir)
         .with_context(|| format!("cannot use state directory {}", state_dir.display()))?;
-    let started = spawn_daemon(exe, &state_dir, serve_args)?;
+    let started = spawn_daemon(exe, &state_dir, serve_args, token)?;
     let deadline = started.at + START_BUDGET;
     let mut child = Some(started.child);
     let mut exit = None;
@@ -285,8 +301,13 @@ struct Spawned {
 }
 
 /// `exe serve --state-dir DIR ARGS…` in its own session, stdin from /dev/null, output
-/// appended to the daemon log.
-fn spawn_daemon(exe: &Path, state_dir: &Path, serve_args: &[String]) -> Result<Spawned> {
+/// appended to the daemon log, `token` (if any) in its environment.
+fn spawn_daemon(
+    exe: &Path,
+    state_dir: &Path,
+    serve_args: &[String],
+    token: Option<&str>,
+) -> Result<Spawned> {
     // The state directory first, so that it is made private (0700), not with the usual mode.
     let logs = state_dir.join("logs");
     for dir in [state_dir, &logs] {
@@ -315,7 +336,13 @@ fn spawn_daemon(exe: &Path, state_dir: &Path, serve_args: &[String]) -> Result<S
         // that orchestra's guard would end it along with its own sessions.
         .env_remove(crate::engine::INSTANCE_VAR)
         .env_remove("ORCHESTRA_SESSION_ID")
-        .env_remove("ORCHESTRA_TASK_ID");
+        .env_remove("ORCHESTRA_TASK_ID")
+        .env_remove("ORCHESTRA_HOOK_TOKEN");
+    // In the environment, not the arguments: `ps` shows arguments to every account.
+    match token.filter(|t| !t.is_empty()) {
+        Some(t) => cmd.env("ORCHESTRA_TOKEN", t),
+        None => cmd.env_remove("ORCHESTRA_TOKEN"),
+    };
     // SAFETY: setsid is async-signal-safe; between fork and exec it only detaches the child
     // from this process's session and terminal.
     unsafe {

@@ -6,6 +6,7 @@
 pub mod api;
 pub mod boot;
 pub mod cli;
+pub mod credentials;
 pub mod daemon;
 pub mod engine;
 pub mod git;

@@ -103,21 +103,29 @@ async fn attach_target(cli: &orchestra::cli::Cli) -> anyhow::Result<orchestra::t
         } else {
             format!("http://{}", url.trim_end_matches('/'))
         };
+        // The token given, else this machine's orchestra's when `url` is its own.
+        let token = cli.server.token.clone().or_else(|| {
+            orchestra::state_dir::resolve(cli.server.state_dir.as_deref())
+                .ok()
+                .and_then(|dir| orchestra::daemon::token_for_url(&dir, &url))
+        });
         return Ok(orchestra::tui::Target {
             come_back: format!("orchestra --url {url}"),
             url,
-            token: cli.server.token.clone(),
+            token,
             state_dir: None,
         });
     }
     let dir = orchestra::state_dir::resolve(cli.server.state_dir.as_deref())
         .context("cannot find the state directory")?;
     let serve_args = cli.server.serve_args();
+    let token = cli.server.token.clone();
     let found = dir.clone();
-    let (endpoint, _started) =
-        tokio::task::spawn_blocking(move || orchestra::daemon::find_or_start(&found, &serve_args))
-            .await
-            .context("starting orchestra failed")??;
+    let (endpoint, _started) = tokio::task::spawn_blocking(move || {
+        orchestra::daemon::find_or_start(&found, &serve_args, token.as_deref())
+    })
+    .await
+    .context("starting orchestra failed")??;
     Ok(orchestra::tui::Target {
         url: endpoint.url,
         token: endpoint.token,

@@ -28,6 +28,7 @@ const OWN_ENTRIES: &[&str] = &[
     "orchestra.lock",
     "server.json",
     "server.json.tmp",
+    "token",
     "logs",
     "transcripts",
     "trash",

@@ -44,8 +44,7 @@ fn post_hook(s: &Server, id: &str, token: Option<&str>, body: Value) -> Response
     if let Some(t) = token {
         headers.push(("X-Orchestra-Hook-Token", t));
     }
-    raw_request(
-        &s.addr,
+    s.raw(
         "POST",
         &format!("{API}/sessions/{id}/hook"),
         Some(body.to_string().as_bytes()),
@@ -239,8 +238,24 @@ fn hooks_reach_an_orchestra_that_requires_its_api_token() {
     wait_session(&s, &id, "ready by its Stop hook", |v| {
         v["status"] == "ready" && v["statusSource"] == "hook"
     });
-    // Without the API token, even the right hook token is refused by the API's guard.
-    let r = post_hook(&s, &id, Some(&hook_token(&id)), json!({"event": "Stop"}));
+    // The hook token alone is the session's own credential: enough for its own hook, and
+    // for nothing of anyone else's.
+    let own = hook_token(&id);
+    let hook = |sid: &str, token: &str| {
+        support::raw_request(
+            &s.addr,
+            "POST",
+            &format!("{API}/sessions/{sid}/hook"),
+            Some(json!({"event": "Stop"}).to_string().as_bytes()),
+            &[("X-Orchestra-Hook-Token", token)],
+        )
+    };
+    let r = hook(&id, &own);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let other = spawn_session(&s, json!({"providerId": "fake"}));
+    let r = hook(&other, &own);
+    assert_eq!(r.status, 403, "{}", r.body);
+    let r = hook(&id, "not-anyones-token");
     assert_eq!(r.status, 401, "{}", r.body);
 }
 

@@ -61,7 +61,10 @@ fn try_connect_with(
 ) -> Result<StreamClient, Refused> {
     let rt = runtime();
     let mut request = stream_url(s, id).into_client_request().expect("request");
-    for (k, v) in headers {
+    // The server's token, unless the test sends its own.
+    let auth = s.auth();
+    let owned: Vec<(&str, &str)> = auth.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    for (k, v) in owned.iter().chain(headers) {
         request.headers_mut().insert(
             tungstenite::http::HeaderName::from_bytes(k.as_bytes()).expect("name"),
             v.parse().expect("value"),
@@ -530,7 +533,9 @@ fn the_token_is_required_when_set() {
     );
     assert_eq!(r.status, 201, "{}", r.body);
     let id = r.json()["sessionId"].as_str().expect("id").to_string();
-    let r = try_connect(&s, &id, &[]).err().expect("refused");
+    let r = try_connect(&s, &id, &[("Authorization", "Bearer wrong")])
+        .err()
+        .expect("refused");
     assert_eq!(r.status, 401);
     let mut c = try_connect(&s, &id, &[("Authorization", "Bearer sekrit")]).expect("token");
     c.wait(|c| c.term.is_some(), "the hello");

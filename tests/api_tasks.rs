@@ -102,7 +102,7 @@ fn create_rejects_bad_input_with_400() {
         );
     }
     for raw in ["{", "[1,2]", "\"str\"", "null", "{\"name\":\"n\",}"] {
-        let r = raw_request(&s.addr, "POST", TASKS, Some(raw.as_bytes()), &[]);
+        let r = s.raw("POST", TASKS, Some(raw.as_bytes()), &[]);
         assert_eq!(r.status, 400, "{raw}: {}", r.body);
         assert!(r.json()["error"].is_string());
     }
@@ -124,7 +124,7 @@ fn body_over_one_mib_is_413_and_loses_nothing() {
         "{{\"name\":\"n\",\"description\":\"{}\"}}",
         "x".repeat(1024 * 1024 + 10)
     );
-    let r = raw_request(&s.addr, "POST", TASKS, Some(big.as_bytes()), &[]);
+    let r = s.raw("POST", TASKS, Some(big.as_bytes()), &[]);
     assert_eq!(r.status, 413, "{}", r.body);
     assert!(r.json()["error"].is_string());
     assert_eq!(s.get(TASKS).json()["tasks"], json!([]));
@@ -133,10 +133,7 @@ fn body_over_one_mib_is_413_and_loses_nothing() {
         "{{\"name\":\"n\",\"description\":\"{}\"}}",
         "x".repeat(1024 * 1000)
     );
-    assert_eq!(
-        raw_request(&s.addr, "POST", TASKS, Some(ok.as_bytes()), &[]).status,
-        201
-    );
+    assert_eq!(s.raw("POST", TASKS, Some(ok.as_bytes()), &[]).status, 201);
 }
 
 #[test]
@@ -627,18 +624,12 @@ fn sigterm_exits_zero_and_removes_server_json() {
 #[test]
 fn host_check_and_token() {
     let s = Server::start();
-    let r = raw_request(
-        &s.addr,
-        "GET",
-        "/api/status",
-        None,
-        &[("Host", "evil.example:80")],
-    );
+    let r = s.raw("GET", "/api/status", None, &[("Host", "evil.example:80")]);
     assert_eq!(r.status, 403);
     assert!(r.json()["error"].is_string());
     for ok in ["localhost", "127.0.0.1:9", "[::1]:80"] {
         assert_eq!(
-            raw_request(&s.addr, "GET", "/api/status", None, &[("Host", ok)]).status,
+            s.raw("GET", "/api/status", None, &[("Host", ok)]).status,
             200,
             "{ok}"
         );
@@ -660,16 +651,27 @@ fn host_check_and_token() {
 }
 
 #[test]
-fn non_loopback_bind_without_token_is_refused() {
+fn non_loopback_bind_without_authentication_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(support::BIN)
-        .args(["serve", "--addr", "0.0.0.0:0", "--state-dir"])
+        .args([
+            "serve",
+            "--addr",
+            "0.0.0.0:0",
+            "--insecure-no-auth",
+            "--state-dir",
+        ])
         .arg(dir.path())
         .env_remove("ORCHESTRA_TOKEN")
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("token"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("refusing to listen on 0.0.0.0:0 without authentication")
+            && err.contains("loopback"),
+        "{err}"
+    );
 }
 
 #[test]

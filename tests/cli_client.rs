@@ -10,9 +10,24 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 use support::{BIN, Server, create_task, wait_until};
 
-/// The CLI with none of the caller's orchestra environment, and a home whose default state
-/// directory holds nothing (so discovery never finds a real orchestra of the user).
+/// The token of this file's servers: the CLI is given it in its environment, as a user
+/// attaching with `--url` gives it (`tests/api_security.rs` covers finding it by itself).
+const TOKEN: &str = "cli-test-token-0123456789";
+
+fn server() -> Server {
+    Server::start_with(&["--token", TOKEN])
+}
+
+/// The CLI with none of the caller's orchestra environment but the servers' token, and a
+/// home whose default state directory holds nothing (so discovery never finds a real
+/// orchestra of the user).
 fn cli(home: &Path, args: &[&str]) -> Command {
+    let mut cmd = cli_without_token(home, args);
+    cmd.env("ORCHESTRA_TOKEN", TOKEN);
+    cmd
+}
+
+fn cli_without_token(home: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(BIN);
     cmd.args(args)
         .env_remove("ORCHESTRA_URL")
@@ -72,7 +87,7 @@ fn task(s: &Server, id: &str) -> Value {
 
 #[test]
 fn task_add_list_show_over_url() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     std::fs::create_dir(work.path().join("sub")).unwrap();
@@ -175,7 +190,7 @@ fn task_add_list_show_over_url() {
 
 #[test]
 fn discovery_through_server_json() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     create_task(&s, "found", json!({}));
     let state = s.state_dir.to_str().unwrap();
@@ -287,7 +302,7 @@ fn no_orchestra_running_is_exit_3() {
     );
 
     // A server.json left behind by an orchestra that was killed.
-    let mut s = Server::start();
+    let mut s = server();
     s.crash();
     let o = run(cli(
         home.path(),
@@ -303,7 +318,7 @@ fn no_orchestra_running_is_exit_3() {
 
 #[test]
 fn server_refusals_are_exit_1_with_the_servers_sentence() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let t = create_task(&s, "waiting", json!({}));
     let id = t["id"].as_str().unwrap();
@@ -427,7 +442,7 @@ fn exit_codes_are_documented_in_help() {
 
 #[test]
 fn report_through_the_environment() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let t = create_task(&s, "reported", json!({}));
     let id = t["id"].as_str().unwrap().to_string();
@@ -547,7 +562,7 @@ fn report_through_the_environment() {
 
 #[test]
 fn lifecycle_commands() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let t = create_task(&s, "to cancel", json!({}));
     let id = t["id"].as_str().unwrap();
@@ -579,30 +594,35 @@ fn token_servers() {
     create_task(&s, "secret task", json!({}));
 
     // Without a token the server refuses: exit 1 with its sentence and a hint.
-    let o = with_url(&s, home.path(), &["task", "list"]);
+    let o = run({
+        let mut c = cli_without_token(home.path(), &["task", "list"]);
+        c.arg("--url").arg(&s.url);
+        c
+    });
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("token"), "{}", stderr(&o));
 
-    let list = ok_json(&with_url(
-        &s,
+    let list = ok_json(&run(cli_without_token(
         home.path(),
-        &["task", "list", "--json", "--token", "s3cret"],
-    ));
+        &[
+            "task", "list", "--json", "--token", "s3cret", "--url", &s.url,
+        ],
+    )));
     assert_eq!(list["tasks"][0]["name"], "secret task");
 
-    let mut env = cli(home.path(), &["task", "list", "--json", "--url", &s.url]);
+    let mut env = cli_without_token(home.path(), &["task", "list", "--json", "--url", &s.url]);
     env.env("ORCHESTRA_TOKEN", "s3cret");
     assert_eq!(ok_json(&run(env))["tasks"][0]["name"], "secret task");
 
     // server.json carries the token.
     let state = s.state_dir.to_str().unwrap();
-    let list = ok_json(&run(cli(
+    let list = ok_json(&run(cli_without_token(
         home.path(),
         &["task", "list", "--json", "--state-dir", state],
     )));
     assert_eq!(list["tasks"][0]["name"], "secret task");
     // …also with --url naming that same server.
-    let list = ok_json(&run(cli(
+    let list = ok_json(&run(cli_without_token(
         home.path(),
         &[
             "task",
@@ -617,7 +637,7 @@ fn token_servers() {
     assert_eq!(list["tasks"][0]["name"], "secret task");
 
     // A wrong explicit token wins over server.json's and is refused.
-    let o = run(cli(
+    let o = run(cli_without_token(
         home.path(),
         &["task", "list", "--state-dir", state, "--token", "wrong"],
     ));
@@ -625,7 +645,7 @@ fn token_servers() {
 
     // report with the token from the environment, as a session gets it.
     let id = list["tasks"][0]["id"].as_str().unwrap();
-    let mut report = cli(home.path(), &["report", "progress", "30"]);
+    let mut report = cli_without_token(home.path(), &["report", "progress", "30"]);
     report
         .env("ORCHESTRA_URL", &s.url)
         .env("ORCHESTRA_TASK_ID", id)
@@ -677,7 +697,7 @@ fn session_routes_exist(s: &Server) -> bool {
 
 #[test]
 fn session_commands() {
-    let s = Server::start();
+    let s = server();
     assert!(
         session_routes_exist(&s),
         "GET /api/coding-agents/sessions is not served yet"
@@ -802,7 +822,7 @@ fn wait_status(s: &Server, id: &str, want: &str) -> Value {
 
 #[test]
 fn tasks_started_from_the_cli_drive_their_session() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
 
     // add --start: runs at once; the shell types the description and exits with it.
@@ -857,7 +877,7 @@ fn tasks_started_from_the_cli_drive_their_session() {
 
 #[test]
 fn a_task_session_reports_through_the_cli() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     // The session gets ORCHESTRA_URL, ORCHESTRA_TASK_ID and the binary's directory on PATH.
     let script = "orchestra report step 'from inside' && orchestra report progress 50 \
@@ -891,7 +911,7 @@ fn a_task_session_reports_through_the_cli() {
 
 #[test]
 fn global_flags_go_before_or_after_the_subcommand() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let t = create_task(&s, "global", json!({}));
     let id = t["id"].as_str().unwrap();
@@ -946,7 +966,7 @@ fn global_flags_go_before_or_after_the_subcommand() {
 
 #[test]
 fn short_ids_work_for_report_too() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let t = create_task(&s, "short", json!({}));
     let id = t["id"].as_str().unwrap();
@@ -1066,7 +1086,7 @@ fn numbered(text: &str) -> Vec<u32> {
 
 #[test]
 fn peek_lines_prints_exactly_the_last_lines() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let id = support::spawn_session(
         &s,
@@ -1136,7 +1156,7 @@ fn peek_lines_prints_exactly_the_last_lines() {
 
 #[test]
 fn status_never_calls_running_work_paused() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let t = create_task(
         &s,
@@ -1176,7 +1196,7 @@ fn a_503_with_a_reason_is_a_refusal() {
 
 #[test]
 fn add_start_succeeds_whoever_starts_the_task() {
-    let s = Server::start_with(&["--max-concurrent", "16"]);
+    let s = Server::start_with(&["--token", TOKEN, "--max-concurrent", "16"]);
     let home = tempfile::tempdir().unwrap();
     assert_eq!(s.post_empty("/api/agent/resume").status, 200);
     let mut ids = Vec::new();
@@ -1215,7 +1235,7 @@ fn add_start_succeeds_whoever_starts_the_task() {
 
 #[test]
 fn add_start_that_fails_otherwise_still_fails() {
-    let s = Server::start_with(&["--max-sessions", "1"]);
+    let s = Server::start_with(&["--token", TOKEN, "--max-sessions", "1"]);
     let home = tempfile::tempdir().unwrap();
     let busy = support::spawn_session(&s, json!({"providerId": "shell"}));
     let o = with_url(
@@ -1234,7 +1254,7 @@ fn add_start_that_fails_otherwise_still_fails() {
 
 #[test]
 fn edit_rerun_and_delete_tasks() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let t = create_task(
         &s,
@@ -1315,7 +1335,7 @@ fn edit_rerun_and_delete_tasks() {
 
 #[test]
 fn session_transcript_and_delete() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let id = support::spawn_session(
         &s,
@@ -1386,7 +1406,7 @@ fn a_provider_that_is_not_installed_is_refused_plainly() {
         "[[provider]]\nid = \"ghost\"\nname = \"Ghost\"\ncommand = \"orchestra-ghost-not-installed\"\nargs = [\"{task}\"]\n",
     )
     .unwrap();
-    let s = Server::start_with(&["--config", config.to_str().unwrap()]);
+    let s = Server::start_with(&["--token", TOKEN, "--config", config.to_str().unwrap()]);
     let home = tempfile::tempdir().unwrap();
     for args in [
         &["session", "spawn", "boo", "--provider", "ghost"][..],
@@ -1405,7 +1425,7 @@ fn a_provider_that_is_not_installed_is_refused_plainly() {
 
 #[test]
 fn approval_presets_from_the_command_line() {
-    let s = Server::start();
+    let s = server();
     let home = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path().to_str().unwrap();

@@ -30,7 +30,7 @@ impl Place {
         let exe = tmp.path().join("orchestra-in-test");
         let script = format!(
             "#!/bin/sh\n\
-             unset ORCHESTRA_TOKEN ORCHESTRA_URL ORCHESTRA_STATE_DIR ORCHESTRA_CONFIG\n\
+             unset ORCHESTRA_URL ORCHESTRA_STATE_DIR ORCHESTRA_CONFIG\n\
              export HOME='{home}' XDG_CONFIG_HOME='{home}/config' SHELL=/bin/bash\n\
              export ORCHESTRA_DEFAULT_PROVIDER=shell\n\
              exec '{BIN}' \"$@\"\n",
@@ -64,7 +64,7 @@ impl Place {
 
     fn find_or_start(&self, args: &[&str]) -> anyhow::Result<(Endpoint, bool)> {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        daemon::find_or_start_with(&self.exe, &self.state(), &args)
+        daemon::find_or_start_with(&self.exe, &self.state(), &args, None)
     }
 
     /// Starts (or finds) the daemon; the guard ends it if the test does not.
@@ -79,6 +79,7 @@ impl Place {
         Command::new(&self.exe)
             .args(args)
             .env("XDG_DATA_HOME", self.home().join("data"))
+            .env_remove("ORCHESTRA_TOKEN")
             .env_remove("ORCHESTRA_SESSION_ID")
             .env_remove("ORCHESTRA_TASK_ID")
             .stdin(Stdio::null())
@@ -197,8 +198,13 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
         endpoint.url.starts_with("http://127.0.0.1:"),
         "{endpoint:?}"
     );
-    assert_eq!(endpoint.token, None);
+    // The state directory's own token, made at this first start; not in its arguments.
+    let token = orchestra::credentials::read_token(&state).unwrap();
+    assert!(token.is_some());
+    assert_eq!(endpoint.token, token);
     let pid = server_pid(&state);
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    assert!(!String::from_utf8_lossy(&cmdline).contains(token.as_deref().unwrap()));
 
     // Its own session and process group, no controlling terminal, stdin from /dev/null,
     // output into the daemon log (private).
@@ -243,6 +249,27 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
 }
 
 #[test]
+fn a_token_given_to_the_daemon_it_starts_goes_through_its_environment() {
+    let place = Place::new();
+    let token = "given-by-the-user-0123456789";
+    let (endpoint, started) =
+        daemon::find_or_start_with(&place.exe, &place.state(), &[], Some(token)).unwrap();
+    let _daemon = Daemon(server_pid(&place.state()));
+    assert!(started);
+    assert_eq!(endpoint.token.as_deref(), Some(token));
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            assert!(
+                !String::from_utf8_lossy(&cmdline).contains(token),
+                "{:?} shows the token in its arguments",
+                entry.path()
+            );
+        }
+    }
+    ok(&place.stop());
+}
+
+#[test]
 fn a_stale_server_file_is_ignored_and_replaced() {
     let place = Place::new();
     let state = place.state();
@@ -258,7 +285,8 @@ fn a_stale_server_file_is_ignored_and_replaced() {
     assert!(file.pid_alive());
 
     // By a URL alone (as for another machine's orchestra): gone once its URL stops answering.
-    let out = ok(&place.cli(&["stop", "--url", &endpoint.url]));
+    let token = endpoint.token.clone().expect("a token");
+    let out = ok(&place.cli(&["stop", "--url", &endpoint.url, "--token", &token]));
     assert_eq!(
         out,
         format!("stopped orchestra at {}; ended 0 agents\n", endpoint.url)
@@ -307,9 +335,9 @@ fn two_starts_at_once_end_with_one_daemon() {
 #[test]
 fn a_daemon_that_cannot_start_is_reported_with_its_log() {
     let place = Place::new();
-    // Refused at start-up: a non-loopback address without a token.
+    // Refused at start-up: a non-loopback address without authentication.
     let err = place
-        .find_or_start(&["--addr", "0.0.0.0:0"])
+        .find_or_start(&["--addr", "0.0.0.0:0", "--insecure-no-auth"])
         .unwrap_err()
         .to_string();
     let log = place.state().join("logs/daemon.log");
@@ -326,7 +354,7 @@ fn stop_ends_the_agents_and_their_tasks_are_cancelled_by_the_user() {
     let state = place.state();
     let (endpoint, _, _daemon) = place.start(&["--grace", "1"]);
     let pid = server_pid(&state);
-    let s = Server::attach(&endpoint.url, &state, None);
+    let s = Server::attach(&endpoint.url, &state, endpoint.token.as_deref());
     let task = create_task(
         &s,
         "sleeper",
@@ -394,7 +422,7 @@ fn stop_ends_the_agents_and_their_tasks_are_cancelled_by_the_user() {
     // Started again, it remembers why the task ended.
     let (endpoint, started, _again) = place.start(&[]);
     assert!(started);
-    let s = Server::attach(&endpoint.url, &state, None);
+    let s = Server::attach(&endpoint.url, &state, endpoint.token.as_deref());
     let m = s.get(&format!("/api/coding-agents/tasks/{id}")).json()["task"]["metadata"].clone();
     assert_eq!(m["status"], "cancelled", "{m}");
     assert_eq!(
@@ -491,4 +519,38 @@ fn the_stop_route_follows_the_api_rules() {
     assert_eq!(answer["pid"], pid, "{answer}");
     assert!(!pid_alive(pid));
     assert!(!ServerFile::path(&state).exists());
+}
+
+#[test]
+fn a_build_for_another_operating_system_stops_with_one_sentence() {
+    // The build script, built and run as cargo would for a macOS target.
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build.rs");
+    let exe = dir.path().join("build-script");
+    let built = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .args(["--edition", "2024", "-o"])
+        .arg(&exe)
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    for (os, ok) in [("macos", false), ("windows", false), ("linux", true)] {
+        let out = Command::new(&exe)
+            .env("CARGO_CFG_TARGET_OS", os)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.success(), ok, "{os}");
+        if !ok {
+            let said = text(&out.stdout);
+            let error: Vec<&str> = said
+                .lines()
+                .filter(|l| l.starts_with("cargo::error="))
+                .collect();
+            assert_eq!(error.len(), 1, "{said}");
+            assert!(
+                error[0].contains("Linux only") && error[0].contains(os),
+                "{said}"
+            );
+        }
+    }
 }

@@ -611,8 +611,11 @@ fn a_daemon_stopped_for_30_s_and_continued_keeps_its_sessions_clients_and_output
     ) == Some('T')));
     // A client asking meanwhile waits; the agent goes on working.
     let addr = s.addr.clone();
+    let auth = s.auth();
     let waiting = std::thread::spawn(move || {
-        raw_request(&addr, "GET", "/api/coding-agents/sessions", None, &[]).status
+        let headers: Vec<(&str, &str)> =
+            auth.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        raw_request(&addr, "GET", "/api/coding-agents/sessions", None, &headers).status
     });
     std::thread::sleep(Duration::from_secs(30));
     assert!(

@@ -408,11 +408,14 @@ fn eight_tasks_on_one_repository_start_at_once() {
     );
 }
 
-/// The CLI against a server, piped (so never coloured), with no orchestra environment.
+/// The CLI against a server, piped (so never coloured), with no orchestra environment (the
+/// token from the server's state directory, as on the user's machine).
 fn cli(s: &Server, args: &[&str]) -> (bool, String, String) {
     let out = Command::new(BIN)
         .arg("--url")
         .arg(&s.url)
+        .arg("--state-dir")
+        .arg(&s.state_dir)
         .args(args)
         .env_remove("ORCHESTRA_URL")
         .env_remove("ORCHESTRA_TOKEN")

@@ -268,10 +268,10 @@ fn any_body_or_query_is_answered_without_a_server_failure() {
             prop::sample::select(reads.to_vec()),
         ),
         |(sent, (method, path), q, read)| {
-            let r = raw_request(&s.addr, method, &path, Some(&sent), &[]);
+            let r = s.raw(method, &path, Some(&sent), &[]);
             check(method, &path, &sent, &r)?;
             let read = format!("{read}?{q}");
-            let r = raw_request(&s.addr, "GET", &read, None, &[]);
+            let r = s.raw("GET", &read, None, &[]);
             check("GET", &read, b"", &r)
         },
     );

@@ -260,6 +260,8 @@ fn cli_continue(s: &Server, args: &[&str]) -> std::process::Output {
         .args(["task", "continue"])
         .args(args)
         .args(["--url", &s.url])
+        .arg("--state-dir")
+        .arg(&s.state_dir)
         .env_remove("ORCHESTRA_URL")
         .env_remove("ORCHESTRA_TOKEN")
         .env_remove("ORCHESTRA_TASK_ID")
@@ -374,7 +376,7 @@ async fn the_tui_attached_to_a_daemon_continues_over_the_api() {
     wait_task_status(&s, &tid, "completed");
     let dir = s.state_dir.clone();
     let cockpit = RemoteCockpit::attach(
-        Api::new(&s.url, None),
+        Api::new(&s.url, s.token.clone()),
         Box::new(move || orchestra::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
         Some(s.state_dir.clone()),
     )

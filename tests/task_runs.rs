@@ -349,10 +349,10 @@ fn a_subagent_reports_steps_progress_and_result_over_http() {
     let s = Server::start();
     let script = r#"
         api="$ORCHESTRA_URL/api/coding-agents/tasks/$ORCHESTRA_TASK_ID"
-        step=$(curl -s -XPOST "$api/steps" -H 'Content-Type: application/json' -d '{"description":"Running tests"}' | sed 's/.*"stepId":"\([^"]*\)".*/\1/')
-        curl -s -XPATCH "$api/steps/$step" -d '{"status":"completed"}' >/dev/null
-        curl -s -XPATCH "$api" -d '{"progress":40}' >/dev/null
-        curl -s -XPOST "$api/result" -d '{"success":true,"summary":"all green"}' >/dev/null
+        step=$(curl -s -XPOST "$api/steps" -H "Authorization: Bearer $ORCHESTRA_TOKEN" -H 'Content-Type: application/json' -d '{"description":"Running tests"}' | sed 's/.*"stepId":"\([^"]*\)".*/\1/')
+        curl -s -XPATCH "$api/steps/$step" -H "Authorization: Bearer $ORCHESTRA_TOKEN" -d '{"status":"completed"}' >/dev/null
+        curl -s -XPATCH "$api" -H "Authorization: Bearer $ORCHESTRA_TOKEN" -d '{"progress":40}' >/dev/null
+        curl -s -XPOST "$api/result" -H "Authorization: Bearer $ORCHESTRA_TOKEN" -d '{"success":true,"summary":"all green"}' >/dev/null
         exit 9
     "#;
     let id = exec_task(&s, "reporter", script, None);

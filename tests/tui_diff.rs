@@ -34,7 +34,7 @@ fn attach(s: &Server) -> Arc<RemoteCockpit> {
     let dir: PathBuf = s.state_dir.clone();
     Arc::new(
         RemoteCockpit::attach(
-            Api::new(&s.url, None),
+            Api::new(&s.url, s.token.clone()),
             Box::new(move || orchestra::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
             Some(s.state_dir.clone()),
         )

@@ -39,7 +39,7 @@ fn screen_text(c: &RemoteCockpit, sid: &str) -> String {
 fn attach(s: &Server) -> RemoteCockpit {
     let dir: PathBuf = s.state_dir.clone();
     RemoteCockpit::attach(
-        Api::new(&s.url, None),
+        Api::new(&s.url, s.token.clone()),
         Box::new(move || orchestra::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
         Some(s.state_dir.clone()),
     )

@@ -1,15 +1,26 @@
 //! Who may talk to the API: a loopback `Host` (against DNS rebinding), no browser page of
-//! another site (against cross-site requests), and, when configured, the bearer token.
+//! another site (against cross-site requests), and a credential: the owner's token (unless
+//! orchestra runs with `--insecure-no-auth`), or an agent session's own, which reaches only
+//! that session's work (`rights`).
 
 use super::error::error_response;
+use super::rights::{self, Principal};
+use crate::engine::Engine;
+use crate::wire::request::HOOK_TOKEN_HEADER;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Default)]
+/// The answer to a request without a credential that opens anything. The same whatever was
+/// asked for: it says nothing about whether a task or route exists.
+pub const UNAUTHORIZED: &str = "missing or wrong credentials: send Authorization: Bearer <token>, where the token is what `orchestra token` prints on the machine orchestra runs on";
+
+#[derive(Clone, Default)]
 pub struct Access {
+    /// The owner's token; `None` only under `--insecure-no-auth`, where every request that
+    /// carries no session credential is the owner's.
     pub token: Option<String>,
     /// Extra `Host` names allowed besides loopback ones; `*` allows any.
     pub allowed_hosts: Vec<String>,
@@ -40,14 +51,48 @@ pub fn is_loopback_host(host: &str) -> bool {
         .is_ok_and(|ip| ip.is_loopback())
 }
 
-fn token_matches(given: &[u8], want: &[u8]) -> bool {
-    // Compare every byte so the time taken does not reveal how much matched.
-    given.len() == want.len()
-        && given
-            .iter()
-            .zip(want)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+impl std::fmt::Debug for Access {
+    // The token stays out of every log and error.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Access")
+            .field("token", &self.token.as_ref().map(|_| "<secret>"))
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .finish()
+    }
+}
+
+/// What the guard checks a request against: the access rules and the engine that knows the
+/// live sessions' credentials.
+pub struct Guard {
+    pub access: Access,
+    pub engine: Engine,
+}
+
+/// The credential a request carries: its bearer token, else (for the agents' hooks) the
+/// hook token header.
+fn credential(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .or_else(|| headers.get(HOOK_TOKEN_HEADER).and_then(|v| v.to_str().ok()))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
+/// Who sent the request, or `None` when its credential opens nothing.
+fn principal(headers: &HeaderMap, guard: &Guard) -> Option<Principal> {
+    let given = credential(headers);
+    if let (Some(given), Some(token)) = (given, &guard.access.token)
+        && crate::credentials::same_secret(given.as_bytes(), token.as_bytes())
+    {
+        return Some(Principal::Owner);
+    }
+    if let Some(grant) = given.and_then(|g| guard.engine.session_grant(g)) {
+        return Some(Principal::Session(grant));
+    }
+    guard.access.token.is_none().then_some(Principal::Owner)
 }
 
 /// An origin as browsers send it, for comparing: lower case, no trailing `/`.
@@ -136,7 +181,8 @@ fn cors_preflight(origin: HeaderValue) -> Response {
     r
 }
 
-pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) -> Response {
+pub async fn check(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
+    let access = &guard.access;
     if let Some(host) = req.headers().get(header::HOST) {
         let host = host.to_str().unwrap_or("");
         let allowed = is_loopback_host(host)
@@ -153,10 +199,10 @@ pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) 
             );
         }
     }
-    if let Some(why) = cross_site_refusal(req.headers(), &access) {
+    if let Some(why) = cross_site_refusal(req.headers(), access) {
         return error_response(StatusCode::FORBIDDEN, &why);
     }
-    let cors_origin = allowed_foreign_origin(req.headers(), &access);
+    let cors_origin = allowed_foreign_origin(req.headers(), access);
     if let Some(origin) = &cors_origin
         && req.method() == Method::OPTIONS
         && req
@@ -166,20 +212,15 @@ pub async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) 
         // Preflights carry no token: they ask, and the real request is checked.
         return cors_preflight(origin.clone());
     }
-    if let Some(token) = &access.token {
-        let given = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
-        if !given.is_some_and(|g| token_matches(g.as_bytes(), token.as_bytes())) {
-            return error_response(
-                StatusCode::UNAUTHORIZED,
-                "missing or wrong token: send Authorization: Bearer <token>",
-            );
-        }
+    let Some(principal) = principal(req.headers(), &guard) else {
+        return error_response(StatusCode::UNAUTHORIZED, UNAUTHORIZED);
+    };
+    if let Principal::Session(grant) = &principal
+        && let Err(why) = rights::session_may(req.method(), req.uri().path(), grant)
+    {
+        return error_response(StatusCode::FORBIDDEN, &why);
     }
+    req.extensions_mut().insert(principal);
     let mut response = next.run(req).await;
     if let Some(origin) = cors_origin {
         let h = response.headers_mut();
@@ -269,12 +310,5 @@ mod tests {
         for h in allowed {
             assert_eq!(cross_site_refusal(&headers(&h), &access), None, "{h:?}");
         }
-    }
-
-    #[test]
-    fn tokens() {
-        assert!(token_matches(b"abc", b"abc"));
-        assert!(!token_matches(b"abd", b"abc"));
-        assert!(!token_matches(b"ab", b"abc"));
     }
 }

@@ -7,6 +7,7 @@ pub mod guard;
 pub mod openapi;
 mod orchestrator;
 mod pieces;
+pub mod rights;
 mod sessions;
 mod sessions_common;
 mod stream;
@@ -30,13 +31,17 @@ pub fn router(engine: Engine, access: Access) -> Router {
     // see each response as it leaves: a route's own layers run before axum adds the `Allow`
     // header of a 405, which the JSON error must name.
     let token_required = openapi::TokenRequired(access.token.is_some());
+    let guard = guard::Guard {
+        access,
+        engine: engine.clone(),
+    };
     Router::new()
         .fallback_service(routes(engine))
         .layer(axum::Extension(token_required))
         .layer(DefaultBodyLimit::max(body::MAX_BODY))
         .layer(axum::middleware::map_response(error::json_errors))
         .layer(axum::middleware::from_fn_with_state(
-            Arc::new(access),
+            Arc::new(guard),
             guard::check,
         ))
 }
@@ -165,7 +170,7 @@ pub enum ServeError {
     )]
     InUse(SocketAddr),
     #[error(
-        "refusing to listen on {0} without a token: anyone who can reach it could run commands; pass --token or ORCHESTRA_TOKEN"
+        "refusing to listen on {0} without authentication: anyone who can reach it could run commands; --insecure-no-auth is for loopback addresses only"
     )]
     ExposedWithoutToken(SocketAddr),
 }

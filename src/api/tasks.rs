@@ -110,9 +110,22 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-pub async fn list(State(engine): State<Engine>, RawQuery(q): RawQuery) -> ApiResult {
+pub async fn list(
+    State(engine): State<Engine>,
+    principal: Option<axum::Extension<super::rights::Principal>>,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
     let (status, limit) = list_query(q.as_deref())?;
-    let tasks = engine.list_tasks(status, limit);
+    let tasks = match super::rights::visible_task(principal.as_deref()) {
+        // An agent's session sees its own task only.
+        Some(own) => engine
+            .list_tasks(status, None)
+            .into_iter()
+            .filter(|t| Some(t.id.as_str()) == own)
+            .take(limit.unwrap_or(usize::MAX))
+            .collect(),
+        None => engine.list_tasks(status, limit),
+    };
     match crate::wire::encoded::task_list_pieces(&tasks) {
         Ok(pieces) => Ok(super::pieces::JsonPieces::new(pieces).into_response()),
         Err(e) => Err(ApiError::new(

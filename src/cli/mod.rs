@@ -10,6 +10,7 @@ pub mod client;
 pub mod guard;
 pub mod hook;
 pub mod serve;
+pub mod token;
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -49,8 +50,9 @@ pub struct GlobalArgs {
     /// [default: $XDG_DATA_HOME/orchestra, else ~/.local/share/orchestra].
     #[arg(long, value_name = "DIR", env = "ORCHESTRA_STATE_DIR", global = true)]
     pub state_dir: Option<PathBuf>,
-    /// The API token: required of every request by the TUI and `serve` (required off loopback),
-    /// sent by the client commands.
+    /// The API token: what the TUI and `serve` require of every request (default: the state
+    /// directory's own, which `orchestra token` prints), and what the client commands send
+    /// (default: the one in server.json). Prefer the environment: a flag shows in `ps`.
     #[arg(
         long,
         value_name = "TOKEN",
@@ -106,6 +108,10 @@ pub struct ServerArgs {
     /// Log to stderr too (the log file in the state directory is always written).
     #[arg(short, long)]
     pub verbose: bool,
+    /// Require no token: every account on this machine can then run commands as you. For
+    /// throwaway rigs only; refused with a non-loopback --addr.
+    #[arg(long)]
+    pub insecure_no_auth: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -127,6 +133,10 @@ pub enum Command {
     /// Stop the running orchestra: every agent ended (its whole process group), their tasks
     /// cancelled, the state saved; returns once it has exited.
     Stop(client::StopArgs),
+    /// Print the token that lets a client in (the TUI, the CLI and agents' hooks on this
+    /// machine read it by themselves; give it to a client elsewhere as ORCHESTRA_TOKEN).
+    #[command(after_long_help = TOKEN_HELP)]
+    Token,
     /// Remove the worktrees of tasks finished longer ago than --older-than (a snapshot of
     /// each is kept first, and its branch) and print what that freed.
     Gc(client::GcArgs),
@@ -150,6 +160,12 @@ pub enum Command {
     )]
     Openapi,
 }
+
+const TOKEN_HELP: &str = "\
+Only the account that runs orchestra (and root) can read it: it is kept 0600 in the 0700 state
+directory. E.g. attach a TUI to an orchestra on another machine through an ssh tunnel:
+  ssh -N -L 4000:127.0.0.1:4000 host &
+  ORCHESTRA_TOKEN=$(ssh host orchestra token) orchestra --url 127.0.0.1:4000";
 
 const COMPLETIONS_HELP: &str = "\
 Install:
@@ -222,7 +238,11 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
             None => Ok(()),
         },
         Some(
-            Command::Completions { .. } | Command::Man { .. } | Command::Hook(_) | Command::Openapi,
+            Command::Completions { .. }
+            | Command::Man { .. }
+            | Command::Hook(_)
+            | Command::Openapi
+            | Command::Token,
         ) => match server_flags.first().or(client_flags.first()) {
             Some(flag) => Err(format!("`{name}` does not take {flag}")),
             None => Ok(()),
@@ -232,7 +252,8 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
 
 impl ServerArgs {
     /// The flags that make `orchestra serve` run as these say (the TUI starts its daemon
-    /// with them). A token from the environment is inherited, not put where `ps` shows it.
+    /// with them). Never the token: it goes through the environment, where `ps` does not
+    /// show it (see `daemon::find_or_start`).
     pub fn serve_args(&self) -> Vec<String> {
         let mut out = vec![
             "--addr".to_string(),
@@ -262,10 +283,8 @@ impl ServerArgs {
         for o in &self.allow_origin {
             flag("--allow-origin", o);
         }
-        if let Some(t) = &self.token
-            && std::env::var("ORCHESTRA_TOKEN").ok().as_ref() != Some(t)
-        {
-            flag("--token", t);
+        if self.insecure_no_auth {
+            out.push("--insecure-no-auth".into());
         }
         out
     }

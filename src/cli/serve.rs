@@ -8,6 +8,9 @@ use std::io::Write;
 /// `orchestra serve`: runs until a signal or a stop request, then stops gracefully.
 pub async fn run(args: &ServerArgs) -> Result<()> {
     let mut running = boot::start(args).await?;
+    if args.insecure_no_auth {
+        eprintln!("orchestra: {}", boot::insecure_warning(args));
+    }
     if let Some(notice) = running.state.tightened_notice() {
         eprintln!("orchestra: {notice}");
     }

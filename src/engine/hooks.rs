@@ -187,16 +187,6 @@ pub enum HookRefusal {
     Engine(#[from] EngineError),
 }
 
-/// Compares every byte, so the time taken does not say how much matched.
-fn same_token(given: &str, want: &str) -> bool {
-    given.len() == want.len()
-        && given
-            .bytes()
-            .zip(want.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
-}
-
 impl SessionEntry {
     /// Whether a finished turn is one of the agent's own: when the event names the requests
     /// it worked on, one of them must be a request sent to the session (the task, or a
@@ -227,8 +217,8 @@ impl Engine {
     ) -> Result<SessionInfo, HookRefusal> {
         let entry = self.session_entry(id)?;
         let token = token.ok_or(HookRefusal::Missing)?;
-        match entry.hook_token.as_deref() {
-            Some(want) if same_token(token, want) => {}
+        match entry.credential.as_deref() {
+            Some(want) if crate::credentials::same_secret(token.as_bytes(), want.as_bytes()) => {}
             _ => return Err(HookRefusal::Wrong),
         }
         let effect = effect(&report).ok_or_else(|| {
@@ -392,12 +382,5 @@ mod tests {
         let none = fill_gemini_hooks(template, None, &env);
         assert_eq!(none, r#"{"context":{},"hooks":{}}"#);
         assert_eq!(fill_gemini_hooks("plain", None, &env), "plain");
-    }
-
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(same_token("abc", "abc"));
-        assert!(!same_token("abd", "abc"));
-        assert!(!same_token("ab", "abc"));
     }
 }

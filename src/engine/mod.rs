@@ -5,6 +5,7 @@ mod agents;
 mod autopilot;
 mod error;
 mod gitfiles;
+mod grants;
 mod hooks;
 mod instructions;
 mod limits;
@@ -27,6 +28,7 @@ pub use crate::wire::{
     Approval, Event, Message, Role, RunState, SessionEventKind, SessionInfo, TaskEventKind,
 };
 pub use error::{EngineError, EngineResult};
+pub use grants::SessionGrant;
 pub use hooks::HookRefusal;
 pub use sessions::{Input, SpawnSession};
 pub use setup::{RepoConfig, RepoSetup};
@@ -57,7 +59,6 @@ pub struct EngineConfig {
     /// How long a screen must stay unchanged to count as settled.
     pub settle: Duration,
     pub transcript_cap: u64,
-    pub token: Option<String>,
     /// Marks every process of this orchestra's sessions (`ORCHESTRA_INSTANCE`), so that
     /// the guard can find them if orchestra dies without ending them.
     pub instance: String,
@@ -81,7 +82,6 @@ impl EngineConfig {
             grace: Duration::from_secs(3),
             settle: Duration::from_millis(500),
             transcript_cap: 64 * 1024 * 1024,
-            token: None,
             instance: uuid::Uuid::new_v4().to_string(),
             isolation: None,
             repos: Vec::new(),
@@ -155,6 +155,8 @@ pub(crate) struct Inner {
     url: RwLock<Option<String>>,
     closing: tokio::sync::watch::Sender<bool>,
     sessions: parking_lot::RwLock<sessions::SessionTable>,
+    /// The live sessions' credentials (see `grants`).
+    credentials: grants::CredentialTable,
     dispatch: Arc<tokio::sync::Notify>,
     shutting_down: std::sync::atomic::AtomicBool,
     git: parking_lot::Mutex<HashMap<String, gitfiles::GitSnapshot>>,
@@ -255,6 +257,7 @@ impl Engine {
             url: RwLock::new(None),
             closing: tokio::sync::watch::channel(false).0,
             sessions: parking_lot::RwLock::new(sessions::SessionTable::default()),
+            credentials: Arc::default(),
             dispatch: Arc::new(tokio::sync::Notify::new()),
             shutting_down: std::sync::atomic::AtomicBool::new(false),
             git: parking_lot::Mutex::new(HashMap::new()),

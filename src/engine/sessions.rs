@@ -164,9 +164,10 @@ pub(crate) struct SessionEntry {
     pub(crate) facts: Mutex<Facts>,
     /// The status last published, for watchers of this one session (terminal streams).
     status_watch: tokio::sync::watch::Sender<SessionStatus>,
-    /// The secret its agent's hooks send with their events (`hooks.rs`); `None` for sessions
-    /// restored from a previous run.
-    pub(crate) hook_token: Option<String>,
+    /// The session's own credential: its agent's `ORCHESTRA_TOKEN` (and the secret its hooks
+    /// send, `hooks.rs`), good for its own task and session only (`api::rights`) and only
+    /// while it lives. `None` for sessions restored from a previous run.
+    pub(crate) credential: Option<String>,
 }
 
 impl SessionEntry {
@@ -372,7 +373,7 @@ impl Engine {
         session_id: &str,
         task_id: Option<&str>,
         approval: Approval,
-        hook_token: &str,
+        credential: &str,
     ) -> Vec<(String, String)> {
         let mut env = BTreeMap::new();
         for (k, v) in std::env::vars() {
@@ -419,13 +420,13 @@ impl Engine {
             env.insert("ORCHESTRA_URL".into(), url);
         }
         env.insert("ORCHESTRA_SESSION_ID".into(), session_id.into());
-        env.insert("ORCHESTRA_HOOK_TOKEN".into(), hook_token.into());
+        // The session's own credential, never the owner's token: an agent (and whatever it
+        // runs) reaches its own task and session, nothing else.
+        env.insert("ORCHESTRA_TOKEN".into(), credential.into());
+        env.insert("ORCHESTRA_HOOK_TOKEN".into(), credential.into());
         env.insert(super::INSTANCE_VAR.into(), self.config().instance.clone());
         if let Some(t) = task_id {
             env.insert("ORCHESTRA_TASK_ID".into(), t.into());
-        }
-        if let Some(token) = &self.config().token {
-            env.insert("ORCHESTRA_TOKEN".into(), token.clone());
         }
         env.insert(
             "ORCHESTRA_STATE_DIR".into(),
@@ -479,13 +480,19 @@ impl Engine {
         let _ = tokio::task::spawn_blocking(move || for_help.help()).await;
         let approval = req.approval.unwrap_or_default();
         let mut launch = provider.launch_with_approval(instruction_arg, approval);
-        let hook_token = uuid::Uuid::new_v4().simple().to_string();
+        let credential = self
+            .issue_credential(super::SessionGrant {
+                session_id: id.clone(),
+                task_id: req.task_id.clone(),
+                approval,
+            })
+            .map_err(|e| EngineError::Unavailable(e.to_string()))?;
         let session_env = self.session_env(
             &provider,
             &id,
             req.task_id.as_deref(),
             approval,
-            &hook_token,
+            &credential.secret,
         );
         let exe = orchestra_exe();
         // The per-session files also carry Gemini CLI's hooks (`hooks.rs`), so a session
@@ -620,7 +627,7 @@ impl Engine {
             line_half_typed: AtomicBool::new(false),
             agent: Default::default(),
             facts: Mutex::new(facts),
-            hook_token: Some(hook_token),
+            credential: Some(credential.keep()),
         });
         {
             let mut table = self.inner.sessions.write();
@@ -1123,6 +1130,9 @@ impl Engine {
         // The files handed to its CLI at start are of no use to anyone now; gone before the
         // session reads as ended, so that nobody who sees it ended finds them.
         let id = entry.info.lock().id.clone();
+        if let Some(credential) = &entry.credential {
+            self.withdraw_credential(credential);
+        }
         super::instructions::remove_file(self.state_dir(), &id);
         super::hooks::remove_settings(self.state_dir(), &id);
         let Some(info) = entry.record_exit(&exit) else {
@@ -1206,7 +1216,7 @@ impl Engine {
                 line_half_typed: AtomicBool::new(false),
                 agent: Default::default(),
                 facts: Mutex::new(Facts::ended()),
-                hook_token: None,
+                credential: None,
             });
             table.by_id.insert(rec.id, entry.clone());
             table.order.push(entry);

@@ -238,10 +238,18 @@ impl Server {
         };
         let url = url.to_string();
         let addr = url.trim_start_matches("http://").to_string();
+        // The token it asks for: the one given, else the state directory's own (none under
+        // --insecure-no-auth), as the CLI finds it.
         let token = args
             .iter()
             .position(|a| *a == "--token")
-            .map(|i| args[i + 1].to_string());
+            .map(|i| args[i + 1].to_string())
+            .or_else(|| {
+                orchestra::daemon::ServerFile::read(state_dir)
+                    .ok()
+                    .flatten()
+                    .and_then(|f| f.token)
+            });
         Ok(Server {
             child: Some(child),
             addr,
@@ -265,7 +273,7 @@ impl Server {
         }
     }
 
-    fn auth(&self) -> Vec<(String, String)> {
+    pub fn auth(&self) -> Vec<(String, String)> {
         self.token
             .iter()
             .map(|t| ("Authorization".to_string(), format!("Bearer {t}")))
@@ -283,6 +291,21 @@ impl Server {
             b.as_deref().map(str::as_bytes),
             &extra,
         )
+    }
+
+    /// [`raw_request`] to this server with its token (and `extra` headers verbatim).
+    pub fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&[u8]>,
+        extra: &[(&str, &str)],
+    ) -> Response {
+        let auth = self.auth();
+        let mut headers: Vec<(&str, &str)> =
+            auth.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        headers.extend_from_slice(extra);
+        raw_request(&self.addr, method, path, body, &headers)
     }
 
     pub fn get(&self, path: &str) -> Response {
@@ -441,9 +464,14 @@ impl Events {
     /// With a query (`"?output=lines"`).
     pub fn open_with(s: &Server, query: &str) -> Events {
         let mut stream = TcpStream::connect(&s.addr).expect("connect");
+        let auth: String = s
+            .auth()
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}\r\n"))
+            .collect();
         write!(
             stream,
-            "GET /api/coding-agents/events{query} HTTP/1.1\r\nHost: {}\r\n\r\n",
+            "GET /api/coding-agents/events{query} HTTP/1.1\r\nHost: {}\r\n{auth}\r\n",
             s.addr
         )
         .expect("request");

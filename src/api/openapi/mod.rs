@@ -22,8 +22,8 @@ use std::sync::OnceLock;
 
 mod spec;
 
-/// Whether the serving orchestra requires a token (`--token`): the document it serves says
-/// so, making the bearer scheme required rather than optional.
+/// Whether the serving orchestra requires a token (all do but one started with
+/// `--insecure-no-auth`): the document it serves says so.
 #[derive(Debug, Clone, Copy)]
 pub struct TokenRequired(pub bool);
 
@@ -32,19 +32,19 @@ pub async fn serve(Extension(TokenRequired(required)): Extension<TokenRequired>)
     static OPEN: OnceLock<Value> = OnceLock::new();
     static GUARDED: OnceLock<Value> = OnceLock::new();
     let doc = if required {
-        GUARDED.get_or_init(|| document_for(TokenRequired(true)))
+        GUARDED.get_or_init(document)
     } else {
-        OPEN.get_or_init(document)
+        OPEN.get_or_init(|| document_for(TokenRequired(false)))
     };
     Json(doc).into_response()
 }
 
-/// The document of a server with or without a token. Without one (and in the committed
-/// copy) the bearer scheme is optional: it is needed only where orchestra was given a token.
+/// The document of a server with or without a token. The committed copy is the default
+/// server's, which requires one; under `--insecure-no-auth` the bearer scheme is optional.
 pub fn document_for(token: TokenRequired) -> Value {
     let mut doc = document();
-    if token.0 {
-        doc["security"] = json!([{"bearer": []}]);
+    if !token.0 {
+        doc["security"] = json!([{"bearer": []}, {}]);
     }
     doc
 }
@@ -495,9 +495,12 @@ fn sessions(spec: &mut Spec) {
     .answer::<SessionBody>(200, "The session, its status as the report says.")
     .error(
         401,
-        "No hook token (or, with a server token, no bearer token).",
+        "No credential, or one that opens nothing (the hook token alone is enough for the session's own hook).",
     )
-    .error(403, "A hook token that is not this session's.")
+    .error(
+        403,
+        "A hook token that is not this session's, or another session's credential.",
+    )
     .error(409, "The session has ended.")
     .add();
 }

@@ -130,7 +130,7 @@ impl Spec {
             "info": {
                 "title": "orchestra",
                 "version": crate::api::VERSION,
-                "description": "The HTTP API of orchestra, a cockpit for coding agents: tasks, sessions (subagents in their own terminals), the orchestrator, its events. JSON in and out; every error is `{\"error\": \"<sentence>\"}` with its status. Requests whose Host is not a loopback name are refused (403) unless allowed with --allow-host; with a token configured (--token / ORCHESTRA_TOKEN) every request needs `Authorization: Bearer <token>`. A known path with another method answers 405 with `Allow`; an unknown path 404. Generated from orchestra's wire types (`orchestra openapi`).",
+                "description": "The HTTP API of orchestra, a cockpit for coding agents: tasks, sessions (subagents in their own terminals), the orchestrator, its events. JSON in and out; every error is `{\"error\": \"<sentence>\"}` with its status. Requests whose Host is not a loopback name are refused (403) unless allowed with --allow-host. Every request needs `Authorization: Bearer <token>` (401 without): the owner's token (`orchestra token` prints it; --token / ORCHESTRA_TOKEN choose another), or an agent session's own credential (its ORCHESTRA_TOKEN), which reaches only that session and its task (403 elsewhere). Only an orchestra started with --insecure-no-auth asks for no token. A known path with another method answers 405 with `Allow`; an unknown path 404. Generated from orchestra's wire types (`orchestra openapi`).",
                 "license": {"name": "MIT", "identifier": "MIT"},
             },
             // Relative: the orchestra that serves the document (`orchestra serve` prints its URL).
@@ -141,13 +141,13 @@ impl Spec {
                 {"name": "worktrees", "description": "Tasks isolated in git worktrees."},
                 {"name": "orchestrator", "description": "State, providers, events, the autopilot."},
             ],
-            "security": [{"bearer": []}, {}],
+            "security": [{"bearer": []}],
             "paths": self.paths,
             "components": {
                 "schemas": schemas,
                 "securitySchemes": {"bearer": {
                     "type": "http", "scheme": "bearer",
-                    "description": "Required when orchestra runs with a token (--token / ORCHESTRA_TOKEN).",
+                    "description": "The owner's token (`orchestra token`), or an agent session's credential. Not required only by an orchestra started with --insecure-no-auth.",
                 }},
             },
         })
@@ -290,11 +290,11 @@ impl OpBuilder<'_> {
         if !said(&self, 401) {
             self = self.error(
                 401,
-                "No or wrong bearer token (when orchestra runs with a token).",
+                "No bearer token, or one that opens nothing (see `orchestra token`); an agent session's credential that has ended.",
             );
         }
         if !said(&self, 403) {
-            self = self.error(403, "The Host is not a loopback name (nor allowed with --allow-host), or a web page of another site sent the request.");
+            self = self.error(403, "The Host is not a loopback name (nor allowed with --allow-host), a web page of another site sent the request, or an agent session's credential asked for something beyond its own task and session.");
         }
         if self.path.contains("{id}") && !said(&self, 404) {
             let what = if self.path.starts_with(TASKS) {

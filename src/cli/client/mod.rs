@@ -427,6 +427,7 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
             Ctx::connect(&a.client, global).and_then(|ctx| worktree::gc(&ctx, a.older_than))
         }
         Command::Hook(a) => return Some(crate::cli::hook::run(a, global.token.as_deref())),
+        Command::Token => return Some(crate::cli::token::run(global.state_dir.as_deref())),
         Command::Serve(_)
         | Command::Completions { .. }
         | Command::Man { .. }
