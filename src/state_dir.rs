@@ -35,6 +35,9 @@ const OWN_ENTRIES: &[&str] = &[
     "worktrees",
     "tui-list-order",
     "tui-list-order.tmp",
+    // The repository files the user trusted (`engine::TRUST_FILE`).
+    "trusted.json",
+    "trusted.json.tmp",
 ];
 
 /// Entries tightened at their top only: the task worktrees hold the user's checked-out
@@ -78,6 +81,30 @@ pub fn write_private_file(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Resu
         .open(&path)?;
     std::io::Write::write_all(&mut f, bytes)?;
     Ok(path)
+}
+
+/// Replaces `<dir>/<name>` with `bytes` (0600) at once: written to `<dir>/<tmp>`, synced, then
+/// renamed over it, so a crash leaves the old content or the new, never part of either.
+pub fn replace_private_file(
+    dir: &Path,
+    name: &str,
+    tmp: &str,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    let tmp = dir.join(tmp);
+    let mut f = private_file()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, dir.join(name))?;
+    // The rename itself is durable once the directory is.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 /// Takes group and other permissions away from `path` (not following symlinks) and, for a
@@ -334,5 +361,12 @@ mod tests {
         let _first = StateDir::lock(dir.path()).unwrap();
         let err = StateDir::lock(dir.path()).err().unwrap().to_string();
         assert!(err.contains(&std::process::id().to_string()), "{err}");
+    }
+
+    #[test]
+    fn the_trust_list_is_one_of_orchestras_own_files() {
+        for name in [crate::engine::TRUST_FILE, crate::engine::TRUST_FILE_TMP] {
+            assert!(OWN_ENTRIES.contains(&name), "{name}");
+        }
     }
 }

@@ -224,6 +224,15 @@ pub struct TaskMetadata {
     /// `conversation_args`): `continue` resumes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
+    /// The question the task waits on before its agent starts (kind `trust`: a repository's
+    /// commands the user has not trusted yet). The task is `running` meanwhile, with no
+    /// session; `POST /tasks/:id/answer` answers it. Gone once answered or the task ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<crate::wire::Prompt>,
+    /// The repository file whose trust the start needs (see [`crate::wire::TrustRequest`]):
+    /// set with `prompt`, kept after the answer until the agent has started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<crate::wire::TrustRequest>,
 }
 
 /// How much a session's agent may do without asking: the preset chooses the CLI's own flags
@@ -403,6 +412,8 @@ impl Task {
                 base_ref: None,
                 worktree: None,
                 conversation_id: None,
+                prompt: None,
+                trust: None,
             },
             encoded: Default::default(),
         }
@@ -410,6 +421,12 @@ impl Task {
 
     pub fn status(&self) -> TaskStatus {
         self.metadata.status
+    }
+
+    /// Whether orchestra is starting the task's agent outside a start call: it waits on the
+    /// user's trust in its repository's file, or was just trusted and is being set up.
+    pub fn awaits_trust(&self) -> bool {
+        self.metadata.trust.is_some() && self.metadata.session_id.is_none()
     }
 
     /// Refuses any change once the task is final.
@@ -435,6 +452,9 @@ impl Task {
         }
         if to.is_final() {
             self.metadata.completed_at = Some(now);
+            // Nothing is waited for any more: the question is moot and nothing will start.
+            self.metadata.prompt = None;
+            self.metadata.trust = None;
             // A finished task has no step left running (a `▶` forever).
             for step in self
                 .metadata

@@ -6,7 +6,6 @@ mod support;
 
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::Command;
 use support::*;
 
 const TASKS: &str = "/api/coding-agents/tasks";
@@ -408,28 +407,6 @@ fn eight_tasks_on_one_repository_start_at_once() {
     );
 }
 
-/// The CLI against a server, piped (so never coloured), with no orchestra environment (the
-/// token from the server's state directory, as on the user's machine).
-fn cli(s: &Server, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN)
-        .arg("--url")
-        .arg(&s.url)
-        .arg("--state-dir")
-        .arg(&s.state_dir)
-        .args(args)
-        .env_remove("ORCHESTRA_URL")
-        .env_remove("ORCHESTRA_TOKEN")
-        .env("HOME", s.state_dir.join("home"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run the CLI");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn the_cli_diffs_merges_discards_and_collects() {
     let s = Server::start();
@@ -574,6 +551,12 @@ fn a_repository_sets_up_its_worktrees_first() {
     git(repo, &["add", "."]);
     git(repo, &["commit", "-qm", "orchestra set-up"]);
     std::fs::write(repo.join(".env"), "KEY=1\n").unwrap();
+    // A repository's own set-up runs once its file is trusted (see tests/repo_trust.rs).
+    let trust = |s: &Server| {
+        let r = s.post("/api/coding-agents/trust", json!({ "path": repo }));
+        assert_eq!(r.status, 200, "{}", r.body);
+    };
+    trust(&s);
     let t = run(&s, "Uses deps", "cat deps/seen > used.txt", repo);
     let (path, _) = worktree(&t);
     assert_eq!(
@@ -603,6 +586,7 @@ fn a_repository_sets_up_its_worktrees_first() {
     )
     .unwrap();
     git(repo, &["commit", "-qam", "broken set-up"]);
+    trust(&s);
     let c = create(&s, "Broken", "echo never > never.txt", repo, json!({}));
     let tid = id(&c.json()["task"]);
     let r = s.post_empty(&format!("{TASKS}/{tid}/start"));

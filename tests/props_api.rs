@@ -79,6 +79,7 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
         "keys",
         "option",
         "olderThanSeconds",
+        "path",
         "other",
     ]);
     prop_oneof![
@@ -155,7 +156,8 @@ fn typed_fields() -> impl Strategy<Value = Vec<u8>> {
                     ("text", text.clone()),
                     ("message", text.clone()),
                     ("task", name),
-                    ("option", text),
+                    ("option", text.clone()),
+                    ("path", text),
                     ("success", success),
                     ("filesModified", files),
                     ("cols", cols),
@@ -247,6 +249,9 @@ fn any_body_or_query_is_answered_without_a_server_failure() {
         ("POST", format!("{sid}/messages")),
         ("POST", format!("{sid}/resize")),
         ("POST", format!("{sid}/answer")),
+        ("POST", format!("{t}/answer")),
+        ("POST", "/api/coding-agents/trust".into()),
+        ("POST", "/api/coding-agents/trust/revoke".into()),
         ("POST", "/api/coding-agents/worktrees/gc".into()),
     ];
     let reads = [
@@ -304,7 +309,8 @@ proptest! {
         each!(TaskBody, TaskList, SessionBody, SessionList, SessionCreated, MessageList, Peek,
               Status, EventFrame, StreamEvent, StreamRequest, ProviderList, DiffBody,
               WorktreeList, ErrorBody, request::NewTask, request::TaskChange,
-              request::SendMessage, request::Resize);
+              request::SendMessage, request::Resize, TrustList, Trusted, Revoked,
+              request::TrustPath);
         let _ = error_sentence(&bytes);
     }
 }

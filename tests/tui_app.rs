@@ -1705,3 +1705,88 @@ async fn only_the_selected_tasks_output_asks_for_a_frame() {
     assert_eq!(app.frame_wanted_by(), None, "both drawn in one frame");
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_answers_the_trust_question_a_task_waits_on() {
+    use orchestra::tui::app::Selected;
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut app, mut events, _work) = engine_and_app(dir.path()).await;
+    let repo = support::git_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let ran = dir.path().join("setup-ran");
+    std::fs::write(
+        root.join(".orchestra.toml"),
+        format!("[worktree]\nsetup = \"echo ran >> {}\"\n", ran.display()),
+    )
+    .unwrap();
+    let mut ids = Vec::new();
+    for name in ["first", "second"] {
+        let t = engine
+            .create_task(orchestra::engine::CreateTask {
+                name: name.into(),
+                description: "true".into(),
+                provider_id: Some("exec".into()),
+                working_directory: Some(root.display().to_string()),
+                isolation: Some(orchestra::task::Isolation::Worktree),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        ids.push(t.id.clone());
+    }
+    let (first, second) = (ids[0].clone(), ids[1].clone());
+    app.select_task(&first);
+    app.on_terminal_event(key(KeyCode::Char('s')));
+    wait_for(&mut app, &mut events, "the trust question", |a| {
+        a.shown_prompt().is_some()
+            && a.notice()
+                .is_some_and(|n| n.text.contains("waits for you to trust"))
+    })
+    .await;
+    assert!(!ran.exists(), "the set-up ran before it was trusted");
+    let task = engine.get_task(&first).unwrap();
+    assert!(app.is_blocked(&task));
+    assert_eq!(task.status(), TaskStatus::Running);
+
+    // The details pane shows the question with the command, and the keys that answer it.
+    let shown = screen_rows(&mut app, 160, 50).join("\n");
+    for want in [
+        "trust: Trust",
+        "echo ran >>",
+        "[1] Trust this content and run it",
+        "[2] Decline: fail the task, run nothing",
+        "press 1–2 to answer",
+    ] {
+        assert!(shown.contains(want), "{want:?} not shown:\n{shown}");
+    }
+
+    // Another task waiting while this one is looked at queues for `w`.
+    engine.start_task(&second).await.unwrap();
+    wait_for(&mut app, &mut events, "the second task in the queue", |a| {
+        a.waiting()
+            .iter()
+            .any(|w| w.target == Selected::Task(second.clone()) && w.blocked())
+    })
+    .await;
+
+    // A digit that is no option says so; 1 trusts: the set-up runs, then the agent.
+    app.on_terminal_event(key(KeyCode::Char('7')));
+    assert!(app.notice().unwrap().text.contains("no option 7"));
+    app.on_terminal_event(key(KeyCode::Char('1')));
+    wait_for(&mut app, &mut events, "the trusted task to complete", |a| {
+        a.selected_task()
+            .is_some_and(|t| t.status() == TaskStatus::Completed)
+    })
+    .await;
+    // The second waited on the same file: it proceeds too, and no longer waits in the queue
+    // (it is there as finished, until looked at).
+    wait_for(&mut app, &mut events, "the second task to complete", |a| {
+        engine
+            .get_task(&second)
+            .is_ok_and(|t| t.status() == TaskStatus::Completed)
+            && !a.waiting().iter().any(|w| w.blocked())
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(&ran).unwrap(), "ran\nran\n");
+    engine.shutdown().await;
+}

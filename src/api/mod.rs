@@ -12,6 +12,7 @@ mod sessions;
 mod sessions_common;
 mod stream;
 mod tasks;
+mod trust;
 mod worktrees;
 
 pub use error::ApiError;
@@ -77,6 +78,7 @@ fn route_table() -> Vec<(&'static str, MethodRouter<Engine>)> {
             get(tasks::get).patch(tasks::patch).delete(tasks::delete),
         ),
         ("/api/coding-agents/tasks/{id}/start", post(tasks::start)),
+        ("/api/coding-agents/tasks/{id}/answer", post(tasks::answer)),
         ("/api/coding-agents/tasks/{id}/pause", post(tasks::pause)),
         ("/api/coding-agents/tasks/{id}/resume", post(tasks::resume)),
         ("/api/coding-agents/tasks/{id}/cancel", post(tasks::cancel)),
@@ -98,6 +100,11 @@ fn route_table() -> Vec<(&'static str, MethodRouter<Engine>)> {
             "/api/coding-agents/tasks/{id}/discard",
             post(tasks::discard),
         ),
+        (
+            "/api/coding-agents/trust",
+            get(trust::list).post(trust::trust),
+        ),
+        ("/api/coding-agents/trust/revoke", post(trust::revoke)),
         ("/api/coding-agents/worktrees", get(worktrees::list)),
         ("/api/coding-agents/worktrees/gc", post(worktrees::gc)),
         (

@@ -67,7 +67,10 @@ pub fn session_may(method: &Method, path: &str, grant: &SessionGrant) -> Result<
                 let pattern: Vec<&str> = pattern.split('/').collect();
                 *m == method.as_str()
                     && pattern.len() == segments.len()
-                    && pattern.iter().zip(&segments).all(|(p, s)| fits(p, s, grant))
+                    && pattern
+                        .iter()
+                        .zip(&segments)
+                        .all(|(p, s)| fits(p, s, grant))
             })
         });
     if allowed {
@@ -123,6 +126,9 @@ mod tests {
             (Method::POST, "/api/coding-agents/tasks/t1/discard"),
             (Method::POST, "/api/coding-agents/tasks/t1/cancel"),
             (Method::POST, "/api/coding-agents/tasks/t1/answer"),
+            (Method::GET, "/api/coding-agents/trust"),
+            (Method::POST, "/api/coding-agents/trust"),
+            (Method::POST, "/api/coding-agents/trust/revoke"),
             (Method::GET, "/api/coding-agents/tasks/t1/diff"),
             (Method::POST, "/api/coding-agents/tasks/t2/result"),
             (Method::PATCH, "/api/coding-agents/tasks/t2/steps/x"),

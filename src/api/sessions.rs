@@ -9,7 +9,6 @@ use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 
 type ApiResult = Result<Response, ApiError>;
 
@@ -193,20 +192,7 @@ pub async fn resume(State(engine): State<Engine>, Path(id): Path<String>) -> Api
 
 pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_session(&id)?;
-    let option = match body.0.get("option") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        Some(_) => {
-            return Err(ApiError::bad_request(
-                "`option` must be a string (an option's key)",
-            ));
-        }
-        None => {
-            return Err(ApiError::bad_request(
-                "missing field `option` (the key of one of the prompt's options)",
-            ));
-        }
-    };
+    let option = super::sessions_common::option(&body)?;
     Ok(Json(session_body(engine.answer_prompt(&id, &option).await?)).into_response())
 }
 

@@ -10,3 +10,17 @@ pub fn approval(body: &Body) -> Result<Option<Approval>, ApiError> {
         .map(|a| a.parse::<Approval>().map_err(ApiError::bad_request))
         .transpose()
 }
+
+/// `option` of an answer: an option's key (a number is taken as its digits).
+pub fn option(body: &Body) -> Result<String, ApiError> {
+    match body.0.get("option") {
+        Some(serde_json::Value::String(s)) => Ok(s.clone()),
+        Some(serde_json::Value::Number(n)) => Ok(n.to_string()),
+        Some(_) => Err(ApiError::bad_request(
+            "`option` must be a string (an option's key)",
+        )),
+        None => Err(ApiError::bad_request(
+            "missing field `option` (the key of one of the prompt's options)",
+        )),
+    }
+}

@@ -216,6 +216,13 @@ pub async fn start(State(engine): State<Engine>, Path(id): Path<String>) -> ApiR
     ok(task_body(&engine.start_task(&id).await?))
 }
 
+/// `POST /tasks/:id/answer {option}`: answers the question the task waits on.
+pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+    engine.get_task(&id)?;
+    let option = super::sessions_common::option(&body)?;
+    ok(task_body(&engine.answer_task(&id, &option).await?))
+}
+
 pub async fn pause(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
     ok(task_body(&engine.pause_task(&id).await?))
 }

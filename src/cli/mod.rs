@@ -140,6 +140,9 @@ pub enum Command {
     /// Remove the worktrees of tasks finished longer ago than --older-than (a snapshot of
     /// each is kept first, and its branch) and print what that freed.
     Gc(client::GcArgs),
+    /// Trust a repository's .orchestra.toml (its current content) so that its set-up may run;
+    /// the tasks waiting on it proceed. --list shows what is trusted, --revoke takes it back.
+    Trust(client::TrustArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     #[command(after_long_help = COMPLETIONS_HELP)]
     Completions {
@@ -230,7 +233,8 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
             | Command::Report(_)
             | Command::Status(_)
             | Command::Stop(_)
-            | Command::Gc(_),
+            | Command::Gc(_)
+            | Command::Trust(_),
         ) => match server_flags.first() {
             Some(flag) => Err(format!(
                 "`{name}` does not take {flag} (a flag of the TUI and of `orchestra serve`)"
@@ -310,6 +314,7 @@ impl Cli {
             Some(Command::Status(a)) => &mut a.client,
             Some(Command::Stop(a)) => &mut a.client,
             Some(Command::Gc(a)) => &mut a.client,
+            Some(Command::Trust(a)) => &mut a.client,
             _ => return,
         };
         let from_command_line =

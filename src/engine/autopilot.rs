@@ -1,5 +1,8 @@
 //! The autopilot: while on, pending tasks start oldest first, at most `max_concurrent` at once.
+//! A task waiting on the user's trust in its repository's file holds its slot, and no other
+//! task of that repository starts until the question is answered.
 
+use super::trust::{held_repositories, is_held};
 use super::{Engine, EngineError, RunState, now_ms};
 use crate::store::{Record, Table};
 use crate::task::TaskStatus;
@@ -119,28 +122,38 @@ impl Engine {
             self.session_entry(sid)
                 .is_ok_and(|e| e.info.lock().status == crate::wire::SessionStatus::Limited)
         };
+        // A task waiting on (or just given) the user's trust holds its slot: orchestra is
+        // starting it.
         let mut busy = tasks
             .iter()
             .filter(|t| {
                 matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
-                    && t.metadata
-                        .session_id
-                        .as_deref()
-                        .is_some_and(|s| !limited(s))
+                    && (t.awaits_trust()
+                        || t.metadata
+                            .session_id
+                            .as_deref()
+                            .is_some_and(|s| !limited(s)))
             })
             .count();
+        let mut held = held_repositories(&tasks);
         for t in tasks.iter().filter(|t| t.status() == TaskStatus::Pending) {
             if busy >= self.config().max_concurrent || self.run_state() != RunState::Running {
                 break;
+            }
+            // Its repository waits for the user's trust: it would only ask again.
+            if is_held(t, &held) {
+                tracing::debug!(task = %t.id, "autopilot holds a task: its repository waits for trust");
+                continue;
             }
             if let Err(e) = self.ensure_task_provider(&t.metadata.provider_id) {
                 self.skip_task(&t.id, &e);
                 continue;
             }
             match self.start_task(&t.id).await {
-                Ok(_) => {
+                Ok(started) => {
                     busy += 1;
                     self.inner.skipped.lock().remove(&t.id);
+                    held.extend(held_repositories(std::slice::from_ref(&started)));
                 }
                 // Someone else started it first (the API, a key, the CLI): theirs to run.
                 Err(EngineError::Conflict(why)) => {

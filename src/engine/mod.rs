@@ -10,6 +10,7 @@ mod hooks;
 mod instructions;
 mod limits;
 mod removal;
+mod repo_file;
 mod runs;
 mod session_info;
 mod sessions;
@@ -19,6 +20,8 @@ mod tasks;
 mod terminal_looks;
 mod transcript;
 mod trash;
+mod trust;
+mod trust_store;
 mod wake_pump;
 mod worktrees;
 
@@ -30,9 +33,11 @@ pub use crate::wire::{
 pub use error::{EngineError, EngineResult};
 pub use grants::SessionGrant;
 pub use hooks::HookRefusal;
+pub use repo_file::{REPO_FILE, RepoConfig, RepoSetup};
 pub use sessions::{Input, SpawnSession};
-pub use setup::{RepoConfig, RepoSetup};
 pub use tasks::{CreateTask, TaskPatch};
+pub use trust::{DECLINE_OPTION, TRUST_OPTION};
+pub use trust_store::{TRUST_FILE, TRUST_FILE_TMP};
 pub use worktrees::disk_usage;
 
 use crate::providers::Providers;
@@ -170,6 +175,8 @@ pub(crate) struct Inner {
     skipped: parking_lot::Mutex<std::collections::HashSet<String>>,
     /// Serialises merges, discards, collections and deletions of worktrees.
     finishing: tokio::sync::Mutex<()>,
+    /// The repository files the user trusted (see `trust.rs`).
+    trust: tokio::sync::Mutex<trust_store::TrustStore>,
 }
 
 impl Inner {
@@ -224,7 +231,10 @@ impl Engine {
                 .map_err(|e| crate::store::StoreError::Corrupt(rec.id.clone(), e))?;
             // A task orchestra was running in a session cannot still be running: its
             // session died with the previous process.
-            if task.metadata.session_id.is_some()
+            // Nor can one whose agent orchestra was starting after the user trusted its
+            // repository (a task still waiting for that answer keeps waiting: it is asked).
+            let was_starting = task.awaits_trust() && task.metadata.prompt.is_none();
+            if (task.metadata.session_id.is_some() || was_starting)
                 && matches!(task.status(), TaskStatus::Running | TaskStatus::Paused)
                 && task.move_to(TaskStatus::Failed, now).is_ok()
             {
@@ -266,6 +276,7 @@ impl Engine {
             removing: tokio::sync::Mutex::new(()),
             skipped: parking_lot::Mutex::new(Default::default()),
             finishing: tokio::sync::Mutex::new(()),
+            trust: tokio::sync::Mutex::new(trust_store::TrustStore::load(&dir.path)),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);

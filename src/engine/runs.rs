@@ -2,14 +2,17 @@
 //! the task follows its session's output and exit.
 
 use super::gitfiles::GitSnapshot;
+use super::repo_file::{RepoSetup, plan_for};
 use super::sessions::{SessionEntry, SpawnSession};
+use super::setup::check_copies;
 use super::status::SessionStatus;
 use super::tasks::Durability;
 use super::{Engine, EngineError, EngineResult, RunState, STOPPED_BY_API, TaskEventKind, now_ms};
 use crate::session::ExitInfo;
 use crate::task::{Isolation, OUTPUT_LINES_KEPT, Task, TaskResult, TaskStatus};
+use crate::wire::TrustRequest;
 use crate::wire::{ProviderInfo, SessionInfo};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -27,6 +30,39 @@ pub const DEFAULT_CONTINUE_MESSAGE: &str = "Continue where you left off.";
 
 fn conflict(task: &Task, wanted: &str) -> EngineError {
     EngineError::Conflict(format!("task is {}; {wanted}", task.status()))
+}
+
+/// A task whose agent orchestra has not started yet (it waits on the user's trust, or is
+/// being set up after it) has nothing to pause.
+pub(super) fn refuse_pause_before_agent(task: &Task) -> EngineResult<()> {
+    if task.awaits_trust() {
+        let why = if task.metadata.prompt.is_some() {
+            "it waits for you to trust its repository's file; answer the question or cancel it"
+        } else {
+            "its agent is being started; pause it once it runs"
+        };
+        return Err(EngineError::Conflict(format!(
+            "task cannot be paused: {why}"
+        )));
+    }
+    Ok(())
+}
+
+/// What a starting task's repository asks before its agent runs (see `Engine::repo_step`).
+pub(super) enum RepoStep {
+    /// Nothing, or a set-up that may run (the user's own, or one they trusted).
+    Go(Option<RepoSetup>),
+    /// The user's trust in this file first.
+    Ask(TrustRequest),
+}
+
+/// Where a launch starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Launch {
+    /// A pending task, claimed by its starter.
+    Pending,
+    /// A running task that waited on the user's trust and got it.
+    AfterTrust,
 }
 
 /// One starter's exclusive right to start a pending task, taken before anything is spawned
@@ -78,16 +114,76 @@ impl Engine {
         (!entry.info.lock().ended && entry.pty.is_some()).then_some(entry)
     }
 
-    /// Runs a pending task on a session of its provider, in its directory.
+    /// Runs a pending task on a session of its provider, in its directory. A repository
+    /// set-up the user has not trusted stops it at a question instead (see `trust.rs`): the
+    /// task is then `running`, waiting, and the start returns at once.
     pub async fn start_task(&self, id: &str) -> EngineResult<Arc<Task>> {
         let (task, _claim) = self.claim_start(id)?;
         // A missing CLI releases the claim at once: the task stays pending, nothing spawned.
         self.ensure_task_provider(&task.metadata.provider_id)?;
+        match self.repo_step(&task).await? {
+            RepoStep::Ask(req) => self.ask_trust(&task.id, req).await,
+            RepoStep::Go(setup) => self.launch(&task, setup, Launch::Pending).await,
+        }
+    }
+
+    /// What the task's repository asks before its agent starts: nothing (no new worktree, or
+    /// a repository that asks nothing), a set-up that may run, or trust the user has not
+    /// given. A repository file that is not valid, or a copy path that leaves the
+    /// repository, fails the task here, before anything runs.
+    pub(super) async fn repo_step(&self, task: &Task) -> EngineResult<RepoStep> {
+        let has_worktree = task.metadata.worktree.as_ref().is_some_and(|w| w.is_live());
+        if task.metadata.isolation != Isolation::Worktree || has_worktree {
+            return Ok(RepoStep::Go(None));
+        }
+        let root = {
+            let dir = PathBuf::from(&task.metadata.working_directory);
+            let base_ref = task.metadata.base_ref.clone();
+            tokio::task::spawn_blocking(move || {
+                crate::git::worktree::plan(&dir, base_ref.as_deref()).map(|b| b.repo.root)
+            })
+            .await
+            .map_err(|e| EngineError::Internal(e.to_string()))?
+        };
+        // No worktree can be made: making it fails the task with git's reason.
+        let Ok(root) = root else {
+            return Ok(RepoStep::Go(None));
+        };
+        let user = self.config().repos.clone();
+        let planned = tokio::task::spawn_blocking(move || {
+            let plan = plan_for(&root, &user)?;
+            check_copies(&plan.setup.copy, &root)?;
+            Ok::<_, String>(plan)
+        })
+        .await
+        .map_err(|e| EngineError::Internal(e.to_string()))?;
+        let plan = match planned {
+            Ok(p) => p,
+            Err(why) => return Err(self.setup_failed(&task.id, why).await),
+        };
+        match plan.trust {
+            Some(req) if !self.trusts(&req).await => Ok(RepoStep::Ask(req)),
+            _ => Ok(RepoStep::Go(Some(plan.setup))),
+        }
+    }
+
+    /// Starts the task's agent: its worktree (made now if need be) set up as `setup` says,
+    /// then its session. `how` says whether the task is still pending (claimed by this
+    /// starter) or already running, trusted after it waited.
+    pub(super) async fn launch(
+        &self,
+        task: &Task,
+        setup: Option<RepoSetup>,
+        how: Launch,
+    ) -> EngineResult<Arc<Task>> {
         let provider = self.fitted_provider(&task.metadata.provider_id).await?;
         // Its conversation gets an id of ours, so that `continue` can resume it.
         let conversation = uuid::Uuid::new_v4().to_string();
         let pinned = provider.pin_conversation(&conversation);
-        let worktree = self.prepare_worktree(&task).await?;
+        let worktree = self.prepare_worktree(task).await?;
+        if let (Some(wt), Some(setup)) = (&worktree, setup) {
+            self.set_up_worktree(&task.id, wt, setup).await?;
+        }
         let (dir, snapshot) = match worktree {
             // Its files are judged against the base, not a snapshot of the directory.
             Some(wt) => (wt.agent_dir().to_string_lossy().into_owned(), None),
@@ -112,8 +208,21 @@ impl Engine {
             self.inner.git.lock().insert(task.id.clone(), s);
         }
         let sid = info.id.clone();
-        self.run_on_session(&task.id, &sid, |t| {
-            t.move_to(TaskStatus::Running, now_ms())?;
+        let kind = match how {
+            Launch::Pending => TaskEventKind::Started,
+            // It was announced started when it began to wait.
+            Launch::AfterTrust => TaskEventKind::Updated,
+        };
+        self.run_on_session(&task.id, &sid, kind, |t| {
+            match how {
+                Launch::Pending => t.move_to(TaskStatus::Running, now_ms())?,
+                Launch::AfterTrust => {
+                    if t.status() != TaskStatus::Running || !t.awaits_trust() {
+                        return Err(conflict(t, "its start after trust was overtaken"));
+                    }
+                    t.metadata.trust = None;
+                }
+            }
             t.metadata.conversation_id = conversation;
             Ok(())
         })
@@ -172,8 +281,10 @@ impl Engine {
                 ..Default::default()
             })
             .await?;
-        self.run_on_session(&task.id, &info.id, |t| Ok(t.reopen(&message)?))
-            .await
+        self.run_on_session(&task.id, &info.id, TaskEventKind::Started, |t| {
+            Ok(t.reopen(&message)?)
+        })
+        .await
     }
 
     /// Claims a finished task to be `verb` (continued or retried), as [`Engine::claim_start`]
@@ -232,13 +343,14 @@ impl Engine {
         &self,
         id: &str,
         sid: &str,
+        kind: TaskEventKind,
         change: impl FnOnce(&mut Task) -> EngineResult<()>,
     ) -> EngineResult<Arc<Task>> {
         let moved = self
             .mutate(id, |t| {
                 change(t)?;
                 t.metadata.session_id = Some(sid.to_string());
-                Ok((vec![(TaskEventKind::Started, vec![])], ()))
+                Ok((vec![(kind, vec![])], ()))
             })
             .await;
         match moved {
@@ -271,6 +383,7 @@ impl Engine {
         if task.status() != TaskStatus::Running {
             return Err(conflict(&task, "only a running task can be paused"));
         }
+        refuse_pause_before_agent(&task)?;
         if let Some(entry) = self.task_session(&task) {
             self.stop_group(&entry).await?;
         }
@@ -439,25 +552,19 @@ impl Engine {
         self.end_all_sessions().await;
     }
 
-    /// Cancels, saying `reason`, every task running or paused in a session, before those
-    /// sessions are ended: ended on purpose, they must not read as failed or killed.
+    /// Cancels, saying `reason`, every task running or paused in a session (or whose agent
+    /// orchestra is starting after the user's trust), before those sessions are ended: ended
+    /// on purpose, they must not read as failed or killed. A task still waiting on the user's
+    /// answer keeps waiting: nothing of it runs, and its question is there after a restart.
     pub(crate) async fn cancel_runs(&self, reason: &str) {
         for t in self.list_tasks(None, None) {
+            let starting = t.awaits_trust() && t.metadata.prompt.is_none();
             if !(matches!(t.status(), TaskStatus::Running | TaskStatus::Paused)
-                && t.metadata.session_id.is_some())
+                && (t.metadata.session_id.is_some() || starting))
             {
                 continue;
             }
-            let cancelled = self
-                .mutate(&t.id, |task| {
-                    if task.status().is_final() {
-                        return Ok((vec![], ()));
-                    }
-                    task.move_to(TaskStatus::Cancelled, now_ms())?;
-                    task.metadata.error = Some(reason.to_string());
-                    Ok((vec![(TaskEventKind::Cancelled, vec![])], ()))
-                })
-                .await;
+            let cancelled = self.end_if_open(&t.id, TaskStatus::Cancelled, reason).await;
             if let Err(e) = cancelled {
                 tracing::warn!(task = %t.id, error = %e, "could not cancel a task");
             }

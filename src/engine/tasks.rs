@@ -348,6 +348,27 @@ impl Engine {
         Ok(task)
     }
 
+    /// Ends a task still open as `to` (failed or cancelled), with `why` as its error; one that
+    /// ended meanwhile is left as it ended.
+    pub(crate) async fn end_if_open(
+        &self,
+        id: &str,
+        to: TaskStatus,
+        why: &str,
+    ) -> EngineResult<()> {
+        self.mutate(id, |t| {
+            if t.status().is_final() {
+                return Ok((vec![], ()));
+            }
+            let from = t.status();
+            t.move_to(to, now_ms())?;
+            t.metadata.error = Some(why.to_string());
+            Ok((vec![(move_event(from, to), vec![])], ()))
+        })
+        .await
+        .map(|_| ())
+    }
+
     /// PATCH: status along the machine, progress 0–100, error. Status changes of a task that
     /// runs in a session act on the session (pause, resume, cancel).
     pub async fn patch_task(&self, id: &str, mut patch: TaskPatch) -> EngineResult<Arc<Task>> {
@@ -386,6 +407,9 @@ impl Engine {
                 if let Some(to) = patch.status
                     && to != t.status()
                 {
+                    if to == TaskStatus::Paused {
+                        super::runs::refuse_pause_before_agent(t)?;
+                    }
                     let from = t.status();
                     t.move_to(to, now_ms())?;
                     events.push((move_event(from, to), vec![]));

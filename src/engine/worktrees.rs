@@ -136,8 +136,9 @@ impl Engine {
         }
     }
 
-    /// Where a starting task's agent runs: its worktree (created now if it has none yet),
-    /// or its directory. A worktree that cannot be made fails the task with git's reason.
+    /// Where a starting task's agent runs: its worktree (created now if it has none yet; its
+    /// repository's set-up is the caller's), or its directory. A worktree that cannot be made
+    /// fails the task with git's reason.
     pub(crate) async fn prepare_worktree(&self, task: &Task) -> EngineResult<Option<Worktree>> {
         if task.metadata.isolation != Isolation::Worktree {
             return Ok(None);
@@ -188,7 +189,6 @@ impl Engine {
             )
             .await?;
         }
-        self.set_up_worktree(&task.id, &wt).await?;
         Ok(Some(wt))
     }
 

@@ -1,5 +1,6 @@
 //! The attention queue: agents that came to need the user — blocked on a question, limited
-//! by their usage limit, their task finished, or (without a task) their session ended —
+//! by their usage limit, their task finished, or (without a task) their session ended — and
+//! tasks waiting on a question before their agent starts (trust in a repository's file) —
 //! found by comparing one snapshot with the next. Whoever is looked at is
 //! left out (the app decides that); the rest queue, oldest first, and each raises a
 //! notification (see `notify`).
@@ -41,10 +42,36 @@ fn waiting_in(snap: &Snapshot, sid: &str) -> bool {
         .any(|s| s.id == sid && !s.ended && waits(s.status))
 }
 
+/// Whether task `id` waits on a question of its own in `snap`.
+fn task_asks(snap: &Snapshot, id: &str) -> bool {
+    snap.tasks
+        .iter()
+        .any(|t| t.id == id && t.metadata.prompt.is_some() && !t.status().is_final())
+}
+
 /// What needs the user in `new` that did not in `old`: agents newly blocked or limited,
-/// tasks newly finished, sessions without a task newly ended.
+/// tasks newly waiting on a question, tasks newly finished, sessions without a task newly
+/// ended.
 pub fn arrivals(old: &Snapshot, new: &Snapshot) -> Vec<Waiting> {
     let mut out = Vec::new();
+    for t in new
+        .tasks
+        .iter()
+        .filter(|t| task_asks(new, &t.id) && !task_asks(old, &t.id))
+    {
+        out.push(Waiting {
+            target: Selected::Task(t.id.clone()),
+            session_id: None,
+            name: t.name.clone(),
+            status: "blocked".into(),
+            prompt: t
+                .metadata
+                .prompt
+                .as_ref()
+                .map(|p| p.text.lines().next().unwrap_or_default().trim().to_string())
+                .unwrap_or_default(),
+        });
+    }
     for s in new
         .sessions
         .iter()
@@ -108,10 +135,14 @@ pub fn arrivals(old: &Snapshot, new: &Snapshot) -> Vec<Waiting> {
 /// longer is (answered elsewhere, continued, or ended) does not; a finished task does until
 /// it is looked at.
 pub fn still_needed(w: &Waiting, snap: &Snapshot) -> bool {
-    !matches!(w.status.as_str(), "blocked" | "limited")
-        || w.session_id
-            .as_deref()
-            .is_some_and(|sid| waiting_in(snap, sid))
+    if !matches!(w.status.as_str(), "blocked" | "limited") {
+        return true;
+    }
+    match (&w.session_id, &w.target) {
+        (Some(sid), _) => waiting_in(snap, sid),
+        (None, Selected::Task(id)) => task_asks(snap, id),
+        (None, Selected::Session(_)) => false,
+    }
 }
 
 #[cfg(test)]

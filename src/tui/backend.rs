@@ -45,6 +45,19 @@ pub struct Snapshot {
     pub offline: Option<String>,
 }
 
+/// What a start says: started, or stopped at the question the task now waits on.
+pub(crate) fn started_note(t: &Task, name: &str) -> String {
+    if t.metadata.prompt.is_some() && !t.status().is_final() {
+        format!(
+            "{name} waits for you to trust its repository's set-up before anything runs: {} trusts it, {} declines",
+            crate::engine::TRUST_OPTION,
+            crate::engine::DECLINE_OPTION
+        )
+    } else {
+        format!("started {name}")
+    }
+}
+
 /// What the TUI asks an orchestra to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -75,6 +88,12 @@ pub enum Command {
     /// Answer a blocked session's prompt with one of its options (by the option's `key`).
     Answer {
         session_id: String,
+        option: String,
+    },
+    /// Answer the question a task waits on before its agent starts (trust in its
+    /// repository's file), by the option's `key`.
+    AnswerTask {
+        task_id: String,
         option: String,
     },
     /// End a session (one without a task; tasks are cancelled instead).
@@ -300,7 +319,7 @@ impl Cockpit for EngineCockpit {
                 }
                 Command::Start(id) => {
                     let t = engine.start_task(&id).await.map_err(msg)?;
-                    Ok(Outcome::Done(format!("started {:?}", t.name)))
+                    Ok(Outcome::Done(started_note(&t, &format!("{:?}", t.name))))
                 }
                 Command::Pause(id) => {
                     let t = engine.pause_task(&id).await.map_err(msg)?;
@@ -354,6 +373,10 @@ impl Cockpit for EngineCockpit {
                         "answered {option} in {}",
                         named(&session_id)
                     )))
+                }
+                Command::AnswerTask { task_id, option } => {
+                    let t = engine.answer_task(&task_id, &option).await.map_err(msg)?;
+                    Ok(Outcome::Done(format!("answered {option} for {:?}", t.name)))
                 }
                 Command::EndSession(id) => {
                     let name = named(&id);

@@ -2,7 +2,6 @@
 //! the state directory (`tui-list-order`, mode 0600 like the rest of it).
 
 use crate::task::{Task, TaskStatus};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -88,8 +87,12 @@ pub fn status_rank(s: TaskStatus) -> usize {
     }
 }
 
+/// The file's name in the state directory, and the temporary file it is written through.
+const FILE: &str = "tui-list-order";
+const FILE_TMP: &str = "tui-list-order.tmp";
+
 fn file(state_dir: &Path) -> PathBuf {
-    state_dir.join("tui-list-order")
+    state_dir.join(FILE)
 }
 
 /// The order kept in the state directory; the default when there is none (or it is unreadable).
@@ -102,15 +105,12 @@ pub fn load(state_dir: &Path) -> ListOrder {
 
 /// Keeps the order in the state directory, readable by the user only.
 pub fn save(state_dir: &Path, order: ListOrder) -> std::io::Result<()> {
-    let path = file(state_dir);
-    let tmp = path.with_extension("tmp");
-    let mut options = crate::state_dir::private_file();
-    options.write(true).create(true).truncate(true);
-    let mut f = options.open(&tmp)?;
-    writeln!(f, "{}", order.as_str())?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, &path)
+    crate::state_dir::replace_private_file(
+        state_dir,
+        FILE,
+        FILE_TMP,
+        format!("{}\n", order.as_str()).as_bytes(),
+    )
 }
 
 #[cfg(test)]

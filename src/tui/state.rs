@@ -212,10 +212,20 @@ impl PromptChoice {
     }
 }
 
-/// What a blocked agent asks, read from its session's `prompt`.
+/// Who asks a shown prompt, and so where its answer goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptOwner {
+    /// A blocked agent (`POST /sessions/:id/answer`).
+    Session(String),
+    /// A task waiting before its agent starts (`POST /tasks/:id/answer`).
+    Task(String),
+}
+
+/// What a blocked agent asks, read from its session's `prompt`, or what a task waits on
+/// before its agent starts, from the task's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShownPrompt {
-    pub session_id: String,
+    pub owner: PromptOwner,
     /// `permission`, `trust`…; `None` when the session says no prompt.
     pub kind: Option<PromptKind>,
     /// The question; empty when unknown.
@@ -224,7 +234,7 @@ pub struct ShownPrompt {
 }
 
 impl ShownPrompt {
-    pub fn new(session_id: &str, prompt: Option<&Prompt>, keys: &KeyMap) -> ShownPrompt {
+    pub fn new(owner: PromptOwner, prompt: Option<&Prompt>, keys: &KeyMap) -> ShownPrompt {
         let options = prompt
             .map(|p| {
                 p.options
@@ -242,7 +252,7 @@ impl ShownPrompt {
             })
             .unwrap_or_default();
         ShownPrompt {
-            session_id: session_id.to_string(),
+            owner,
             kind: prompt.map(|p| p.kind),
             text: prompt
                 .map(|p| p.text.trim().to_string())
@@ -460,7 +470,12 @@ impl App {
         self.selected_session_info().is_some_and(|s| !s.ended)
     }
 
+    /// Whether the task needs an answer: its agent is blocked on a prompt, or the task waits
+    /// on a question before its agent starts.
     pub fn is_blocked(&self, task: &Task) -> bool {
+        if task.metadata.prompt.is_some() && !task.status().is_final() {
+            return true;
+        }
         task.metadata.session_id.as_ref().is_some_and(|sid| {
             self.snap
                 .sessions
@@ -469,12 +484,28 @@ impl App {
         })
     }
 
-    /// The prompt the shown session is blocked on (the selected task's agent, or the
-    /// selected session), when it waits for an answer.
+    /// The question the selected task waits on before its agent starts, else the prompt the
+    /// shown session is blocked on (the selected task's agent, or the selected session), when
+    /// it waits for an answer.
     pub fn shown_prompt(&self) -> Option<ShownPrompt> {
+        if let Some(t) = self.selected_task()
+            && let Some(p) = t.metadata.prompt.as_ref()
+            && !t.status().is_final()
+        {
+            return Some(ShownPrompt::new(
+                PromptOwner::Task(t.id.clone()),
+                Some(p),
+                &self.keymap,
+            ));
+        }
         let s = self.selected_session_info()?;
-        (!s.ended && s.status == SessionStatus::Blocked)
-            .then(|| ShownPrompt::new(&s.id, s.prompt.as_ref(), &self.keymap))
+        (!s.ended && s.status == SessionStatus::Blocked).then(|| {
+            ShownPrompt::new(
+                PromptOwner::Session(s.id.clone()),
+                s.prompt.as_ref(),
+                &self.keymap,
+            )
+        })
     }
 
     pub fn is_unseen(&self, task_id: &str) -> bool {

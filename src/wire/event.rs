@@ -28,6 +28,9 @@ pub enum TaskEventKind {
     Updated,
     /// Removed from the store; the event carries the task as it was.
     Deleted,
+    /// The question the task waits on (`metadata.prompt`) appeared or went (answered, or
+    /// moot).
+    Prompt,
 }
 
 impl TaskEventKind {
@@ -45,10 +48,11 @@ impl TaskEventKind {
             TaskEventKind::Cancelled => "task:cancelled",
             TaskEventKind::Updated => "task:updated",
             TaskEventKind::Deleted => "task:deleted",
+            TaskEventKind::Prompt => "task:prompt",
         }
     }
 
-    pub const ALL: [TaskEventKind; 12] = [
+    pub const ALL: [TaskEventKind; 13] = [
         TaskEventKind::Created,
         TaskEventKind::Started,
         TaskEventKind::Progress,
@@ -61,6 +65,7 @@ impl TaskEventKind {
         TaskEventKind::Cancelled,
         TaskEventKind::Updated,
         TaskEventKind::Deleted,
+        TaskEventKind::Prompt,
     ];
 }
 

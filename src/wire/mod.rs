@@ -16,6 +16,7 @@
 //! - sessions: [`SessionBody`], [`SessionCreated`], [`SessionList`], [`MessageBody`],
 //!   [`MessageList`], [`Peek`] (`session.rs`); a blocked session's [`Prompt`] (`prompt.rs`)
 //! - `/providers`: [`ProviderList`] (`provider.rs`)
+//! - `/trust`: [`TrustList`], [`Trusted`], [`Revoked`]; a task's [`TrustRequest`] (`trust.rs`)
 //! - `/events`: one [`EventFrame`] per Server-Sent Event (`event.rs`)
 //! - `/sessions/:id/stream`: [`StreamEvent`] and [`StreamRequest`] (`stream.rs`)
 //! - any error: [`ErrorBody`] (`error.rs`); request bodies clients send: [`request`]
@@ -30,6 +31,7 @@ mod session;
 mod status;
 mod stream;
 mod task;
+mod trust;
 mod worktree;
 
 pub use error::{DecodeError, ErrorBody, TOKEN_HINT, decode, error_sentence};
@@ -45,6 +47,7 @@ pub use session::{
 pub use status::{DaemonStopped, Limits, RunState, SessionCounts, Status, Switched, TaskCounts};
 pub use stream::{MouseEncoding, MouseMode, StreamEvent, StreamRequest, TerminalModes};
 pub use task::{Discarded, StepAdded, StepBody, TaskBody, TaskList};
+pub use trust::{RepoAsk, RepoAskKind, Revoked, TrustList, TrustRequest, Trusted, TrustedFile};
 pub use worktree::{
     Collected, CollectedList, Diff, DiffBody, FileDiff, FileStatus, Merged, MergedTask,
     WorktreeInfo, WorktreeList,

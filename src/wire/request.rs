@@ -110,12 +110,20 @@ pub enum SendMessage {
     Keys(Vec<String>),
 }
 
-/// `POST /sessions/:id/answer`.
+/// `POST /sessions/:id/answer` and `POST /tasks/:id/answer`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Answer {
     /// The key of one of the prompt's options (a number is taken as its digits).
     #[schemars(with = "OptionKey")]
     pub option: String,
+}
+
+/// `POST /trust` and `POST /trust/revoke`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TrustPath {
+    /// An absolute path: a repository's `.orchestra.toml`, or the directory holding it.
+    #[schemars(length(min = 1), pattern(r"^/"))]
+    pub path: String,
 }
 
 /// `POST /sessions/:id/resize`.

@@ -442,6 +442,28 @@ pub fn session_pids(id: &str) -> Vec<u32> {
     pids_with_env(&format!("ORCHESTRA_SESSION_ID={id}"))
 }
 
+/// The CLI against a server (its URL and state directory), piped (so never coloured), with
+/// no orchestra environment: (succeeded, stdout, stderr).
+pub fn cli(s: &Server, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(BIN)
+        .arg("--url")
+        .arg(&s.url)
+        .arg("--state-dir")
+        .arg(&s.state_dir)
+        .args(args)
+        .env_remove("ORCHESTRA_URL")
+        .env_remove("ORCHESTRA_TOKEN")
+        .env("HOME", s.state_dir.join("home"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the CLI");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Waits until the task reaches `status`; returns its JSON.
 pub fn wait_task_status(s: &Server, id: &str, status: &str) -> Value {
     let mut last = Value::Null;

@@ -7,12 +7,13 @@
 use crate::task::{StepStatus, TaskResult, TaskStatus};
 use crate::wire::request::{
     Answer, ContinueTask, Gc, HOOK_TOKEN_HEADER, HookReport, NewSession, NewStep, NewTask,
-    OutputLines, Resize, SendMessage, StepChange, TaskChange,
+    OutputLines, Resize, SendMessage, StepChange, TaskChange, TrustPath,
 };
 use crate::wire::{
     CollectedList, DaemonStopped, DiffBody, Discarded, EventFrame, MergedTask, MessageBody,
-    MessageList, Peek, ProviderList, SessionBody, SessionCreated, SessionList, Status, StepAdded,
-    StepBody, StreamEvent, StreamRequest, Switched, TaskBody, TaskList, WorktreeList,
+    MessageList, Peek, ProviderList, Revoked, SessionBody, SessionCreated, SessionList, Status,
+    StepAdded, StepBody, StreamEvent, StreamRequest, Switched, TaskBody, TaskList, TrustList,
+    Trusted, WorktreeList,
 };
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -65,6 +66,7 @@ const SESSION: &str = "/api/coding-agents/sessions/{id}";
 pub fn document() -> Value {
     let mut spec = Spec::new();
     tasks(&mut spec);
+    trust(&mut spec);
     worktrees(&mut spec);
     sessions(&mut spec);
     orchestrator(&mut spec);
@@ -158,6 +160,7 @@ fn tasks(spec: &mut Spec) {
             .error(409, conflict);
         if action == "start" {
             op = op
+                .describe("Runs it on a subagent session of its provider, in its directory (a worktree task: in its new worktree, after its repository's set-up). When the set-up comes from the repository's own `.orchestra.toml` and the user has not trusted that file's exact content, nothing runs: the task answers `running` with no session, `metadata.prompt` (kind `trust`) asking, `metadata.trust` naming the file and a step that says it waits; answer it with `POST /tasks/{id}/answer` (or `POST /trust`).")
                 .error(
                     429,
                     "As many sessions as allowed are alive (`maxSessions`).",
@@ -169,6 +172,22 @@ fn tasks(spec: &mut Spec) {
         }
         op.add();
     }
+    spec.op(
+        "post",
+        &format!("{TASK}/answer"),
+        "answerTask",
+        "Answer the question a task waits on before its agent starts",
+    )
+    .tag("tasks")
+    .describe("A task whose repository's `.orchestra.toml` asks to run or copy something the user has not trusted waits, `running` with no session, on `metadata.prompt` (kind `trust`): option `1` trusts the file's content as it was read (kept in the state directory) and the task, with every other task waiting on that file, proceeds (its set-up, then its agent); option `2` declines and the task fails, nothing run. The event stream sends `task:prompt` when the question appears and when it goes.")
+    .body::<Answer>()
+    .example(&Answer {
+        option: crate::engine::TRUST_OPTION.into(),
+    })
+    .answer::<TaskBody>(200, "The task as answered: the question gone, and `failed` when declined.")
+    .error(400, "A missing option, or one the question does not have.")
+    .error(409, "The task waits on no question (it was answered already, maybe at the same moment, or never asked one).")
+    .add();
     spec.op(
         "post",
         &format!("{TASK}/retry"),
@@ -290,6 +309,39 @@ fn tasks(spec: &mut Spec) {
     .describe("Its work is kept under a snapshot ref.")
     .answer::<Discarded>(200, "The task and the ref its work is kept under.")
     .error(409, "The task is not finished or has no live worktree.")
+    .add();
+}
+
+fn trust(spec: &mut Spec) {
+    const TRUST: &str = "/api/coding-agents/trust";
+    spec.op("get", TRUST, "listTrust", "Repository files whose commands the user trusted")
+        .tag("trust")
+        .describe("Each file's canonical path and the SHA-256 of the content trusted: a file whose bytes differ is not trusted.")
+        .answer::<TrustList>(200, "The trusted files.")
+        .add();
+    spec.op("post", TRUST, "trust", "Trust a repository file's current content")
+        .tag("trust")
+        .describe("`path`: an absolute path to a repository's `.orchestra.toml`, or to the directory holding it. Its current content is trusted, and every task waiting on that file proceeds (`orchestra trust PATH`).")
+        .body::<TrustPath>()
+        .example(&TrustPath {
+            path: "/home/me/src/app/.orchestra.toml".into(),
+        })
+        .answer::<Trusted>(200, "What was trusted, what the file asks, and the tasks that now proceed.")
+        .error(400, "A missing or relative path, no file there, or a file that is not valid.")
+        .error(507, "The disk holding the state directory is full: nothing was trusted.")
+        .add();
+    spec.op(
+        "post",
+        &format!("{TRUST}/revoke"),
+        "revokeTrust",
+        "Trust a repository file no more",
+    )
+    .tag("trust")
+    .describe("The next task that needs the file asks again.")
+    .body::<TrustPath>()
+    .answer::<Revoked>(200, "The trust taken back.")
+    .error(400, "A missing or relative path.")
+    .error(404, "The file is not trusted.")
     .add();
 }
 

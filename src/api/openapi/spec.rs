@@ -139,6 +139,7 @@ impl Spec {
                 {"name": "tasks", "description": "Units of work with a lifecycle."},
                 {"name": "sessions", "description": "Live child processes in their own terminals."},
                 {"name": "worktrees", "description": "Tasks isolated in git worktrees."},
+                {"name": "trust", "description": "Repository files whose commands the user trusted."},
                 {"name": "orchestrator", "description": "State, providers, events, the autopilot."},
             ],
             "security": [{"bearer": []}],

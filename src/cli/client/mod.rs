@@ -9,6 +9,7 @@ pub mod session;
 pub mod status;
 pub mod stop;
 pub mod task;
+pub mod trust;
 pub mod worktree;
 
 use super::{Cli, Command, GlobalArgs};
@@ -371,6 +372,32 @@ pub enum ReportCmd {
     },
 }
 
+/// `orchestra trust`
+#[derive(Debug, Args)]
+#[command(after_long_help = format!("{TRUST_HELP}\n\n{EXIT_CODES_HELP}"))]
+#[command(group(ArgGroup::new("what").required(true).args(["path", "list", "revoke"])))]
+pub struct TrustArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// A repository's .orchestra.toml, or the repository's directory: trusts the file's
+    /// current content.
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
+    /// List the trusted files, each with the hash of the content trusted.
+    #[arg(long)]
+    pub list: bool,
+    /// Trust this file (or this repository's .orchestra.toml) no more.
+    #[arg(long, value_name = "PATH")]
+    pub revoke: Option<PathBuf>,
+}
+
+const TRUST_HELP: &str = "\
+A repository's .orchestra.toml may ask orchestra to run a set-up command and copy files into
+each new task worktree, with your rights. Nothing of it runs until you trust the file's exact
+content: a task that needs it waits, `running` and blocked on a question, and proceeds once
+the file is trusted (here, with the question's answer in the TUI, or POST /tasks/:id/answer).
+Any change to the file asks again. Your own config file's [[repo]] entries need no trust.";
+
 /// `orchestra status`
 #[derive(Debug, Args)]
 #[command(after_long_help = EXIT_CODES_HELP)]
@@ -426,6 +453,7 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
         Command::Gc(a) => {
             Ctx::connect(&a.client, global).and_then(|ctx| worktree::gc(&ctx, a.older_than))
         }
+        Command::Trust(a) => Ctx::connect(&a.client, global).and_then(|ctx| trust::run(&ctx, a)),
         Command::Hook(a) => return Some(crate::cli::hook::run(a, global.token.as_deref())),
         Command::Token => return Some(crate::cli::token::run(global.state_dir.as_deref())),
         Command::Serve(_)

@@ -127,16 +127,58 @@ fn start_created(ctx: &Ctx, id: &str) -> CliResult<(Reply<TaskBody>, &'static st
     })
 }
 
-/// `added 1234abcd  pending  0%  shell  name`
+/// `added 1234abcd  pending  0%  shell  name`; a task waiting on a question says what
+/// answers it.
 fn one_line(t: &Task, verb: &str) -> String {
-    format!(
+    let mut line = format!(
         "{verb} task {}  {}  {}%  {}  {}",
         short_id(&t.id),
-        t.status(),
+        status_shown(t),
         percent(t.metadata.progress),
         clean(&t.metadata.provider_id),
         clean(&t.name),
-    )
+    );
+    if let Some(w) = waits_on(t) {
+        line.push('\n');
+        line.push_str(&w);
+    }
+    line
+}
+
+/// A task's status for people: `blocked` while it waits on a question (its status is
+/// `running`: it holds its place, its agent not started).
+fn status_shown(t: &Task) -> String {
+    if t.metadata.prompt.is_some() && !t.status().is_final() {
+        "blocked".to_string()
+    } else {
+        t.status().to_string()
+    }
+}
+
+/// What a waiting task asks and how to answer, when it waits.
+fn waits_on(t: &Task) -> Option<String> {
+    let p = t.metadata.prompt.as_ref()?;
+    let mut text = String::from("it waits for an answer before anything runs:\n");
+    for l in p.text.lines() {
+        text.push_str(&format!("  {}\n", clean(l)));
+    }
+    let options: Vec<String> = p
+        .options
+        .iter()
+        .map(|o| format!("{} = {}", clean(&o.key), clean(&o.label)))
+        .collect();
+    if let Some(r) = &t.metadata.trust {
+        text.push_str(&format!(
+            "trust it with `orchestra trust {}`; or ",
+            clean(&r.file)
+        ));
+    }
+    text.push_str(&format!(
+        "answer in the TUI, or with POST /api/coding-agents/tasks/{}/answer {{\"option\": …}} ({})",
+        clean(&t.id),
+        options.join(", ")
+    ));
+    Some(text)
 }
 
 fn list(ctx: &Ctx, status: Option<&str>, limit: Option<u32>) -> CliResult<()> {
@@ -169,7 +211,7 @@ fn list(ctx: &Ctx, status: Option<&str>, limit: Option<u32>) -> CliResult<()> {
     for t in tasks {
         table.row(vec![
             short_id(&t.id),
-            t.status().to_string(),
+            status_shown(t),
             format!("{}%", percent(t.metadata.progress)),
             clean(&t.metadata.provider_id),
             truncate(&clean(&t.name), 60),
@@ -195,7 +237,13 @@ pub fn render_task(t: &Task, output_lines: usize) -> String {
     field("task", t.id.clone());
     field("name", clean(&t.name));
     field("description", truncate(&clean(&t.description), 200));
-    field("status", format!("{}  {}%", m.status, percent(m.progress)));
+    field(
+        "status",
+        format!("{}  {}%", status_shown(t), percent(m.progress)),
+    );
+    if let Some(w) = waits_on(t) {
+        field("waits", w.replace('\n', "\n             "));
+    }
     if let Some(e) = &m.error {
         field("error", clean(e));
     }

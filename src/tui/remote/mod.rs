@@ -331,7 +331,10 @@ fn run_command(
         }
         Command::Start(id) => {
             let t = task_call(api, Method::Post, &task(&id, "start"), &()).map_err(e)?;
-            Ok(Outcome::Done(format!("started {}", task_name(&t))))
+            Ok(Outcome::Done(super::backend::started_note(
+                &t,
+                &task_name(&t),
+            )))
         }
         Command::Pause(id) => {
             let t = task_call(api, Method::Post, &task(&id, "pause"), &()).map_err(e)?;
@@ -396,6 +399,16 @@ fn run_command(
             Ok(Outcome::Done(format!(
                 "answered {option} in {}",
                 named(snap, &session_id)
+            )))
+        }
+        Command::AnswerTask { task_id, option } => {
+            let body = Answer {
+                option: option.clone(),
+            };
+            let t = task_call(api, Method::Post, &task(&task_id, "answer"), &body).map_err(e)?;
+            Ok(Outcome::Done(format!(
+                "answered {option} for {}",
+                task_name(&t)
             )))
         }
         Command::EndSession(id) => {

@@ -62,7 +62,8 @@ impl App {
                 if p.text.is_empty() {
                     format!("{} waits for an answer: {keys}", w.name)
                 } else {
-                    format!("{} asks: {} ({keys})", w.name, p.text)
+                    let first = p.text.lines().next().unwrap_or_default();
+                    format!("{} asks: {first} ({keys})", w.name)
                 }
             }
             _ => format!("{}: {}", w.name, w.status),

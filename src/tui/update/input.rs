@@ -36,9 +36,15 @@ impl App {
         match p.option_for(c) {
             Some(o) => {
                 self.notify(format!("answering {} ({})…", o.key, o.label), Level::Info);
-                let cmd = Command::Answer {
-                    session_id: p.session_id.clone(),
-                    option: o.key.clone(),
+                let cmd = match &p.owner {
+                    PromptOwner::Session(id) => Command::Answer {
+                        session_id: id.clone(),
+                        option: o.key.clone(),
+                    },
+                    PromptOwner::Task(id) => Command::AnswerTask {
+                        task_id: id.clone(),
+                        option: o.key.clone(),
+                    },
                 };
                 self.run(cmd, Origin::Action);
                 true

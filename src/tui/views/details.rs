@@ -55,6 +55,16 @@ pub(super) fn prompt_lines(p: &ShownPrompt) -> Vec<Line<'static>> {
         ));
     }
     let mut lines = vec![Line::from(head)];
+    // A task's question is orchestra's own, every line of it needed (the commands it would
+    // run); an agent's is its screen, of which the first line says enough.
+    if matches!(p.owner, PromptOwner::Task(_)) {
+        lines.extend(
+            p.text
+                .lines()
+                .skip(1)
+                .map(|l| Line::from(Span::raw(format!("  {l}")))),
+        );
+    }
     for o in &p.options {
         let key_style = if o.answerable() { badge } else { warn };
         lines.push(Line::from(vec![

@@ -17,7 +17,9 @@ pub use help::{help_lines, help_lines_for};
 use crate::task::{StepStatus, Task, TaskStatus};
 use crate::tui::form::LineEdit;
 use crate::tui::keymap::{Action, Context, KeyMap};
-use crate::tui::state::{App, Areas, Confirm, Focus, Level, Modal, Row, ShownPrompt, session_name};
+use crate::tui::state::{
+    App, Areas, Confirm, Focus, Level, Modal, PromptOwner, Row, ShownPrompt, session_name,
+};
 use crate::tui::term_view::TermView;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;

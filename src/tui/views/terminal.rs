@@ -47,6 +47,28 @@ impl App {
                 Some(t) if t.status() == TaskStatus::Pending => {
                     format!("No agent yet.\n\n{}.", sentence_case(&self.pending_hint()))
                 }
+                // Its agent starts once the question is answered: the question is all there is.
+                Some(t) if t.metadata.prompt.is_some() && !t.status().is_final() => {
+                    let p = self.shown_prompt();
+                    let question = p.as_ref().map(|p| p.text.clone()).unwrap_or_default();
+                    let options: Vec<String> = p
+                        .iter()
+                        .flat_map(|p| &p.options)
+                        .map(|o| format!("  [{}] {}", o.key, o.label))
+                        .collect();
+                    let keys = p
+                        .as_ref()
+                        .and_then(|p| p.keys_hint())
+                        .map(|k| format!("\n\nPress {k} to answer."))
+                        .unwrap_or_default();
+                    format!(
+                        "No agent yet: the task waits for your answer.\n\n{question}\n\n{}{keys}",
+                        options.join("\n")
+                    )
+                }
+                Some(t) if t.awaits_trust() && !t.status().is_final() => {
+                    "No agent yet: its repository's set-up runs first.".to_string()
+                }
                 Some(_) => "This task has no agent terminal.".to_string(),
                 None => format!(
                     "Select a task, or press {} to create one.",
