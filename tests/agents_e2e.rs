@@ -11,7 +11,7 @@ mod support;
 use model::{ModelServer, Reply, Script, Turn};
 use serde_json::{Value, json};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use support::*;
 
@@ -53,6 +53,8 @@ struct Run {
     env: Vec<(&'static str, String)>,
     /// Servers stopped by a restart: their handles keep the state directory.
     stopped: Vec<Server>,
+    /// Every session event the server published, in order (see [`watch_sessions`]).
+    session_events: SessionEvents,
     _guard: std::sync::MutexGuard<'static, ()>,
 }
 
@@ -116,8 +118,10 @@ fn run(
         &all,
     )
     .unwrap_or_else(|e| panic!("{e}"));
+    let session_events = watch_sessions(&s);
     Some(Run {
         model,
+        session_events,
         s,
         _state: state,
         work,
@@ -131,10 +135,102 @@ fn run(
     })
 }
 
+/// An approval preset a run that asks nothing before its permission prompt uses.
+#[derive(Clone, Copy)]
+enum Preset {
+    Auto,
+    /// `safe`: orchestra answers the housekeeping prompts; the permission prompt is answered
+    /// from the API with the option whose label starts with `allow`.
+    Safe {
+        allow: &'static str,
+    },
+}
+
+/// The session events (`session:*`) a server published, as its event stream sent them.
+type SessionEvents = Arc<Mutex<Vec<(String, Value)>>>;
+
+/// Collects `s`'s session events on a thread of their own until its event stream ends (the
+/// server stopped).
+fn watch_sessions(s: &Server) -> SessionEvents {
+    let mut events = Events::open(s);
+    let seen = SessionEvents::default();
+    let out = seen.clone();
+    std::thread::spawn(move || {
+        loop {
+            let asked = std::time::Instant::now();
+            match events.next() {
+                Some((name, data)) if name.starts_with("session:") => out
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((name, data)),
+                Some(_) => {}
+                // Nothing for a while: still open. At once: the server is gone.
+                None if asked.elapsed() > Duration::from_secs(5) => {}
+                None => return,
+            }
+        }
+    });
+    seen
+}
+
 impl Run {
+    /// What a script watching the sessions saw was consistent: a blocked session always
+    /// carried the prompt it waited on, and none was ever blocked on a prompt orchestra
+    /// answered by itself (that one is `busy`, the answer in its messages).
+    fn assert_consistent_statuses(&self, task: &Value) {
+        let events = self
+            .session_events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let sid = task["metadata"]["sessionId"].as_str().unwrap_or_default();
+        let messages = &self.s.get(&format!("{API}/sessions/{sid}/messages")).json()["messages"];
+        let answered_by_itself: Vec<&str> = messages
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["auto"].as_str())
+            .collect();
+        for (name, data) in &events {
+            let session = &data["session"];
+            if session["status"] != "blocked" {
+                continue;
+            }
+            let text = session["prompt"]["text"].as_str().unwrap_or_default();
+            assert!(
+                !text.trim().is_empty(),
+                "{}: {name} blocked without the prompt it waits on: {session}\n{}",
+                self.cli,
+                self.context(task)
+            );
+            if session["id"] == sid {
+                assert!(
+                    !answered_by_itself.iter().any(|a| a.contains(text)),
+                    "{}: {name} blocked on a prompt orchestra answered by itself: {session}\n{}",
+                    self.cli,
+                    self.context(task)
+                );
+            }
+        }
+    }
+
     /// The file-writing task under `auto`, asking nothing: started, finished and checked.
     fn hello_under_auto(&self) -> (String, Value) {
-        let id = self.start_task(TASK, "auto");
+        self.hello_under(Preset::Auto)
+    }
+
+    /// The file-writing task under `preset`: started, its permission prompt answered where
+    /// the preset asks one, finished and checked.
+    fn hello_under(&self, preset: Preset) -> (String, Value) {
+        let id = match preset {
+            Preset::Auto => self.start_task(TASK, "auto"),
+            Preset::Safe { allow } => {
+                let id = self.start_task(TASK, "safe");
+                let (sid, permission) = self.wait_prompt(&id, "permission");
+                self.answer(&sid, &permission, allow);
+                id
+            }
+        };
         let t = self.wait_final(&id);
         self.assert_hello_done(&t, DONE);
         (id, t)
@@ -186,6 +282,7 @@ impl Run {
             self.cli,
             self.context(&last)
         );
+        self.assert_consistent_statuses(&last);
         last
     }
 
@@ -219,12 +316,12 @@ impl Run {
         let hello =
             std::fs::read_to_string(self.agent_dir(t).join("hello.txt")).unwrap_or_default();
         assert_eq!(hello.trim_end(), "hi", "{}: {t}\n{ctx}", self.cli);
-        let summary = m["result"]["summary"].as_str().unwrap_or_default();
-        assert!(
-            summary.contains(reply),
-            "{}: summary {summary:?}\n{ctx}",
-            self.cli
-        );
+        let said = if self.provider == "aider" {
+            aider_edit(reply)
+        } else {
+            reply.to_string()
+        };
+        self.assert_summary_is_the_reply(t, &said);
         assert_eq!(
             m["result"]["filesCreated"],
             json!(["hello.txt"]),
@@ -232,6 +329,41 @@ impl Run {
             self.cli
         );
     }
+}
+
+impl Run {
+    /// The task's summary is the agent's reply and nothing else: each of its lines is a line
+    /// the model said (`reply`), never the CLI's own questions, answers, hints or status
+    /// lines, and the reply's first line is there.
+    fn assert_summary_is_the_reply(&self, t: &Value, reply: &str) {
+        let summary = t["metadata"]["result"]["summary"]
+            .as_str()
+            .unwrap_or_default();
+        let said: Vec<&str> = reply.lines().map(str::trim).collect();
+        let foreign: Vec<&str> = summary
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !said.contains(l))
+            .collect();
+        let first = reply.lines().next().unwrap_or_default();
+        assert!(
+            foreign.is_empty() && summary.contains(first),
+            "{}: the summary {summary:?} is not the reply {reply:?} (not said: {foreign:?})\n{}",
+            self.cli,
+            self.context(t)
+        );
+    }
+}
+
+/// Aider's script, its first turn the one-line commit message it asks its weak model for
+/// (with the diff of its edit), as a real model would write it.
+fn aider_script(cwd: &Path) -> Script {
+    Script::new(cwd).turn(Turn::on_prompt("diff --git", Reply::text("Add hello.txt")))
+}
+
+/// Aider's reply that creates `hello.txt` holding "hi": `text`, then its edit block.
+fn aider_edit(text: &str) -> String {
+    format!("{text}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n")
 }
 
 const TASK: &str = "create hello.txt containing hi";
@@ -390,13 +522,18 @@ impl Run {
         (sid, s)
     }
 
-    /// Waits until the task's session is blocked on a prompt of `kind`; returns its id and
-    /// the prompt.
+    /// Waits until the task's session is blocked on a prompt of `kind` whose options are
+    /// read (before its dialog is drawn, a hook's prompt has only its words); returns its id
+    /// and the prompt.
     fn wait_prompt(&self, task_id: &str, kind: &str) -> (String, Value) {
         let mut last = (String::new(), Value::Null);
         let ok = wait_until(WAIT, || {
             last = self.session(task_id);
-            last.1["status"] == "blocked" && last.1["prompt"]["kind"] == kind
+            last.1["status"] == "blocked"
+                && last.1["prompt"]["kind"] == kind
+                && last.1["prompt"]["options"]
+                    .as_array()
+                    .is_some_and(|o| !o.is_empty())
         });
         let t = self.task(task_id);
         assert!(
@@ -723,12 +860,11 @@ fn aider_env(url: &str) -> Vec<(&'static str, String)> {
 #[test]
 fn aider_0_86_2_auto_writes_a_file_and_answers_a_follow_up() {
     // Aider edits through edit blocks in its reply text, not a tool.
-    let edit =
-        format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let edit = aider_edit(DONE);
     let Some(r) = run(
         "aider",
         |cwd| {
-            Script::new(cwd)
+            aider_script(cwd)
                 .turn(Turn::on_prompt(TASK, Reply::text(&edit)))
                 .turn(Turn::on_prompt(FOLLOW_UP, Reply::text(FOLLOW_UP_REPLY)))
                 .fallback("Add hello.txt")
@@ -748,12 +884,11 @@ fn aider_0_86_2_manual_asks_first_then_before_writing() {
     // A repository whose .gitignore lacks `.aider*`: aider asks to add it first (a question
     // answered from the API; the change to .gitignore is the task's too, as modified), then
     // takes the task up and asks before it creates the file.
-    let edit =
-        format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let edit = aider_edit(DONE);
     let Some(r) = run(
         "aider",
         |cwd| {
-            Script::new(cwd)
+            aider_script(cwd)
                 .turn(Turn::on_prompt(TASK, Reply::text(&edit)))
                 .fallback("Add hello.txt")
         },
@@ -771,24 +906,27 @@ fn aider_0_86_2_manual_asks_first_then_before_writing() {
 
 #[test]
 fn claude_2_1_332_reports_its_status_through_its_hooks() {
-    claude_hooks_flow("claude");
+    claude_hooks_flow("claude", "safe");
 }
 
 #[test]
 fn claude_2_1_197_reports_its_status_through_its_hooks() {
-    claude_hooks_flow(CLAUDE_OLDER);
+    claude_hooks_flow(CLAUDE_OLDER, "manual");
 }
 
 /// Claude Code's own hooks (a per-session settings file) post to orchestra: its permission
 /// prompt and its finished turn are decided by them, and the task's summary is the reply its
-/// Stop hook carried, exactly, with no screen chrome.
-fn claude_hooks_flow(cli: &'static str) {
+/// Stop hook carried, exactly, with no screen chrome. Under `manual` its trust screen is
+/// answered from the API; under `safe` orchestra answers it.
+fn claude_hooks_flow(cli: &'static str, approval: &str) {
     let Some(r) = run(cli, hello_script("claude"), claude_home, claude_env) else {
         return;
     };
-    let id = r.start_task(TASK, "manual");
-    let (sid, trust) = r.wait_prompt(&id, "trust");
-    r.answer(&sid, &trust, "Yes");
+    let id = r.start_task(TASK, approval);
+    if approval == "manual" {
+        let (sid, trust) = r.wait_prompt(&id, "trust");
+        r.answer(&sid, &trust, "Yes");
+    }
     let (sid, permission) = r.wait_prompt(&id, "permission");
     let blocked = r.by_hook(&id, "blocked");
     assert_eq!(blocked["prompt"]["kind"], "permission", "{blocked}");
@@ -931,6 +1069,7 @@ impl Run {
         // The stopped server's handle keeps the state directory alive; the new one runs.
         let stopped = std::mem::replace(&mut self.s, s);
         self.stopped.push(stopped);
+        self.session_events = watch_sessions(&self.s);
     }
 }
 
@@ -944,14 +1083,12 @@ fn continue_script(cli: &str) -> impl FnOnce(&Path) -> Script {
 }
 
 impl Run {
-    /// The file-writing task done under `auto`, orchestra restarted, the task continued with
+    /// The file-writing task done under `first`, orchestra restarted, the task continued with
     /// [`CONTINUE`] on the same conversation: the CLI's last request to `endpoint` (a suffix)
     /// carries the earlier turns, and the task completes again with the new reply. `pinned`:
     /// orchestra gives the conversation its id (else the CLI resumes the directory's latest).
-    fn continue_after_restart(&mut self, endpoint: &str, pinned: bool) {
-        let id = self.start_task(TASK, "auto");
-        let t = self.wait_final(&id);
-        self.assert_hello_done(&t, DONE);
+    fn continue_after_restart(&mut self, endpoint: &str, pinned: bool, first: Preset) {
+        let (id, t) = self.hello_under(first);
         let conversation = t["metadata"]["conversationId"].clone();
         assert_eq!(conversation.is_string(), pinned, "{}: {t}", self.cli);
 
@@ -970,14 +1107,7 @@ impl Run {
             "{}: {t}\n{ctx}",
             self.cli
         );
-        let summary = t["metadata"]["result"]["summary"]
-            .as_str()
-            .unwrap_or_default();
-        assert!(
-            summary.contains(CONTINUE_REPLY),
-            "{}: {summary:?}\n{ctx}",
-            self.cli
-        );
+        self.assert_summary_is_the_reply(&t, CONTINUE_REPLY);
         assert_eq!(t["metadata"]["conversationId"], conversation);
         // The resumed CLI sent the earlier turns with the new request.
         let last = self
@@ -1001,7 +1131,7 @@ fn claude_2_1_332_continues_its_conversation_after_orchestra_restarts() {
     let Some(mut r) = run("claude", script, claude_home, claude_env) else {
         return;
     };
-    r.continue_after_restart("/v1/messages", true);
+    r.continue_after_restart("/v1/messages", true, Preset::Auto);
 }
 
 #[test]
@@ -1010,7 +1140,7 @@ fn gemini_0_61_0_continues_its_conversation_after_orchestra_restarts() {
     let Some(mut r) = run("gemini", script, gemini_home, gemini_env) else {
         return;
     };
-    r.continue_after_restart(":streamGenerateContent", true);
+    r.continue_after_restart(":streamGenerateContent", true, Preset::Auto);
 }
 
 #[test]
@@ -1019,18 +1149,23 @@ fn opencode_1_18_33_continues_its_conversation_after_orchestra_restarts() {
     let Some(mut r) = run("opencode", script, opencode_home, |_| vec![]) else {
         return;
     };
-    r.continue_after_restart("/v1/messages", false);
+    r.continue_after_restart(
+        "/v1/messages",
+        false,
+        Preset::Safe {
+            allow: "Allow once",
+        },
+    );
 }
 
 #[test]
 fn aider_0_86_2_continues_its_chat_after_orchestra_restarts() {
     // Aider edits through edit blocks in its reply text; it keeps the chat in the directory.
-    let edit =
-        format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let edit = aider_edit(DONE);
     let Some(mut r) = run(
         "aider",
         |cwd| {
-            Script::new(cwd)
+            aider_script(cwd)
                 .turn(Turn::on_prompt(TASK, Reply::text(&edit)))
                 .turn(Turn::on_prompt(CONTINUE, Reply::text(CONTINUE_REPLY)))
                 .fallback("Add hello.txt")
@@ -1040,7 +1175,7 @@ fn aider_0_86_2_continues_its_chat_after_orchestra_restarts() {
     ) else {
         return;
     };
-    r.continue_after_restart("/v1/chat/completions", false);
+    r.continue_after_restart("/v1/chat/completions", false, Preset::Safe { allow: "Yes" });
 }
 
 #[test]
@@ -1049,7 +1184,7 @@ fn codex_0_171_0_continues_its_session_after_orchestra_restarts() {
     let Some(mut r) = run("codex", script, codex_home, |_| vec![]) else {
         return;
     };
-    r.continue_after_restart("/v1/responses", false);
+    r.continue_after_restart("/v1/responses", false, Preset::Safe { allow: "" });
 }
 
 #[test]
@@ -1058,7 +1193,7 @@ fn claude_2_1_197_continues_its_conversation_after_orchestra_restarts() {
     let Some(mut r) = run("claude-2.1.197", script, claude_home, claude_env) else {
         return;
     };
-    r.continue_after_restart("/v1/messages", true);
+    r.continue_after_restart("/v1/messages", true, Preset::Auto);
 }
 
 /// How long after the refusal the scripted usage limit resets.
@@ -1304,12 +1439,11 @@ fn opencode_1_18_33_waits_out_its_usage_limit_by_itself() {
 #[test]
 fn aider_0_86_2_waits_out_its_usage_limit_and_continues() {
     // Aider edits through edit blocks in its reply text, not a tool.
-    let edit =
-        format!("{DONE}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n");
+    let edit = aider_edit(DONE);
     let Some(r) = run(
         "aider",
         |cwd| {
-            Script::new(cwd)
+            aider_script(cwd)
                 // Longer than its own retries (about a minute): it gives up and says so.
                 .turn(Turn::on_prompt("", Reply::limit(100)))
                 .turn(Turn::on_prompt("", Reply::text(&edit)))

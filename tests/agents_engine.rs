@@ -45,13 +45,36 @@ fn messages(s: &Server, id: &str) -> Vec<Value> {
 fn safe_answers_trust_but_never_a_permission() {
     let (_d, cfg) = config();
     let s = Server::start_with(&["--config", &cfg]);
+    let mut events = Events::open(&s);
     let id = spawn_session(
         &s,
         json!({"providerId": "fake", "task": "", "approval": "safe"}),
     );
-    // The trust prompt is housekeeping: answered, and the answer recorded.
-    wait_status(&s, &id, "ready");
+    // The trust prompt is housekeeping: answered, and the answer recorded. It waits for
+    // nobody else: a script answering it at the same time is refused every time (orchestra
+    // alone answers it), and no watcher ever sees the session blocked on it.
+    let mut refused = 0;
+    let ready = wait_until(Duration::from_secs(20), || {
+        let r = s.post(
+            &format!("{API}/sessions/{id}/answer"),
+            json!({"option": "1"}),
+        );
+        assert_eq!(r.status, 409, "{}", r.body);
+        refused += 1;
+        session(&s, &id)["status"] == "ready"
+    });
+    assert!(ready && refused > 0, "{}", screen(&s, &id));
     wait_screen(&s, &id, "Fake Agent ready");
+    while let Some((name, data)) = events.next() {
+        let session = &data["session"];
+        if session["id"] != id.as_str() {
+            continue;
+        }
+        assert_ne!(session["status"], "blocked", "{name}: {session}");
+        if session["status"] == "ready" {
+            break;
+        }
+    }
     let auto: Vec<Value> = messages(&s, &id)
         .into_iter()
         .filter(|m| m["auto"].is_string())

@@ -296,6 +296,61 @@ fn a_permission_asked_through_a_hook_shows_the_screens_options() {
     );
 }
 
+/// A hook that says the agent asks before its dialog is drawn: blocked at once, on the
+/// hook's own words (no options, so an answer is refused with a sentence saying to wait);
+/// then the dialog's options, each change a `session:prompt` event.
+#[test]
+fn a_permission_its_hook_reports_before_the_dialog_carries_the_hooks_words() {
+    let (_d, s) = fake_with(&["--hooks"]);
+    let id = spawn_session(&s, json!({"providerId": "fake"}));
+    wait_session(&s, &id, "ready", |v| v["status"] == "ready");
+    let mut events = Events::open(&s);
+    let r = s.post(
+        &format!("{API}/sessions/{id}/messages"),
+        json!({"text": "perm-late"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let asked = wait_session(&s, &id, "blocked by its hook", |v| v["status"] == "blocked");
+    assert_eq!(
+        asked["prompt"],
+        json!({"kind": "permission", "text": "Permission to use Bash: rm -rf build", "options": []}),
+        "{asked}"
+    );
+    let r = s.post(
+        &format!("{API}/sessions/{id}/answer"),
+        json!({"option": "1"}),
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(r.body.contains("session:prompt"), "{}", r.body);
+    let drawn = wait_session(&s, &id, "blocked on the dialog", |v| {
+        v["prompt"]["options"]
+            .as_array()
+            .is_some_and(|o| !o.is_empty())
+    });
+    assert_eq!(
+        drawn["prompt"]["text"], "Do you want to proceed?",
+        "{drawn}"
+    );
+    let r = s.post(
+        &format!("{API}/sessions/{id}/answer"),
+        json!({"option": "1"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    wait_session(&s, &id, "ready by its Stop hook", |v| {
+        v["status"] == "ready" && v["statusSource"] == "hook"
+    });
+    // The stream said so: every blocked session with its prompt, and each prompt once.
+    let prompts = events.prompts_of(&id);
+    assert_eq!(
+        prompts,
+        vec![
+            json!("Permission to use Bash: rm -rf build"),
+            json!("Do you want to proceed?"),
+            Value::Null
+        ]
+    );
+}
+
 #[test]
 fn a_turn_complete_for_a_side_turn_is_not_the_agents_turn() {
     // Codex notifies every finished turn, its title generation's too: only a turn that worked

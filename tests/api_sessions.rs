@@ -622,6 +622,7 @@ fn wait_session(
 fn a_shell_asking_a_question_is_blocked_until_answered() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
+    let mut events = Events::open(&s);
     let id = spawn_session(
         &s,
         json!({"task": "read -p 'Delete the cache? [y/N] ' ans; echo answered-$ans", "providerId": "shell", "workingDirectory": dir.path()}),
@@ -649,6 +650,14 @@ fn a_shell_asking_a_question_is_blocked_until_answered() {
     wait_screen(&s, &id, "answered-y");
     let info = wait_session(&s, &id, "ready again", |v| v["status"] == "ready");
     assert!(info["prompt"].is_null(), "{info}");
+    // Each change of the prompt was a `session:prompt` event, the question's first, then
+    // its end; every blocked session the stream carried had its prompt.
+    let prompts = events.prompts_of(&id);
+    assert_eq!(
+        prompts,
+        vec![json!("Delete the cache? [y/N]"), json!(null)],
+        "{prompts:?}"
+    );
 
     // Asked, then a pause before the read: seen once the read begins.
     let r = s.post(

@@ -149,6 +149,7 @@ proptest! {
             limited: patterns.clone(),
             limit_wait: patterns.clone(),
             started: patterns.clone(),
+            tool: patterns.clone(),
         };
         let rules: Vec<orchestra::providers::PromptRule> = patterns
             .iter()
@@ -169,6 +170,7 @@ proptest! {
         let _ = c.classify(&screen);
         let lines: Vec<String> = screen.lines().map(str::to_string).collect();
         let _ = c.strip_chrome(&lines);
+        let _ = c.prompt_line(&lines);
     }
 
     #[test]

@@ -208,6 +208,7 @@ pub async fn hook(
         event: body.str("event")?,
         message: body.opt_str("message")?,
         notification_type: body.opt_str("notificationType")?,
+        asks: body.opt_str("asks")?,
         input_messages: body.opt_str_list("inputMessages")?,
     };
     let token = headers.get(HOOK_TOKEN_HEADER).and_then(|v| v.to_str().ok());

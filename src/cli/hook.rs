@@ -46,12 +46,43 @@ pub fn report(event: &str, payload: &str) -> HookReport {
         // a reply with spaces (and repeats some), so the screen's reply is the better copy.
         message: text(&["last_assistant_message", "last-assistant-message"]),
         notification_type: text(&["notification_type"]),
+        asks: asks(event, &v),
         input_messages: v.get("input-messages").and_then(|m| m.as_array()).map(|m| {
             m.iter()
                 .filter_map(|x| x.as_str().map(str::to_string))
                 .collect()
         }),
     }
+}
+
+/// The most of what an agent asks that is kept: one line of a prompt, not a whole file.
+const MAX_ASKS: usize = 300;
+
+/// What the agent asks in its own words, for the events that say it asks permission: a
+/// notification's `message` (Claude Code's, Gemini CLI's), or the tool a Claude Code
+/// `PermissionRequest` names with what it would touch ("Write: /repo/hello.txt").
+fn asks(event: &str, v: &serde_json::Value) -> Option<String> {
+    let said = match event {
+        "Notification" => v.get("message").and_then(|m| m.as_str())?.to_string(),
+        "PermissionRequest" => {
+            let tool = v.get("tool_name").and_then(|t| t.as_str())?;
+            let input = v.get("tool_input");
+            let what = ["command", "file_path", "path", "url", "pattern"]
+                .iter()
+                .find_map(|k| input.and_then(|i| i.get(*k)).and_then(|x| x.as_str()));
+            match what {
+                Some(w) => format!("Permission to use {tool}: {w}"),
+                None => format!("Permission to use {tool}"),
+            }
+        }
+        _ => return None,
+    };
+    let one_line = said.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut kept: String = one_line.chars().take(MAX_ASKS).collect();
+    if kept.len() < one_line.len() {
+        kept.push('…');
+    }
+    Some(kept).filter(|s| !s.is_empty())
 }
 
 /// Posts the event; always exits 0 (a failure is one line on stderr).
@@ -146,5 +177,42 @@ mod tests {
         assert_eq!(r.message, None);
         let r = report("Notification", r#"{"notification_type":"ToolPermission"}"#);
         assert_eq!(r.notification_type.as_deref(), Some("ToolPermission"));
+    }
+
+    #[test]
+    fn reads_what_the_agent_asks() {
+        let r = report(
+            "Notification",
+            r#"{"notification_type":"permission_prompt","message":"Claude needs your permission to use Write"}"#,
+        );
+        assert_eq!(
+            r.asks.as_deref(),
+            Some("Claude needs your permission to use Write")
+        );
+        let r = report(
+            "PermissionRequest",
+            r#"{"tool_name":"Write","tool_input":{"file_path":"/repo/hello.txt","content":"hi\nthere"}}"#,
+        );
+        assert_eq!(
+            r.asks.as_deref(),
+            Some("Permission to use Write: /repo/hello.txt")
+        );
+        let r = report(
+            "PermissionRequest",
+            r#"{"tool_name":"Bash","tool_input":{}}"#,
+        );
+        assert_eq!(r.asks.as_deref(), Some("Permission to use Bash"));
+        // Other events ask nothing; a long command is kept to one short line.
+        assert_eq!(report("Stop", r#"{"message":"x"}"#).asks, None);
+        let long = format!(
+            r#"{{"tool_name":"Bash","tool_input":{{"command":"echo {}\nrm x"}}}}"#,
+            "a".repeat(1000)
+        );
+        let asks = report("PermissionRequest", &long).asks.unwrap_or_default();
+        assert!(
+            asks.chars().count() <= MAX_ASKS + 1 && !asks.contains('\n'),
+            "{asks}"
+        );
+        assert!(asks.ends_with('…'), "{asks}");
     }
 }

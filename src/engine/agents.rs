@@ -4,7 +4,9 @@
 //!   input prompt); `status.rs` decides the status from that and the session's facts.
 //! - Under `approval: safe` (and `auto`) housekeeping prompts (trust this folder, update
 //!   notices, telemetry, theme) are answered automatically, each answer recorded as a `user`
-//!   message with `auto` saying what it was; permission and login prompts never are.
+//!   message with `auto` saying what it was; permission and login prompts never are. Such a
+//!   prompt is decided to be answered before its status is published (`status.rs`): the
+//!   session shows `busy` meanwhile, never `blocked` on a prompt nobody else has to answer.
 //! - A task run by an agent completes when, after working on its instruction (a reply to it,
 //!   its busy indicator or a permission prompt once the instruction reached it — never
 //!   start-up output, a trust screen or the echo of the instruction), the agent is back at
@@ -14,10 +16,10 @@
 use super::Engine;
 use super::session_info::reply_text;
 use super::sessions::{Input, SessionEntry};
-use super::status::SessionStatus;
+use super::status::{Fact, SessionStatus};
 use crate::providers::Delivery;
 use crate::providers::line_question::line_question;
-use crate::providers::patterns::{Classifier, SeenPrompt, Verdict, find_option};
+use crate::providers::patterns::{Classifier, PromptOption, SeenPrompt, Verdict, find_option};
 use crate::session::{Foreground, PtySession, cursor_lines};
 use crate::task::{TaskResult, TaskStatus};
 use crate::wire::{Approval, PromptKind, Role, StatusSource};
@@ -29,14 +31,25 @@ use std::sync::atomic::Ordering;
 /// the user (an answer that does not move the CLI on must not loop).
 const MAX_AUTO_ANSWERS: u32 = 2;
 
+/// How long after an automatic answer the same prompt still on the screen is taken for one
+/// the CLI has not redrawn yet, not one it ignored: then the screen is read again.
+const ANSWER_TAKES: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What the engine knows about a coding agent's screen and turn.
 #[derive(Default)]
 pub(crate) struct AgentState {
     classifier: Option<Arc<Classifier>>,
     /// The prompt the session is blocked on (set by `status.rs`).
     pub(super) prompt: Option<SeenPrompt>,
+    /// The prompt on the screen the preset answers, the session busy meanwhile (set by
+    /// `status.rs`, answered by [`Engine::answer_by_itself`]).
+    pub(super) answering: Option<SeenPrompt>,
     /// Automatic answers given, by prompt text.
     answered: HashMap<String, u32>,
+    /// The last automatic answer: to which prompt text, and when.
+    last_answer: Option<(String, std::time::Instant)>,
+    /// The screen last read showed a prompt that reports a usage limit (noticed once).
+    pub(super) limit_prompt_shown: bool,
     /// The agent worked on its task's request: it replied to it, showed its busy indicator or
     /// asked permission for a tool after the request reached it. Output alone is not work:
     /// start-up screens, the echo of the request and trust questions are output too.
@@ -50,6 +63,30 @@ pub(crate) struct AgentState {
     started: bool,
     /// When the screen was last read for a usage-limit wait.
     limit_wait_read: Option<std::time::Instant>,
+}
+
+impl AgentState {
+    /// The option the preset answers `p` with by itself, if it does: a housekeeping prompt
+    /// (never a permission or a login) under a preset that answers those, answered fewer
+    /// than [`MAX_AUTO_ANSWERS`] times already.
+    pub(super) fn answers_itself(
+        &self,
+        p: &SeenPrompt,
+        approval: Approval,
+    ) -> Option<PromptOption> {
+        if !approval.answers_housekeeping() || !p.prompt.kind.may_be_answered_automatically() {
+            return None;
+        }
+        if self.answered.get(&p.prompt.text).copied().unwrap_or(0) >= MAX_AUTO_ANSWERS {
+            return None;
+        }
+        // The classifier sets `auto_answer` only for housekeeping trust/choice/question
+        // prompts that do not speak of tools, commands or edits.
+        p.auto_answer
+            .as_deref()
+            .and_then(|a| find_option(&p.prompt.options, a))
+            .cloned()
+    }
 }
 
 impl SessionEntry {
@@ -189,7 +226,7 @@ fn auto_reason(p: &SeenPrompt, label: &str, approval: Approval) -> String {
 }
 
 impl Engine {
-    /// After a status change was published: automatic answers and finished turns.
+    /// After a status change was published: finished turns.
     pub(crate) async fn agent_status_changed(
         &self,
         entry: &Arc<SessionEntry>,
@@ -203,52 +240,71 @@ impl Engine {
             st.turn += 1;
             st.turn
         };
-        match status {
-            SessionStatus::Blocked => self.maybe_auto_answer(entry).await,
-            SessionStatus::Ready => self.maybe_finish_turn(entry, turn),
-            _ => {}
+        if status == SessionStatus::Ready {
+            self.maybe_finish_turn(entry, turn);
         }
     }
 
-    /// Answers a housekeeping prompt under `safe`/`auto`; never a permission or login prompt.
-    async fn maybe_auto_answer(&self, entry: &Arc<SessionEntry>) {
-        let approval = entry.info.lock().approval;
-        if !approval.answers_housekeeping() {
+    /// Answers the housekeeping prompt the status decision left to orchestra (see
+    /// `status.rs`), if one is on the screen: under the session's typing turn, once, and only
+    /// while the screen still shows it. An answer the CLI has not taken within
+    /// [`ANSWER_TAKES`] is given again (at most [`MAX_AUTO_ANSWERS`] times, then the prompt
+    /// is the user's and the session `blocked` on it).
+    pub(crate) async fn answer_by_itself(&self, entry: &Arc<SessionEntry>) {
+        if entry.agent.lock().answering.is_none() {
             return;
         }
-        let chosen = {
-            let mut st = entry.agent.lock();
-            let Some(p) = st.prompt.clone() else { return };
-            // The classifier sets `auto_answer` only for housekeeping trust/choice/question
-            // prompts that do not speak of tools, commands or edits; check the kind again.
-            if !p.prompt.kind.may_be_answered_automatically() {
-                return;
-            }
-            let Some(option) = p
-                .auto_answer
-                .as_deref()
-                .and_then(|a| find_option(&p.prompt.options, a))
-                .cloned()
-            else {
-                return;
-            };
-            let n = st.answered.entry(p.prompt.text.clone()).or_default();
-            if *n >= MAX_AUTO_ANSWERS {
-                return;
-            }
-            *n += 1;
-            (p, option)
+        let approval = entry.info.lock().approval;
+        let _turn = entry.typing.lock().await;
+        let Some(prompt) = entry.agent.lock().answering.clone() else {
+            return;
         };
-        let (prompt, option) = chosen;
+        let recent = |st: &AgentState| {
+            st.last_answer.as_ref().is_some_and(|(text, at)| {
+                *text == prompt.prompt.text && at.elapsed() < ANSWER_TAKES
+            })
+        };
+        if recent(&entry.agent.lock()) {
+            return;
+        }
+        // Still on the screen (it may have gone while the turn was waited for).
+        let shown = matches!(entry.classify_now(), Some(Verdict::Prompt(p)) if p.prompt.text == prompt.prompt.text);
+        let option = {
+            let mut st = entry.agent.lock();
+            let option = st.answers_itself(&prompt, approval).filter(|_| shown);
+            if option.is_some() {
+                *st.answered.entry(prompt.prompt.text.clone()).or_default() += 1;
+                st.last_answer = Some((prompt.prompt.text.clone(), std::time::Instant::now()));
+            }
+            option
+        };
+        let Some(option) = option else {
+            return;
+        };
         let keys = option
             .keys
             .clone()
             .unwrap_or_else(|| vec![option.key.clone()]);
         let reason = auto_reason(&prompt, &option.label, approval);
         tracing::info!(session = %entry.info.lock().id, %reason, "automatic answer");
-        if let Err(e) = self.send_to(entry, Input::Keys(keys), Some(reason)).await {
+        if let Err(e) = self.type_now(entry, Input::Keys(keys), Some(reason)).await {
             tracing::warn!(error = %e, "could not answer a prompt automatically");
+            return;
         }
+        self.look_once_the_answer_took(entry);
+    }
+
+    /// A CLI that takes an automatic answer redraws, and its screen is read again; one that
+    /// does not is looked at again once the answer had time to take.
+    fn look_once_the_answer_took(&self, entry: &Arc<SessionEntry>) {
+        let (engine, entry) = (self.clone(), entry.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(ANSWER_TAKES).await;
+            let waiting = entry.agent.lock().answering.is_some();
+            if waiting && !entry.info.lock().ended {
+                engine.on_session_fact(&entry, Fact::LookAgain).await;
+            }
+        });
     }
 
     /// Back at `ready` after working on the task: if it stays there for the settle time, the
@@ -324,13 +380,31 @@ impl Engine {
     }
 }
 
-/// `reply_text` over the screens with the chrome lines removed and reply markers stripped.
+/// `reply_text` over the screens with the chrome lines removed and reply markers stripped:
+/// what the agent said after what was sent, and nothing of the CLI's own (its start-up
+/// banner, the echo of the send, a question it asks now, the line of a question keys
+/// answered, its status lines and hints).
 pub(crate) fn reply_without_chrome(
     c: &Classifier,
     before: &[String],
     after: &[String],
     sent: &str,
 ) -> String {
+    // A question the CLI asks now, below what was there before, is not reply: the reply
+    // ends where it begins.
+    let unchanged = before.iter().zip(after).take_while(|(a, b)| a == b).count();
+    let after = match c.prompt_line(after) {
+        Some(at) if at >= unchanged => &after[..at],
+        _ => after,
+    };
+    // Keys typed into a question on its line ("Create new file? (Y)es/(N)o [Yes]: y"): that
+    // line, answer and all, is the question's, not reply.
+    let typed_into = sent
+        .trim()
+        .is_empty()
+        .then(|| before.iter().rev().find(|l| !l.trim().is_empty()))
+        .flatten()
+        .map(|l| l.trim().to_string());
     let before = c.strip_chrome(before);
     let after = c.strip_chrome(after);
     let common = before
@@ -343,9 +417,24 @@ pub(crate) fn reply_without_chrome(
     let fresh: Vec<String> = after[common..]
         .iter()
         .filter(|l| l.trim().is_empty() || !seen.contains(l.trim()))
+        .filter(|l| {
+            !typed_into
+                .as_deref()
+                .is_some_and(|q| !q.is_empty() && l.trim().starts_with(q))
+        })
         .cloned()
         .collect();
-    let mut new: &[String] = &fresh;
+    // The reply follows the echo of what was sent: what the screen gained before the echo
+    // (a CLI still starting, drawing its banner under the typed text) is not reply to it.
+    let head: Option<String> = sent
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| l.chars().take(30).collect());
+    let echo_at = head
+        .as_deref()
+        .and_then(|h| fresh.iter().position(|l| l.contains(h)));
+    let mut new: &[String] = &fresh[echo_at.unwrap_or(0)..];
     // The echo of what was sent: each sent line once (a reply may quote it again).
     let mut echo: Vec<&str> = sent
         .lines()
@@ -363,8 +452,10 @@ pub(crate) fn reply_without_chrome(
             break;
         }
     }
-    // A CLI that queues what was typed shows it again further down ("Queued: …"): a line
-    // that is a whole sent line is echo wherever it is (short ones may be real replies).
+    // A CLI that queues what was typed shows it again further down ("Queued: …"), and one
+    // typed to before it took input shows it again at its prompt once it does: a line that
+    // is a whole sent line, alone or after an input prompt, is echo wherever it is (short
+    // ones may be real replies).
     let sent_lines: Vec<&str> = sent
         .lines()
         .map(str::trim)
@@ -375,7 +466,7 @@ pub(crate) fn reply_without_chrome(
     for l in new
         .iter()
         .map(|l| l.as_str())
-        .filter(|l| !sent_lines.contains(&l.trim()))
+        .filter(|l| !sent_lines.iter().any(|s| is_echo_of(l, s)))
     {
         let l = l.trim_end();
         if l.trim().is_empty() && out.last().is_none_or(|p| p.trim().is_empty()) {
@@ -387,6 +478,22 @@ pub(crate) fn reply_without_chrome(
         out.pop();
     }
     out.join("\n")
+}
+
+/// Whether `line` is the echo of the sent line `sent`: that line alone, or after an input
+/// prompt (`> `, `❯ `, `architect> `, `$ `).
+fn is_echo_of(line: &str, sent: &str) -> bool {
+    let line = line.trim();
+    let Some(before) = line.strip_suffix(sent) else {
+        return false;
+    };
+    let before = before
+        .trim_end()
+        .trim_start_matches(|c: char| c.is_whitespace() || "│┃|".contains(c));
+    before.is_empty()
+        || (before.chars().count() <= 20
+            && before.ends_with(['>', '❯', '›', '$', '#', '%'])
+            && !before.contains(char::is_whitespace))
 }
 
 #[cfg(test)]
@@ -429,7 +536,141 @@ mod tests {
         ]);
         assert_eq!(
             reply_without_chrome(&c, &before, &queued, "create hello.txt"),
-            "  Queued:"
+            ""
         );
+    }
+
+    fn built_in(cli: &str) -> Classifier {
+        crate::providers::Providers::built_in()
+            .get(cli)
+            .map(|p| p.classifier())
+            .unwrap_or_default()
+    }
+
+    /// A reply is what the agent said after what was sent, without the CLI's own lines:
+    /// its banner drawn under the typed text, the echo at its prompt, a question it asks
+    /// now, the line of a question keys answered, and its status lines (aider's screens as
+    /// 0.86.2 draws them under `manual`).
+    #[test]
+    fn a_reply_is_the_agents_words_only() {
+        let aider = built_in("aider");
+        let answered = v(&[
+            "Add .aider* to .gitignore (recommended)? (Y)es/(N)o [Yes]: y",
+            "Added .aider* to .gitignore",
+        ]);
+        let banner = [
+            "Aider v0.86.2",
+            "Main model: openai/gpt-4o with diff edit format",
+            "Weak model: gpt-4o-mini",
+            "Git repo: .git with 2 files",
+            "Repo-map: using 4096 tokens, auto refresh",
+            "Added instructions.md to the chat",
+            "(read-only).",
+            "create hello.txt containing hi",
+            "> create hello.txt containing hi",
+            "",
+        ];
+        let mut started = answered.clone();
+        started.extend(v(&banner));
+        let sent = "create hello.txt containing hi";
+        // Typed before it took input: its banner and the echo are not a reply yet.
+        assert_eq!(reply_without_chrome(&aider, &answered, &started, sent), "");
+        let mut asking = started.clone();
+        asking.extend(v(&[
+            "Created hello.txt for you.",
+            "",
+            "<<<<<<< SEARCH",
+            "=======",
+            "hi",
+            ">>>>>>> REPLACE",
+            "",
+            "Tokens: 2.8k sent, 22 received.",
+            "",
+            "Create new file? (Y)es/(N)o [Yes]:",
+        ]));
+        assert_eq!(
+            reply_without_chrome(&aider, &answered, &asking, sent),
+            "Created hello.txt for you.\n\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE"
+        );
+        // The answer to its question: the question's line and its status lines only.
+        let mut done = asking.clone();
+        done.pop();
+        done.extend(v(&[
+            "Create new file? (Y)es/(N)o [Yes]: y",
+            "Applied edit to hello.txt",
+            "Commit d03a423 Add hello.txt",
+            "You can use /undo to undo and discard each aider commit.",
+            "────────────────────────────────",
+            "Readonly: /state/instructions.md",
+            "Editable: hello.txt",
+            ">",
+        ]));
+        assert_eq!(reply_without_chrome(&aider, &asking, &done, ""), "");
+
+        // Claude Code: the reply ends where its permission dialog begins.
+        let claude = built_in("claude");
+        let before = v(&["❯ create hello.txt containing hi"]);
+        let after = v(&[
+            "❯ create hello.txt containing hi",
+            "⏺ I will create it.",
+            "",
+            " Do you want to create hello.txt?",
+            " ❯ 1. Yes",
+            "   2. No",
+        ]);
+        assert_eq!(
+            reply_without_chrome(&claude, &before, &after, sent),
+            "I will create it."
+        );
+
+        // Gemini CLI: its report of a tool call, and the preview under it, is not reply.
+        let gemini = built_in("gemini");
+        let before = v(&[" > create hello.txt containing hi"]);
+        let after = v(&[
+            " > create hello.txt containing hi",
+            "",
+            "  ✓  WriteFile  hello.txt → Accepted (+1, -0)",
+            "",
+            "      1 hi",
+            "",
+            "✦ Created hello.txt for you.",
+            "  It holds hi.",
+            "",
+            " Shift+Tab to accept edits                1 GEMINI.md file",
+        ]);
+        assert_eq!(
+            reply_without_chrome(&gemini, &before, &after, sent),
+            "Created hello.txt for you.\n  It holds hi."
+        );
+
+        // A line question answered with keys (no patterns know it): its line is not reply.
+        let plain = Classifier::default();
+        let before = v(&["$ ./clean", "Delete the cache? [y/N] "]);
+        let after = v(&["$ ./clean", "Delete the cache? [y/N] y", "deleted", "$"]);
+        assert_eq!(
+            reply_without_chrome(&plain, &before, &after, ""),
+            "deleted\n$"
+        );
+    }
+
+    #[test]
+    fn echo_is_the_sent_line_alone_or_after_an_input_prompt() {
+        let sent = "create hello.txt containing hi";
+        for echo in [
+            sent,
+            "> create hello.txt containing hi",
+            "  │ > create hello.txt containing hi",
+            "architect> create hello.txt containing hi",
+            "❯ create hello.txt containing hi",
+        ] {
+            assert!(is_echo_of(echo, sent), "{echo}");
+        }
+        for reply in [
+            "I did: create hello.txt containing hi",
+            "Next > create hello.txt containing hi",
+            "done",
+        ] {
+            assert!(!is_echo_of(reply, sent), "{reply}");
+        }
     }
 }

@@ -50,7 +50,7 @@ const HOOK_VARS: &[&str] = &[
 ];
 
 /// What one hook event means for the session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum HookEffect {
     /// The status it stands for.
     Status(HookStatus),
@@ -68,16 +68,22 @@ pub(crate) fn effect(report: &HookReport) -> Option<HookEffect> {
         "UserPromptSubmit" | "PostToolUse" | "BeforeAgent" | "AfterTool" => {
             Status(HookStatus::Busy)
         }
-        "PermissionRequest" => Status(HookStatus::Blocked),
+        "PermissionRequest" => Status(asks(report)),
         "Notification" => match report.notification_type.as_deref() {
             // Claude Code's, Gemini CLI's.
-            Some("permission_prompt" | "ToolPermission") => Status(HookStatus::Blocked),
+            Some("permission_prompt" | "ToolPermission") => Status(asks(report)),
             Some("idle_prompt") => Status(HookStatus::Ready),
             _ => Nothing,
         },
         "Stop" | "agent-turn-complete" | "AfterAgent" => TurnFinished,
         _ => return None,
     })
+}
+
+/// Blocked on what the report says the agent asks (the session's prompt until its dialog is
+/// read from the screen; see `status.rs`).
+fn asks(report: &HookReport) -> HookStatus {
+    HookStatus::Blocked(report.asks.clone().unwrap_or_default())
 }
 
 /// A single-quoted word for `sh`, whatever `s` holds.
@@ -304,6 +310,7 @@ mod tests {
             event: event.into(),
             message: None,
             notification_type: notification_type.map(str::to_string),
+            asks: None,
             input_messages: None,
         }
     }
@@ -319,11 +326,11 @@ mod tests {
             (report("PostToolUse", None), Some(Status(HookStatus::Busy))),
             (
                 report("PermissionRequest", None),
-                Some(Status(HookStatus::Blocked)),
+                Some(Status(HookStatus::Blocked(String::new()))),
             ),
             (
                 report("Notification", Some("permission_prompt")),
-                Some(Status(HookStatus::Blocked)),
+                Some(Status(HookStatus::Blocked(String::new()))),
             ),
             (
                 report("Notification", Some("idle_prompt")),
@@ -336,7 +343,7 @@ mod tests {
             (report("AfterTool", None), Some(Status(HookStatus::Busy))),
             (
                 report("Notification", Some("ToolPermission")),
-                Some(Status(HookStatus::Blocked)),
+                Some(Status(HookStatus::Blocked(String::new()))),
             ),
             (report("AfterAgent", None), Some(TurnFinished)),
             (report("Bogus", None), None),

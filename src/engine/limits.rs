@@ -86,6 +86,12 @@ impl Engine {
         let resets_at = reset.as_deref().and_then(|r| reset_at(r, super::now_ms()));
         tracing::info!(session = %entry.info.lock().id, ?reset, ?resets_at, "usage limit reached");
         self.apply_fact(entry, Fact::Limited(resets_at));
+        self.limit_reached(entry, resets_at);
+    }
+
+    /// The session is now `limited` (by a reply, or a prompt on its screen that says so):
+    /// its slot is free, and a continue is scheduled.
+    pub(crate) fn limit_reached(&self, entry: &Arc<SessionEntry>, resets_at: Option<i64>) {
         // A slot is free: autopilot may start another task.
         self.inner.dispatch.notify_one();
         if self.config().continue_after_limit {

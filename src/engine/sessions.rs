@@ -3,11 +3,11 @@
 
 use super::status::{Fact, Facts, SessionStatus, decide, decide_with_source, startup_quiet};
 use super::{Engine, EngineError, EngineResult, Event, SessionEventKind, now_ms};
-use crate::providers::patterns::Verdict;
+use crate::providers::patterns::{SeenPrompt, Verdict};
 use crate::providers::{Delivery, Provider};
 use crate::session::{Activity, ExitInfo, PtySession, SessionError, SessionEvent, SpawnSpec};
 use crate::store::{Record, Removal, Table};
-use crate::wire::{Approval, Cursor, Message, Peek, Prompt, Role, SessionInfo};
+use crate::wire::{Approval, Cursor, Message, Peek, Role, SessionInfo};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -149,7 +149,7 @@ pub(crate) struct SessionEntry {
     first_instruction: Mutex<Option<String>>,
     /// Held while anything is typed into the terminal: what is typed (the first instruction,
     /// sends, raw input) reaches it whole and in the order it was taken.
-    typing: tokio::sync::Mutex<()>,
+    pub(super) typing: tokio::sync::Mutex<()>,
     /// Ended on purpose (delete, cancel): the task it runs is cancelled, not failed.
     pub(crate) ending_on_purpose: AtomicBool,
     /// Counts the output's quiet spells: looks at the terminal scheduled in an earlier one
@@ -707,10 +707,12 @@ impl Engine {
     /// Records a fact that is not the runtime's (a usage limit) and, when the status changed,
     /// persists and publishes it.
     pub(super) fn apply_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
-        if let Some(info) = entry.record_fact(fact) {
-            self.store()
-                .put_later(vec![session_record(&info, entry.seq)]);
-            self.publish_session(SessionEventKind::Status, &info);
+        if let Some(changed) = entry.record_fact(fact) {
+            self.save_status(entry, &changed);
+        }
+        if entry.agent.lock().answering.is_some() {
+            let (engine, entry) = (self.clone(), entry.clone());
+            tokio::spawn(async move { engine.answer_by_itself(&entry).await });
         }
     }
 
@@ -718,31 +720,45 @@ impl Engine {
     /// `status.rs`) changed, persists and publishes it and acts on it.
     pub(super) async fn on_session_fact(&self, entry: &Arc<SessionEntry>, fact: Fact) {
         self.watch_limit_wait(entry, true);
+        let look_again = fact == Fact::LookAgain;
         let changed = entry.record_fact(fact);
         // A fresh look at a quiet terminal (gone quiet, continued after a pause, …) starts a
         // fresh watch on it; a look taken by that watch does not.
-        if fact != Fact::LookAgain && entry.facts.lock().activity.is_quiet() {
+        if !look_again && entry.facts.lock().activity.is_quiet() {
             self.keep_looking_while_a_command_runs(entry);
         }
-        let Some(info) = changed else {
-            return;
-        };
-        let status = info.status;
-        self.save_status(entry, &info);
-        if matches!(status, SessionStatus::Ready | SessionStatus::Blocked) {
-            self.finish_reply(entry).await;
+        if let Some(changed) = changed {
+            let status = changed.info.status;
+            self.save_status(entry, &changed);
+            if matches!(status, SessionStatus::Ready | SessionStatus::Blocked) {
+                self.finish_reply(entry).await;
+            }
+            if status == SessionStatus::Ready {
+                self.type_first_instruction(entry).await;
+            }
+            self.session_status_changed(entry, status).await;
         }
-        if status == SessionStatus::Ready {
-            self.type_first_instruction(entry).await;
-        }
-        self.session_status_changed(entry, status).await;
+        // A prompt the preset answers, decided busy above: answered now.
+        self.answer_by_itself(entry).await;
     }
 
-    /// Persists and publishes a status `record_fact` decided.
-    fn save_status(&self, entry: &SessionEntry, info: &SessionInfo) {
+    /// Persists and publishes what `record_fact` decided: `session:status` for a new status,
+    /// `session:prompt` for a new prompt (both when a session becomes blocked or stops being
+    /// so), each carrying the whole session.
+    fn save_status(&self, entry: &Arc<SessionEntry>, changed: &super::status::Changed) {
+        let info = &changed.info;
+        if let Some(resets_at) = changed.limit {
+            tracing::info!(session = %info.id, ?resets_at, "usage limit reached (its prompt says)");
+            self.limit_reached(entry, resets_at);
+        }
         self.store()
             .put_later(vec![session_record(info, entry.seq)]);
-        self.publish_session(SessionEventKind::Status, info);
+        if changed.status {
+            self.publish_session(SessionEventKind::Status, info);
+        }
+        if changed.prompt {
+            self.publish_session(SessionEventKind::Prompt, info);
+        }
     }
 
     /// Types the first instruction if it is still pending; exactly once, whoever calls.
@@ -766,7 +782,9 @@ impl Engine {
     /// user left half-done). Not while a question waits for an answer: what is typed then
     /// answers it, and the instruction waits for the input prompt.
     async fn first_instruction_before_input(&self, entry: &Arc<SessionEntry>) {
-        if entry.info.lock().status != SessionStatus::Blocked {
+        let asked = entry.info.lock().status == SessionStatus::Blocked
+            || entry.agent.lock().answering.is_some();
+        if !asked {
             self.type_first_instruction(entry).await;
         }
     }
@@ -888,7 +906,7 @@ impl Engine {
     }
 
     /// `send_to`, the caller holding the session's `typing` turn.
-    async fn type_now(
+    pub(super) async fn type_now(
         &self,
         entry: &Arc<SessionEntry>,
         send: Input,
@@ -917,8 +935,8 @@ impl Engine {
         entry.line_half_typed.store(half_typed, Ordering::Relaxed);
         // What the agent's hook said last is over once something is typed: the screen
         // decides until its next hook event (cleared first: that event may follow at once).
-        if let Some(info) = entry.record_fact(Fact::Hook(None)) {
-            self.save_status(entry, &info);
+        if let Some(changed) = entry.record_fact(Fact::Hook(None)) {
+            self.save_status(entry, &changed);
         }
         // The previous reply, then this send, each kept before it is typed: a message the
         // store cannot keep (a full disk) is refused with nothing typed, and one that is
@@ -1236,12 +1254,14 @@ impl Engine {
     pub async fn answer_prompt(&self, id: &str, option: &str) -> EngineResult<SessionInfo> {
         let entry = self.session_entry(id)?;
         entry.live_pty()?;
-        let prompt = self.prompt_on_screen(&entry).ok_or_else(|| {
-            EngineError::Conflict(format!(
-                "session is {}, not blocked on a prompt: there is nothing to answer",
-                entry.info.lock().status
-            ))
-        })?;
+        let seen = self.prompt_to_answer(&entry)?;
+        let prompt = seen.prompt;
+        if seen.name == super::status::HOOK_PROMPT {
+            return Err(EngineError::Conflict(format!(
+                "the session asks \"{}\" but its dialog is not on its screen yet, so its options are not known: answer once the session's prompt lists them (a session:prompt event says when)",
+                prompt.text
+            )));
+        }
         let chosen = prompt
             .options
             .iter()
@@ -1261,20 +1281,50 @@ impl Engine {
         self.get_session(id)
     }
 
-    /// The prompt a session waits on: the one its status says, or one still on its screen
-    /// while a redraw (a blinking cursor, a spinner elsewhere) has it counted as busy.
-    fn prompt_on_screen(&self, entry: &SessionEntry) -> Option<Prompt> {
-        if entry.info.lock().status == SessionStatus::Blocked
-            && let Some(p) = entry.agent.lock().prompt.clone()
-        {
-            return Some(p.prompt);
-        }
-        if entry.info.lock().status != SessionStatus::Busy {
-            return None;
-        }
-        match entry.classify_now()? {
-            Verdict::Prompt(p) => Some(p.prompt),
+    /// The prompt a session waits on: the one its status says (read from the screen again
+    /// while it is only its hook's words: the dialog may be drawn by now), or one still on
+    /// its screen while a redraw (a blinking cursor, a spinner elsewhere) has it counted as
+    /// busy. Never a prompt orchestra answers by itself: that one waits for nobody else.
+    fn prompt_to_answer(&self, entry: &SessionEntry) -> EngineResult<SeenPrompt> {
+        let (status, approval) = {
+            let info = entry.info.lock();
+            (info.status, info.approval)
+        };
+        let nothing = || {
+            EngineError::Conflict(format!(
+                "session is {status}, not blocked on a prompt: there is nothing to answer"
+            ))
+        };
+        let on_screen = || match entry.classify_now() {
+            Some(Verdict::Prompt(p)) => Some(p),
             _ => None,
+        };
+        match status {
+            SessionStatus::Blocked => {
+                let blocked_on = entry.agent.lock().prompt.clone().ok_or_else(nothing)?;
+                if blocked_on.name == super::status::HOOK_PROMPT
+                    && let Some(shown) = on_screen()
+                {
+                    return Ok(shown);
+                }
+                Ok(blocked_on)
+            }
+            SessionStatus::Busy => {
+                let shown = on_screen().ok_or_else(nothing)?;
+                if entry
+                    .agent
+                    .lock()
+                    .answers_itself(&shown, approval)
+                    .is_some()
+                {
+                    return Err(EngineError::Conflict(format!(
+                        "orchestra answers this {} prompt by itself (approval: {approval}): there is nothing to answer",
+                        shown.prompt.kind
+                    )));
+                }
+                Ok(shown)
+            }
+            _ => Err(nothing()),
         }
     }
 }

@@ -41,6 +41,7 @@ pub fn line_question(before_cursor: &str, line_above: &str, echo: bool) -> Optio
         },
         name: NAME.to_string(),
         auto_answer: None,
+        limit: None,
     })
 }
 

@@ -43,6 +43,11 @@ pub struct ScreenPatterns {
     /// Text removed from reply lines (reply markers such as `⏺ `).
     #[serde(default)]
     pub strip: Vec<String>,
+    /// Lines that begin the CLI's own report of a tool call (Gemini CLI's `✓  WriteFile  …`):
+    /// such a line and the lines indented deeper under it (the tool's output, a diff
+    /// preview) are not reply. Matched against the whole line, indentation included.
+    #[serde(default)]
+    pub tool: Vec<String>,
 }
 
 /// How a rule's options read from the screen are picked.
@@ -95,6 +100,10 @@ pub struct SeenPrompt {
     /// The option an automatic answer may pick: set only for housekeeping prompts that are
     /// not about running tools, editing files or logging in.
     pub auto_answer: Option<String>,
+    /// The prompt reports a usage limit (its `limited` patterns match from the prompt on):
+    /// `Some(reset)`, with when it resets where it says. Such a prompt is the limit's
+    /// (`limits.rs`), answered once the limit resets.
+    pub limit: Option<Option<String>>,
 }
 
 /// What the screen says.
@@ -124,6 +133,7 @@ pub struct Classifier {
     busy: Vec<Regex>,
     chrome: Vec<Regex>,
     strip: Vec<Regex>,
+    tool: Vec<Regex>,
     rules: Vec<CompiledRule>,
 }
 
@@ -175,6 +185,7 @@ impl Classifier {
             busy: compile_all(&screen.busy, &mut errors),
             chrome: compile_all(&screen.chrome, &mut errors),
             strip: compile_all(&screen.strip, &mut errors),
+            tool: compile_all(&screen.tool, &mut errors),
             rules: Vec::new(),
         };
         for r in rules {
@@ -194,15 +205,23 @@ impl Classifier {
         self.ready.is_empty() && self.busy.is_empty() && self.rules.is_empty()
     }
 
+    /// The first prompt rule that matches the screen, and where its match begins (past the
+    /// blank lines a match may begin with).
+    fn prompt_in<'a>(&'a self, screen: &str) -> Option<(&'a PromptRule, usize)> {
+        self.rules.iter().find_map(|r| {
+            let m = r.re.find(screen)?;
+            let lead = m.as_str().len() - m.as_str().trim_start().len();
+            Some((&r.rule, m.start() + lead))
+        })
+    }
+
     /// Classifies a screen (its visible text, rows joined with `\n`).
     pub fn classify(&self, screen: &str) -> Verdict {
         let screen = screen.trim_end();
-        for r in &self.rules {
-            if let Some(m) = r.re.find(screen) {
-                // A match may begin with the blank lines before the prompt.
-                let lead = m.as_str().len() - m.as_str().trim_start().len();
-                return Verdict::Prompt(read_prompt(&r.rule, screen, m.start() + lead));
-            }
+        if let Some((rule, at)) = self.prompt_in(screen) {
+            let mut seen = read_prompt(rule, screen, at);
+            seen.limit = self.limit_in(&screen[line_start(screen, at)..]);
+            return Verdict::Prompt(seen);
         }
         if self.busy.iter().any(|re| re.is_match(screen)) {
             return Verdict::Busy;
@@ -235,10 +254,34 @@ impl Classifier {
         self.started.is_empty() || self.started.iter().any(|re| re.is_match(screen))
     }
 
-    /// A reply's lines without the CLI's chrome.
+    /// The line of `lines` (a screen's, scrollback and all) where a prompt the CLI asks
+    /// begins, if one shows: what comes from there on is its question, not a reply.
+    pub fn prompt_line(&self, lines: &[String]) -> Option<usize> {
+        let text = lines.join("\n");
+        let (_, at) = self.prompt_in(text.trim_end())?;
+        Some(text[..at].matches('\n').count())
+    }
+
+    /// A reply's lines without the CLI's chrome and its reports of tool calls.
     pub fn strip_chrome(&self, lines: &[String]) -> Vec<String> {
+        let indent = |l: &str| l.chars().take_while(|c| c.is_whitespace()).count();
+        // The indentation of the tool call whose report the lines are in, if they are.
+        let mut tool_at: Option<usize> = None;
         lines
             .iter()
+            .filter(|l| {
+                if self.tool.iter().any(|re| re.is_match(l)) {
+                    tool_at = Some(indent(l));
+                    return false;
+                }
+                if let Some(at) = tool_at {
+                    if l.trim().is_empty() || indent(l) > at {
+                        return false;
+                    }
+                    tool_at = None;
+                }
+                true
+            })
             .filter(|l| {
                 let t = l.trim();
                 !self.chrome.iter().any(|re| re.is_match(t))
@@ -300,6 +343,7 @@ fn read_prompt(rule: &PromptRule, screen: &str, at: usize) -> SeenPrompt {
         },
         name: rule.name.clone(),
         auto_answer,
+        limit: None,
     }
 }
 

@@ -73,7 +73,12 @@ impl TaskEventKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionEventKind {
     Started,
+    /// Its status changed (`status`, `statusSource`, `resetsAt`).
     Status,
+    /// The prompt it waits on changed: it became blocked (what its hook said it asks, until
+    /// the dialog is read from the screen), the dialog's options were read, or it stopped
+    /// being blocked (`prompt` gone).
+    Prompt,
     Exited,
     /// An ended session's record was removed; the event carries it as it was.
     Removed,
@@ -84,14 +89,16 @@ impl SessionEventKind {
         match self {
             SessionEventKind::Started => "session:started",
             SessionEventKind::Status => "session:status",
+            SessionEventKind::Prompt => "session:prompt",
             SessionEventKind::Exited => "session:exited",
             SessionEventKind::Removed => "session:removed",
         }
     }
 
-    pub const ALL: [SessionEventKind; 4] = [
+    pub const ALL: [SessionEventKind; 5] = [
         SessionEventKind::Started,
         SessionEventKind::Status,
+        SessionEventKind::Prompt,
         SessionEventKind::Exited,
         SessionEventKind::Removed,
     ];

@@ -151,6 +151,11 @@ pub struct HookReport {
     /// What a `Notification` is about (Claude's `notification_type`, e.g. `permission_prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notification_type: Option<String>,
+    /// What the agent asks, in its own words, when the event says it asks permission (a
+    /// `Notification`'s `message`; the tool a `PermissionRequest` names): the session's
+    /// prompt until its dialog is read from the screen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asks: Option<String>,
     /// The requests the finished turn worked on, when the event says (Codex's
     /// `input-messages`): Codex notifies side turns too (its title generation), which are
     /// not the agent's turn.
@@ -293,6 +298,7 @@ mod tests {
                 event: "Stop".into(),
                 message: Some("Done.".into()),
                 notification_type: None,
+                asks: None,
                 input_messages: Some(vec!["hi".into()]),
             },
             json!({"event": "Stop", "message": "Done.", "inputMessages": ["hi"]}),

@@ -512,6 +512,29 @@ impl Events {
         Events(reader)
     }
 
+    /// The texts of session `id`'s prompts, one per `session:prompt` event, up to the one
+    /// that says it no longer waits on any (`null`); every event of the session that shows
+    /// it `blocked` carries its prompt (checked on the way).
+    pub fn prompts_of(&mut self, id: &str) -> Vec<Value> {
+        let mut prompts = Vec::new();
+        while let Some((name, data)) = self.next() {
+            let session = &data["session"];
+            if session["id"] != id {
+                continue;
+            }
+            if session["status"] == "blocked" {
+                assert!(session["prompt"]["text"].is_string(), "{name}: {session}");
+            }
+            if name == "session:prompt" {
+                prompts.push(session["prompt"]["text"].clone());
+                if session["prompt"].is_null() {
+                    break;
+                }
+            }
+        }
+        prompts
+    }
+
     /// The next event's name and data; `None` when the stream ends or times out.
     pub fn next(&mut self) -> Option<(String, Value)> {
         let (name, data) = self.next_text()?;
