@@ -149,6 +149,7 @@ proptest! {
             limited: patterns.clone(),
             limit_wait: patterns.clone(),
             started: patterns.clone(),
+            tool_failed: patterns.clone(),
         };
         let rules: Vec<orchestra::providers::PromptRule> = patterns
             .iter()

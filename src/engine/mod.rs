@@ -8,6 +8,8 @@ mod gitfiles;
 mod hooks;
 mod instructions;
 mod limits;
+mod notices;
+mod placement;
 mod removal;
 mod runs;
 mod session_info;

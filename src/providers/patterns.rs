@@ -43,6 +43,22 @@ pub struct ScreenPatterns {
     /// Text removed from reply lines (reply markers such as `⏺ `).
     #[serde(default)]
     pub strip: Vec<String>,
+    /// A line it prints when one of its own tools failed (Codex CLI's `✘ Failed to apply
+    /// patch`): evidence that a turn's claimed success may not hold. Matched against each
+    /// trimmed line.
+    #[serde(default)]
+    pub tool_failed: Vec<String>,
+}
+
+/// Something a CLI says about what orchestra handed it (a settings file it skipped, helper
+/// commands it did not make): the task gets `means` as a note, once per session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoticeRule {
+    /// Regular expression that recognises what the CLI says, in its output or on its screen.
+    pub pattern: String,
+    /// What it means for the task, in a sentence a user can act on.
+    pub means: String,
 }
 
 /// How a rule's options read from the screen are picked.
@@ -124,7 +140,9 @@ pub struct Classifier {
     busy: Vec<Regex>,
     chrome: Vec<Regex>,
     strip: Vec<Regex>,
+    tool_failed: Vec<Regex>,
     rules: Vec<CompiledRule>,
+    notices: Vec<(Regex, String)>,
 }
 
 fn compile(p: &str) -> Result<Regex, String> {
@@ -175,7 +193,9 @@ impl Classifier {
             busy: compile_all(&screen.busy, &mut errors),
             chrome: compile_all(&screen.chrome, &mut errors),
             strip: compile_all(&screen.strip, &mut errors),
+            tool_failed: compile_all(&screen.tool_failed, &mut errors),
             rules: Vec::new(),
+            notices: Vec::new(),
         };
         for r in rules {
             match compile(&r.pattern) {
@@ -187,6 +207,43 @@ impl Classifier {
             }
         }
         (c, errors)
+    }
+
+    /// With the provider's notices; invalid patterns are left out and pushed onto `errors`.
+    pub fn with_notices(mut self, notices: &[NoticeRule], errors: &mut Vec<String>) -> Self {
+        for n in notices {
+            match compile(&n.pattern) {
+                Ok(re) => self.notices.push((re, n.means.clone())),
+                Err(e) => errors.push(e),
+            }
+        }
+        self
+    }
+
+    /// The notices `text` (output lines, or a screen) holds: each one's index and meaning.
+    pub fn notices_in<'a>(&'a self, text: &str) -> impl Iterator<Item = (usize, &'a str)> {
+        self.notices
+            .iter()
+            .enumerate()
+            .filter(move |(_, (re, _))| re.is_match(text))
+            .map(|(i, (_, means))| (i, means.as_str()))
+    }
+
+    /// How many notices it looks for.
+    pub fn notice_count(&self) -> usize {
+        self.notices.len()
+    }
+
+    /// The lines (trimmed) of `lines` that say one of its tools failed.
+    pub fn tool_failures<'a>(&self, lines: &'a [String]) -> Vec<&'a str> {
+        if self.tool_failed.is_empty() {
+            return Vec::new();
+        }
+        lines
+            .iter()
+            .map(|l| l.trim())
+            .filter(|t| self.tool_failed.iter().any(|re| re.is_match(t)))
+            .collect()
     }
 
     /// Whether it has any patterns at all (a provider without any is judged by stability).
