@@ -175,6 +175,18 @@ mod tests {
     }
 
     #[test]
+    fn a_place_the_cli_refuses_is_said_with_its_rule_and_why() {
+        let gemini = crate::providers::Providers::built_in()
+            .get("gemini")
+            .cloned()
+            .expect("gemini");
+        let note = unplaced(&gemini, &["orchestra runs as uid 1000".into()]);
+        assert!(note.starts_with("note: Gemini CLI reads"), "{note}");
+        assert!(note.contains("owned by root"), "{note}");
+        assert!(note.contains("uid 1000"), "{note}");
+    }
+
+    #[test]
     fn a_notice_is_noted_once_per_session() {
         let c = classifier();
         let mut said = Said::default();

@@ -65,6 +65,13 @@ fn account_home() -> Option<PathBuf> {
 pub(crate) fn choose(state_dir: &Path, rule: DirRule) -> Placement {
     let all = places(state_dir);
     let mut reasons = Vec::new();
+    // A rule no file of orchestra's can meet (root's, run as another user) is refused once.
+    if let Some(why) = refusal(Path::new("/"), rule) {
+        return Placement::Refused {
+            fallback: all[0].clone(),
+            reasons: vec![why],
+        };
+    }
     for place in &all {
         // The session's own directory below it is made by orchestra (0700): the rule is
         // checked for a file there.
@@ -95,13 +102,11 @@ fn root_owned_refusal(file: &Path, uid: u32) -> Option<String> {
     if !file.is_absolute() {
         return Some(format!("{} is not an absolute path", file.display()));
     }
-    let made_by_us = || {
-        (uid != 0)
-            .then(|| format!("orchestra runs as uid {uid}, so what it writes is not owned by root"))
-    };
-    // The file itself is written by orchestra.
-    if let Some(why) = made_by_us() {
-        return Some(why);
+    // The file (and any directory missing above it) is orchestra's to write.
+    if uid != 0 {
+        return Some(format!(
+            "orchestra runs as uid {uid}, so what it writes is not owned by root"
+        ));
     }
     let parent = file.parent().unwrap_or(Path::new("/"));
     if let Some(why) = ancestors_refusal(parent) {
