@@ -40,10 +40,9 @@ fn commit_all(dir: &Path) {
 struct Run {
     model: ModelServer,
     s: Server,
-    /// The state directory, removed after the server stopped.
-    _state: tempfile::TempDir,
+    /// The CLI's HOME, its TMPDIR and the state directory, removed after the server stopped.
+    places: Places,
     work: tempfile::TempDir,
-    _home: tempfile::TempDir,
     cli: &'static str,
     /// The provider the tasks name: `cli` without a version suffix (`claude-2.1.197` is an
     /// older claude, run through a config that points the `claude` provider at it).
@@ -67,6 +66,17 @@ fn run(
     setup: impl FnOnce(&Path, &Path, &str),
     env: impl FnOnce(&str) -> Vec<(&'static str, String)>,
 ) -> Option<Run> {
+    run_in(Places::new(), cli, script, setup, env)
+}
+
+/// [`run`] in `places`.
+fn run_in(
+    places: Places,
+    cli: &'static str,
+    script: impl FnOnce(&Path) -> Script,
+    setup: impl FnOnce(&Path, &Path, &str),
+    env: impl FnOnce(&str) -> Vec<(&'static str, String)>,
+) -> Option<Run> {
     let bin = tools_bin();
     if !bin.join(cli).exists() {
         eprintln!(
@@ -78,15 +88,15 @@ fn run(
     let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let work = git_repo();
     let model = ModelServer::start(script(work.path()));
-    let home = tempfile::tempdir().expect("tempdir");
-    setup(home.path(), work.path(), &model.url);
+    setup(&places.home(), work.path(), &model.url);
     let path = format!(
         "{}:{}",
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
     let mut all = vec![
-        ("HOME", home.path().to_string_lossy().into_owned()),
+        ("HOME", places.home().to_string_lossy().into_owned()),
+        ("TMPDIR", places.tmp().to_string_lossy().into_owned()),
         ("PATH", path),
     ];
     all.extend(env(&model.url));
@@ -104,11 +114,8 @@ fn run(
     let config_text = format!("{override_command}[limits]\nretry_minutes = 1\n");
     std::fs::write(&config_file, config_text).expect("write config");
     // One slot: a task waiting out a usage limit must not hold it (see `limit_waited_out`).
-    // Not under /tmp: Gemini CLI refuses settings files (its instructions') in a directory
-    // that anyone may write to, and so would refuse a user's state directory there.
-    let state = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let s = Server::try_start_env(
-        state.path(),
+        &places.state(),
         &[
             "--config",
             &config_file.to_string_lossy(),
@@ -123,9 +130,8 @@ fn run(
         model,
         session_events,
         s,
-        _state: state,
+        places,
         work,
-        _home: home,
         cli,
         provider,
         _config: config,
@@ -171,6 +177,52 @@ fn watch_sessions(s: &Server) -> SessionEvents {
         }
     });
     seen
+}
+
+/// Where a run keeps the CLI's HOME, its TMPDIR and orchestra's state directory: all in one
+/// fresh temporary directory, wherever the system's is and wherever the repository is cloned.
+/// HOME is not under TMPDIR (Codex CLI makes its helper commands, `apply_patch` and its
+/// sandbox's, only for a home outside it), and the state directory is in a directory anyone
+/// may write to (sticky, like `/tmp`): the place Gemini CLI refuses settings files from, so
+/// every run checks that orchestra hands them over from a place it accepts.
+struct Places {
+    root: tempfile::TempDir,
+    home: &'static str,
+}
+
+impl Places {
+    fn new() -> Places {
+        Places::with_home("home")
+    }
+
+    /// HOME under TMPDIR, as on a CI runner whose home is a temporary directory.
+    fn home_under_tmp() -> Places {
+        Places::with_home("tmp/home")
+    }
+
+    fn with_home(home: &'static str) -> Places {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().expect("tempdir");
+        for dir in [home, "tmp", "shared"] {
+            std::fs::create_dir_all(root.path().join(dir)).expect("mkdir");
+        }
+        let shared = root.path().join("shared");
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777))
+            .expect("chmod 1777");
+        Places { root, home }
+    }
+
+    fn home(&self) -> std::path::PathBuf {
+        self.root.path().join(self.home)
+    }
+
+    fn tmp(&self) -> std::path::PathBuf {
+        self.root.path().join("tmp")
+    }
+
+    fn state(&self) -> std::path::PathBuf {
+        self.root.path().join("shared/state")
+    }
 }
 
 impl Run {
@@ -783,6 +835,50 @@ fn codex_0_171_0_auto_writes_a_file_and_answers_a_follow_up() {
     r.assert_model_got_the_task("/v1/responses");
 }
 
+/// Codex CLI whose home is under its temporary directory does not make its helper commands,
+/// and where bubblewrap is installed its patch then fails while its reply says it is done:
+/// the task says both, and does not read as a plain success.
+#[test]
+fn codex_0_171_0_with_its_home_under_tmpdir_the_task_says_what_that_cost() {
+    let Some(r) = run_in(
+        Places::home_under_tmp(),
+        "codex",
+        hello_script("codex"),
+        codex_home,
+        |_| vec![],
+    ) else {
+        return;
+    };
+    let id = r.start_task(TASK, "auto");
+    let t = r.wait_final(&id);
+    let ctx = r.context(&t);
+    let m = &t["metadata"];
+    let output = m["output"].to_string();
+    assert!(
+        output.contains("note: Codex CLI did not make its helper commands"),
+        "{t}\n{ctx}"
+    );
+    assert_eq!(m["result"]["summary"], DONE, "the agent's words stay: {t}");
+    let written = r.work.path().join("hello.txt").exists();
+    if written {
+        // No bubblewrap here: it applied the patch without its helpers.
+        assert_eq!(m["status"], "completed", "{t}\n{ctx}");
+        assert_eq!(m["result"]["filesCreated"], json!(["hello.txt"]), "{t}");
+    } else {
+        assert_eq!(m["status"], "failed", "{t}\n{ctx}");
+        assert_eq!(m["result"]["success"], false, "{t}");
+        let error = m["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("Failed to apply patch") && error.contains("no file changed"),
+            "{error}\n{t}"
+        );
+        assert!(
+            output.contains("note: Codex CLI printed \u{201c}✘ Failed to apply patch"),
+            "{t}"
+        );
+    }
+}
+
 fn opencode_home(home: &Path, _work: &Path, url: &str) {
     let dir = home.join(".config/opencode");
     std::fs::create_dir_all(&dir).expect("mkdir opencode config");
@@ -967,12 +1063,26 @@ fn gemini_0_61_0_reports_its_status_through_its_hooks() {
     r.by_hook(&id, "ready");
     r.follow_up(&t);
     r.by_hook(&id, "ready");
-    // The hooks live in the session's own private system-defaults file, with its token.
-    let defaults =
-        r.s.state_dir
-            .join("instructions")
-            .join(&sid)
-            .join("system-defaults.json");
+    // The hooks live in the session's own private system-defaults file, with its token, in
+    // a place Gemini CLI takes it from: not under the state directory, which is in a
+    // directory anyone may write to (see `Places`).
+    let pid = r.session(&id).1["pid"].as_u64().expect("the session's pid");
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).expect("its environment");
+    let defaults = environ
+        .split(|b| *b == 0)
+        .find_map(|v| v.strip_prefix(b"GEMINI_CLI_SYSTEM_DEFAULTS_PATH="))
+        .map(|v| std::path::PathBuf::from(String::from_utf8_lossy(v).into_owned()))
+        .expect("GEMINI_CLI_SYSTEM_DEFAULTS_PATH in its environment");
+    assert!(
+        defaults.ends_with(format!("{sid}/system-defaults.json")),
+        "{}",
+        defaults.display()
+    );
+    assert!(
+        !defaults.starts_with(r.places.root.path()),
+        "{}",
+        defaults.display()
+    );
     let meta = std::fs::metadata(&defaults).expect("system defaults");
     let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
     assert_eq!(mode & 0o077, 0, "{}", defaults.display());
@@ -981,6 +1091,19 @@ fn gemini_0_61_0_reports_its_status_through_its_hooks() {
     let env = &v["hooks"]["AfterAgent"][0]["hooks"][0]["env"];
     assert_eq!(env["ORCHESTRA_SESSION_ID"], sid.as_str(), "{v}");
     assert!(env["ORCHESTRA_HOOK_TOKEN"].is_string(), "{v}");
+    // Nothing said it skipped them; and they are gone with the session.
+    let t = r.task(&id);
+    assert!(
+        !t["metadata"]["output"].to_string().contains("note:"),
+        "{t}"
+    );
+    let r = r.s.delete(&format!("{API}/sessions/{sid}"));
+    assert!(r.status < 300, "{}", r.body);
+    assert!(
+        wait_until(WAIT, || !defaults.exists()),
+        "{} outlived its session",
+        defaults.display()
+    );
 }
 
 /// With folder trust on (Gemini CLI's default), in a folder the user trusted before (its own
@@ -1023,7 +1146,7 @@ fn gemini_0_61_0_safe_works_in_a_folder_not_trusted_yet() {
     let t = r.wait_final(&id);
     r.assert_hello_done(&t, DONE);
     r.by_hook(&id, "ready");
-    let trusted = r._home.path().join(".gemini/trustedFolders.json");
+    let trusted = r.places.home().join(".gemini/trustedFolders.json");
     assert!(
         !trusted.exists(),
         "nothing was written to the user's trusted folders"

@@ -150,6 +150,7 @@ proptest! {
             limit_wait: patterns.clone(),
             started: patterns.clone(),
             tool: patterns.clone(),
+            tool_failed: patterns.clone(),
         };
         let rules: Vec<orchestra::providers::PromptRule> = patterns
             .iter()

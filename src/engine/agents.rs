@@ -21,7 +21,7 @@ use crate::providers::Delivery;
 use crate::providers::line_question::line_question;
 use crate::providers::patterns::{Classifier, PromptOption, SeenPrompt, Verdict, find_option};
 use crate::session::{Foreground, PtySession, cursor_lines};
-use crate::task::{TaskResult, TaskStatus};
+use crate::task::{Task, TaskResult, TaskStatus};
 use crate::wire::{Approval, PromptKind, Role, StatusSource};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -63,6 +63,8 @@ pub(crate) struct AgentState {
     started: bool,
     /// When the screen was last read for a usage-limit wait.
     limit_wait_read: Option<std::time::Instant>,
+    /// What the CLI said that the task must carry (`notices.rs`).
+    pub(super) said: super::notices::Said,
 }
 
 impl AgentState {
@@ -127,6 +129,26 @@ impl SessionEntry {
         }
         let screen = self.pty.as_ref()?.snapshot(0, false).screen;
         Some(classifier.limit_wait_in(&screen))
+    }
+
+    /// New output lines: what they say that the task must carry (`notices.rs`); returns the
+    /// notes for the task.
+    pub(super) fn said_in_output(&self, lines: &[String]) -> Vec<String> {
+        let Some(c) = self.classifier() else {
+            return Vec::new();
+        };
+        let mut st = self.agent.lock();
+        st.said.output(&c, lines);
+        st.said.take_notes()
+    }
+
+    /// The tool failures its CLI printed in the turn that just finished, `screen` being the
+    /// screen with its scrollback now.
+    fn turn_failures(&self, screen: &[String]) -> Vec<String> {
+        let Some(c) = self.classifier() else {
+            return Vec::new();
+        };
+        self.agent.lock().said.turn_failures(&c, screen)
     }
 
     /// The agent replied to a request: it works on its task.
@@ -203,10 +225,13 @@ impl SessionEntry {
         let classifier = self.classifier()?;
         let screen = pty.snapshot(0, false).screen;
         let verdict = classifier.classify(&screen);
+        let mut st = self.agent.lock();
+        if st.said.awaits_notices(&classifier) {
+            st.said.look_for_notices(&classifier, &screen);
+        }
         if verdict != Verdict::Ready {
             return Some(verdict);
         }
-        let mut st = self.agent.lock();
         st.started |= classifier.shows_started(&screen);
         // An input prompt drawn before the CLI is done starting does not take input yet.
         Some(if st.started {
@@ -235,6 +260,7 @@ impl Engine {
         if entry.classifier().is_none() {
             return;
         }
+        self.pass_on_notes(entry).await;
         let turn = {
             let mut st = entry.agent.lock();
             st.turn += 1;
@@ -350,18 +376,53 @@ impl Engine {
                 .map(|m| m.text.clone())
                 .or_else(|| task.last_output_line())
                 .unwrap_or_else(|| "the agent finished its turn".into());
-            let result = TaskResult {
+            let mut result = TaskResult {
                 success: true,
                 summary,
                 files_modified: vec![],
                 files_created: vec![],
                 error: None,
             };
+            engine.weigh_turn(&entry, &task, &mut result).await;
             match engine.set_result(&task_id, result).await {
                 Ok(_) => tracing::info!(task = %task_id, "agent finished its turn: task completed"),
                 Err(e) => tracing::debug!(error = %e, "finished turn not recorded"),
             }
         });
+    }
+
+    /// Weighs a finished turn's claimed success against the tool failures its CLI printed in
+    /// it (`notices.rs`): the files are filled in first, and the note goes to the task.
+    async fn weigh_turn(&self, entry: &Arc<SessionEntry>, task: &Task, result: &mut TaskResult) {
+        let Some(pty) = entry.pty.clone() else {
+            return;
+        };
+        let screen = super::sessions::screen_lines(&pty).await;
+        let failures = entry.turn_failures(&screen);
+        if failures.is_empty() {
+            return;
+        }
+        self.fill_result_files(&task.id, result).await;
+        let cli = entry
+            .provider
+            .as_ref()
+            .map_or("the agent's CLI", |p| p.name.as_str());
+        if let Some(note) = super::notices::weigh(result, cli, &failures, self.tracks_files(task))
+            && let Err(e) = self.append_output(&task.id, &note).await
+        {
+            tracing::debug!(error = %e, "a tool failure not noted");
+        }
+    }
+
+    /// Puts the notes of what a session's CLI said (`notices.rs`) on its task.
+    pub(super) async fn pass_on_notes(&self, entry: &Arc<SessionEntry>) {
+        let notes = entry.agent.lock().said.take_notes();
+        let task_id = entry.info.lock().task_id.clone();
+        if let (false, Some(task_id)) = (notes.is_empty(), task_id)
+            && let Err(e) = self.append_output(&task_id, &notes.join("\n")).await
+        {
+            tracing::debug!(error = %e, "a note not passed on");
+        }
     }
 
     /// The reply a send produced, without the provider's chrome (input box, status lines,

@@ -31,26 +31,29 @@ pub(crate) fn write_file(state_dir: &Path, session_id: &str, text: &str) -> Opti
     .ok()
 }
 
-/// Writes `files(dir)` (name, content) into `<state>/instructions/<session>/` (0700, each
-/// file 0600) for CLIs that read instructions from a directory; returns the directory.
+/// Writes `files(dir)` (name, content) into `<place>/<session>/` (0700, each file 0600) for
+/// CLIs that read instructions from a directory; returns the directory. `place` is one the
+/// CLI accepts (`placement.rs`), `<state>/instructions` unless it has a rule.
 pub(crate) fn write_dir(
-    state_dir: &Path,
+    place: &Path,
     session_id: &str,
     files: &dyn Fn(&Path) -> Vec<(String, String)>,
 ) -> Option<PathBuf> {
-    let dir = state_dir.join("instructions").join(session_id);
+    let dir = place.join(session_id);
     for (name, content) in files(&dir) {
         crate::state_dir::write_private_file(&dir, &name, content.as_bytes()).ok()?;
     }
     Some(dir)
 }
 
-/// Removes a session's instructions file and directory once its CLI has ended (a continued
-/// task's new session gets its own).
+/// Removes a session's instructions file and directory, wherever they were placed, once its
+/// CLI has ended (a continued task's new session gets its own).
 pub(crate) fn remove_file(state_dir: &Path, session_id: &str) {
     let dir = state_dir.join("instructions");
     let _ = std::fs::remove_file(dir.join(format!("{session_id}.md")));
-    let _ = std::fs::remove_dir_all(dir.join(session_id));
+    for place in super::placement::places(state_dir) {
+        let _ = std::fs::remove_dir_all(place.join(session_id));
+    }
 }
 
 #[cfg(test)]

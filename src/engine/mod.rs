@@ -9,6 +9,8 @@ mod grants;
 mod hooks;
 mod instructions;
 mod limits;
+mod notices;
+mod placement;
 mod removal;
 mod repo_file;
 mod runs;

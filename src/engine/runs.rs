@@ -429,6 +429,8 @@ impl Engine {
         let Some(task_id) = entry.info.lock().task_id.clone() else {
             return;
         };
+        // What the lines say that the task must carry goes right after them.
+        lines.extend(entry.said_in_output(&lines));
         if lines.len() > OUTPUT_LINES_KEPT {
             lines.drain(..lines.len() - OUTPUT_LINES_KEPT);
         }
@@ -533,6 +535,13 @@ impl Engine {
                 .unwrap_or_default(),
             None => (Vec::new(), Vec::new()),
         }
+    }
+
+    /// Whether git can tell which files the task changed: it has a worktree, or it started in
+    /// a git work tree.
+    pub(crate) fn tracks_files(&self, task: &Task) -> bool {
+        task.metadata.worktree.as_ref().is_some_and(|w| w.is_live())
+            || self.inner.git.lock().contains_key(&task.id)
     }
 
     /// A result that lists no files gets the ones git saw change.

@@ -285,7 +285,7 @@ fn session_error(e: SessionError) -> EngineError {
 /// lines dropped: what replies are diffed on. Copying them out costs milliseconds a call (a
 /// flooding session's more, starved of CPU), so it runs off the async workers: on them, a few
 /// flooding sessions' replies kept every worker busy and keystrokes waited seconds.
-async fn screen_lines(pty: &Arc<PtySession>) -> Vec<String> {
+pub(super) async fn screen_lines(pty: &Arc<PtySession>) -> Vec<String> {
     let pty = pty.clone();
     let snap = tokio::task::spawn_blocking(move || pty.snapshot(REPLY_SCROLLBACK, false))
         .await
@@ -502,6 +502,8 @@ impl Engine {
             .values()
             .any(|c| c.contains(super::hooks::GEMINI_HOOKS));
         let mut told_env = Vec::new();
+        // Notes for the task from the start (a place the CLI will not take its files from).
+        let mut notes = Vec::new();
         if req.task_id.is_some() || files_hold_hooks {
             let text = req
                 .task_id
@@ -532,7 +534,12 @@ impl Engine {
                             })
                             .collect()
                     };
-                    super::instructions::write_dir(self.state_dir(), &id, &with_hooks)
+                    let placement =
+                        super::placement::choose(self.state_dir(), provider.instructions_dir_rule);
+                    if let super::placement::Placement::Refused { reasons, .. } = &placement {
+                        notes.push(super::notices::unplaced(&provider, reasons));
+                    }
+                    super::instructions::write_dir(placement.dir(), &id, &with_hooks)
                 },
             );
         }
@@ -629,6 +636,7 @@ impl Engine {
             facts: Mutex::new(facts),
             credential: Some(credential.keep()),
         });
+        entry.agent.lock().said.add_notes(notes);
         {
             let mut table = self.inner.sessions.write();
             table.by_id.insert(id.clone(), entry.clone());

@@ -9,7 +9,7 @@ pub mod line_question;
 pub mod patterns;
 
 pub use config::{Config, ConfigError};
-pub use patterns::{Classifier, PromptOption, PromptRule, ScreenPatterns, Verdict};
+pub use patterns::{Classifier, NoticeRule, PromptOption, PromptRule, ScreenPatterns, Verdict};
 
 use crate::wire::Approval;
 use serde::{Deserialize, Serialize};
@@ -44,6 +44,33 @@ pub enum SubmitKey {
     CtrlJ,
     /// Nothing: the text is typed and left for the user to submit.
     None,
+}
+
+/// What a CLI asks of the directories above a file orchestra hands it before it reads the
+/// file (`instructions_dir_rule`); orchestra puts the files where the rule is met (see
+/// `engine/placement.rs`). An unknown name fails the table's parse, naming the rules there are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirRule {
+    /// Nothing: the files go in orchestra's private state directory.
+    #[default]
+    Any,
+    /// The file and every directory above it, up to `/`, owned by root and writable by no
+    /// one else: Gemini CLI's rule for its system settings files (a user other than root
+    /// cannot meet it).
+    RootOwned,
+}
+
+impl DirRule {
+    /// The rule in words, for a note that says a CLI's rule could not be met.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DirRule::Any => "anywhere",
+            DirRule::RootOwned => {
+                "owned by root and writable by no one else, every directory up to /"
+            }
+        }
+    }
 }
 
 impl SubmitKey {
@@ -98,6 +125,14 @@ pub struct Provider {
     /// included directory): `{instructions}` and `{instructions_dir}` are filled in.
     #[serde(default)]
     pub instructions_files: BTreeMap<String, String>,
+    /// What the CLI asks of the directories above the files of `instructions_files` before
+    /// it reads them (Gemini CLI: `root-owned`).
+    #[serde(default)]
+    pub instructions_dir_rule: DirRule,
+    /// What the CLI says when it skipped something orchestra handed it or could not set
+    /// itself up: each becomes a note on the task, once per session.
+    #[serde(default)]
+    pub notices: Vec<NoticeRule>,
     /// Arguments that make the agent's own hooks report its status to orchestra through
     /// `orchestra hook EVENT`: `{hooks_file}` is a per-session Claude Code settings file
     /// holding the hooks, `{orchestra}` orchestra's executable. Fitted like presets.
@@ -153,6 +188,8 @@ pub struct ProviderOverride {
     pub instructions_args: Option<Vec<String>>,
     pub instructions_env: Option<BTreeMap<String, String>>,
     pub instructions_files: Option<BTreeMap<String, String>>,
+    pub instructions_dir_rule: Option<DirRule>,
+    pub notices: Option<Vec<NoticeRule>>,
     pub hooks_args: Option<Vec<String>>,
     pub version_args: Option<Vec<String>>,
     pub screen: Option<ScreenPatterns>,
@@ -351,7 +388,8 @@ impl Provider {
     /// The screen classifier built from this entry's patterns (invalid patterns are skipped
     /// and logged; `Classifier::new` reports them).
     pub fn classifier(&self) -> Classifier {
-        let (c, errors) = Classifier::new(&self.screen, &self.prompts);
+        let (c, mut errors) = Classifier::new(&self.screen, &self.prompts);
+        let c = c.with_notices(&self.notices, &mut errors);
         for e in errors {
             tracing::warn!(provider = %self.id, error = %e, "skipping an invalid screen pattern");
         }
@@ -447,6 +485,12 @@ impl Provider {
         }
         if let Some(v) = o.instructions_files {
             self.instructions_files = v;
+        }
+        if let Some(v) = o.instructions_dir_rule {
+            self.instructions_dir_rule = v;
+        }
+        if let Some(v) = o.notices {
+            self.notices = v;
         }
         if let Some(v) = o.version_args {
             self.version_args = v;
@@ -570,6 +614,8 @@ impl Providers {
                         instructions_args: Vec::new(),
                         instructions_env: BTreeMap::new(),
                         instructions_files: BTreeMap::new(),
+                        instructions_dir_rule: DirRule::Any,
+                        notices: Vec::new(),
                         hooks_args: Vec::new(),
                         version_args: default_version_args(),
                         screen: ScreenPatterns::default(),
@@ -657,9 +703,42 @@ mod tests {
     #[test]
     fn built_in_patterns_all_compile() {
         for p in Providers::built_in().all() {
-            let (_, errors) = Classifier::new(&p.screen, &p.prompts);
+            let (c, mut errors) = Classifier::new(&p.screen, &p.prompts);
+            let _ = c.with_notices(&p.notices, &mut errors);
             assert!(errors.is_empty(), "{}: {errors:?}", p.id);
         }
+        // What Codex CLI 0.171 and Gemini CLI 0.61 print when they refuse what they are handed.
+        for (id, said) in [
+            (
+                "codex",
+                "WARNING: proceeding, even though we could not create PATH aliases: Refusing to create helper binaries under temporary dir \"/tmp\"",
+            ),
+            (
+                "gemini",
+                "⚠  Security Warning: Skipping system defaults file\n   '/tmp/s/system-defaults.json':",
+            ),
+        ] {
+            let p = Providers::built_in().get(id).cloned().unwrap();
+            assert_eq!(p.classifier().notices_in(said).count(), 1, "{id}");
+        }
+        let codex = Providers::built_in()
+            .get("codex")
+            .cloned()
+            .unwrap()
+            .classifier();
+        let screen = [
+            "• Added hello.txt (+1 -0)",
+            "✘ Failed to apply patch",
+            "  └ (error details unavailable)",
+        ];
+        let screen: Vec<String> = screen.iter().map(|l| l.to_string()).collect();
+        assert_eq!(codex.tool_failures(&screen), ["✘ Failed to apply patch"]);
+        assert_eq!(
+            Providers::built_in()
+                .get("gemini")
+                .map(|p| p.instructions_dir_rule),
+            Some(DirRule::RootOwned)
+        );
         let claude = Providers::built_in().get("claude").cloned().unwrap();
         let l = claude.launch_with_approval("fix it", Approval::Auto);
         assert_eq!(l.args, ["--permission-mode", "auto", "fix it"]);

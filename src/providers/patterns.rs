@@ -48,6 +48,22 @@ pub struct ScreenPatterns {
     /// preview) are not reply. Matched against the whole line, indentation included.
     #[serde(default)]
     pub tool: Vec<String>,
+    /// A line it prints when one of its own tools failed (Codex CLI's `✘ Failed to apply
+    /// patch`): evidence that a turn's claimed success may not hold. Matched against each
+    /// trimmed line.
+    #[serde(default)]
+    pub tool_failed: Vec<String>,
+}
+
+/// Something a CLI says about what orchestra handed it (a settings file it skipped, helper
+/// commands it did not make): the task gets `means` as a note, once per session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoticeRule {
+    /// Regular expression that recognises what the CLI says, in its output or on its screen.
+    pub pattern: String,
+    /// What it means for the task, in a sentence a user can act on.
+    pub means: String,
 }
 
 /// How a rule's options read from the screen are picked.
@@ -134,7 +150,9 @@ pub struct Classifier {
     chrome: Vec<Regex>,
     strip: Vec<Regex>,
     tool: Vec<Regex>,
+    tool_failed: Vec<Regex>,
     rules: Vec<CompiledRule>,
+    notices: Vec<(Regex, String)>,
 }
 
 fn compile(p: &str) -> Result<Regex, String> {
@@ -186,7 +204,9 @@ impl Classifier {
             chrome: compile_all(&screen.chrome, &mut errors),
             strip: compile_all(&screen.strip, &mut errors),
             tool: compile_all(&screen.tool, &mut errors),
+            tool_failed: compile_all(&screen.tool_failed, &mut errors),
             rules: Vec::new(),
+            notices: Vec::new(),
         };
         for r in rules {
             match compile(&r.pattern) {
@@ -198,6 +218,43 @@ impl Classifier {
             }
         }
         (c, errors)
+    }
+
+    /// With the provider's notices; invalid patterns are left out and pushed onto `errors`.
+    pub fn with_notices(mut self, notices: &[NoticeRule], errors: &mut Vec<String>) -> Self {
+        for n in notices {
+            match compile(&n.pattern) {
+                Ok(re) => self.notices.push((re, n.means.clone())),
+                Err(e) => errors.push(e),
+            }
+        }
+        self
+    }
+
+    /// The notices `text` (output lines, or a screen) holds: each one's index and meaning.
+    pub fn notices_in<'a>(&'a self, text: &str) -> impl Iterator<Item = (usize, &'a str)> {
+        self.notices
+            .iter()
+            .enumerate()
+            .filter(move |(_, (re, _))| re.is_match(text))
+            .map(|(i, (_, means))| (i, means.as_str()))
+    }
+
+    /// How many notices it looks for.
+    pub fn notice_count(&self) -> usize {
+        self.notices.len()
+    }
+
+    /// The lines (trimmed) of `lines` that say one of its tools failed.
+    pub fn tool_failures<'a>(&self, lines: &'a [String]) -> Vec<&'a str> {
+        if self.tool_failed.is_empty() {
+            return Vec::new();
+        }
+        lines
+            .iter()
+            .map(|l| l.trim())
+            .filter(|t| self.tool_failed.iter().any(|re| re.is_match(t)))
+            .collect()
     }
 
     /// Whether it has any patterns at all (a provider without any is judged by stability).
