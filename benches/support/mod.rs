@@ -24,7 +24,7 @@ pub fn env_num(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-#[path = "../../tests/support/procfs.rs"]
+#[path = "../../tests/it/support/procfs.rs"]
 mod procfs;
 #[allow(unused_imports)] // each bench uses a part of `support`
 pub use procfs::rss_kib;

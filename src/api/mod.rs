@@ -58,7 +58,7 @@ fn routes(engine: Engine) -> Router {
 }
 
 /// Every route path the router serves, in axum's (and OpenAPI's) `{param}` syntax: what
-/// the OpenAPI document must cover (`tests/api_openapi.rs` checks each path's methods
+/// the OpenAPI document must cover (`tests/it/api_openapi.rs` checks each path's methods
 /// against it).
 pub fn route_paths() -> Vec<&'static str> {
     route_table().into_iter().map(|(path, _)| path).collect()

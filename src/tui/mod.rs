@@ -358,7 +358,7 @@ where
 mod tests {
     use super::*;
 
-    /// Found by `tests/props_providers.rs`: a wrong `[notify]` entry was refused without the
+    /// Found by `tests/it/props_providers.rs`: a wrong `[notify]` entry was refused without the
     /// file's name, unlike a wrong `[keys]` entry.
     #[test]
     fn a_wrong_entry_of_either_tui_section_names_the_file() {
