@@ -9,10 +9,10 @@
 
 mod support;
 
-use orchestra::engine::{SessionInfo, SessionStatus};
-use orchestra::task::{NewTask, Task, TaskStatus};
-use orchestra::tui::App;
-use orchestra::tui::backend::Snapshot;
+use orchestra_daemon::engine::{SessionInfo, SessionStatus};
+use orchestra_proto::task::{NewTask, Task, TaskStatus};
+use orchestra_tui::App;
+use orchestra_tui::backend::Snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::collections::HashMap;

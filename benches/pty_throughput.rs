@@ -13,7 +13,7 @@
 
 mod support;
 
-use orchestra::session::{LineSplitter, PtySession, SpawnSpec, Terminal};
+use orchestra_daemon::session::{LineSplitter, PtySession, SpawnSpec, Terminal};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};

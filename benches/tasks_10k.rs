@@ -14,9 +14,9 @@
 
 mod support;
 
-use orchestra::task::{NewTask, Task, TaskStatus};
-use orchestra::tui::App;
-use orchestra::tui::backend::Snapshot;
+use orchestra_proto::task::{NewTask, Task, TaskStatus};
+use orchestra_tui::App;
+use orchestra_tui::backend::Snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;

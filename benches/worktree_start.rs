@@ -10,7 +10,7 @@
 
 mod support;
 
-use orchestra::git;
+use orchestra_daemon::git;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

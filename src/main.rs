@@ -1,19 +1,21 @@
-use orchestra::cli::{Command, print_completions, write_man};
+mod cli;
+
+use cli::{Command, print_completions, write_man};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    orchestra::session::use_an_arena_per_thread();
-    if let Some(instance) = orchestra::cli::guard::invoked() {
-        return orchestra::cli::guard::run(&instance);
+    orchestra_daemon::session::use_an_arena_per_thread();
+    if let Some(instance) = orchestra_daemon::guard::invoked() {
+        return orchestra_daemon::guard::run(&instance);
     }
-    let cli = orchestra::cli::parse();
+    let cli = cli::parse();
     match &cli.command {
         Some(Command::Completions { shell }) => {
             print_completions(*shell);
             return ExitCode::SUCCESS;
         }
         Some(Command::Openapi) => {
-            print!("{}", orchestra::api::openapi::document_text());
+            print!("{}", orchestra_daemon::api::openapi::document_text());
             return ExitCode::SUCCESS;
         }
         Some(Command::Man { dir }) => {
@@ -28,7 +30,7 @@ fn main() -> ExitCode {
         _ => {}
     }
     // Client subcommands are blocking HTTP calls: no runtime.
-    if let Some(code) = orchestra::cli::client::run(&cli) {
+    if let Some(code) = cli::client::run(&cli) {
         return code;
     }
     // The server: more workers than cores, so a stray blocking call does not stall the API.
@@ -53,14 +55,14 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match &cli.command {
-            Some(Command::Serve(args)) => orchestra::cli::serve::run(args).await,
+            Some(Command::Serve(args)) => cli::serve::run(args).await,
             // Nothing is started for a TUI that cannot run.
             None => {
                 async {
-                    orchestra::tui::needs_terminal()?;
-                    let keys = orchestra::tui::load_keys(cli.server.config.as_deref())?;
-                    let alerts = orchestra::tui::load_notify(cli.server.config.as_deref())?;
-                    orchestra::tui::run(attach_target(&cli).await?, keys, alerts).await
+                    orchestra_tui::needs_terminal()?;
+                    let keys = orchestra_tui::load_keys(cli.server.config.as_deref())?;
+                    let alerts = orchestra_tui::load_notify(cli.server.config.as_deref())?;
+                    orchestra_tui::run(attach_target(&cli).await?, keys, alerts).await
                 }
                 .await
             }
@@ -95,7 +97,7 @@ fn error_text(e: &anyhow::Error) -> String {
 
 /// The orchestra `orchestra` (no subcommand) attaches to: `--url`'s, else the state
 /// directory's, started now (detached) when none runs.
-async fn attach_target(cli: &orchestra::cli::Cli) -> anyhow::Result<orchestra::tui::Target> {
+async fn attach_target(cli: &cli::Cli) -> anyhow::Result<orchestra_tui::Target> {
     use anyhow::Context;
     if let Some(url) = cli.client.url.as_deref().filter(|u| !u.trim().is_empty()) {
         let url = if url.contains("://") {
@@ -105,28 +107,28 @@ async fn attach_target(cli: &orchestra::cli::Cli) -> anyhow::Result<orchestra::t
         };
         // The token given, else this machine's orchestra's when `url` is its own.
         let token = cli.server.token.clone().or_else(|| {
-            orchestra::state_dir::resolve(cli.server.state_dir.as_deref())
+            orchestra_sys::state_dir::resolve(cli.server.state_dir.as_deref())
                 .ok()
-                .and_then(|dir| orchestra::daemon::token_for_url(&dir, &url))
+                .and_then(|dir| orchestra_client::daemon::token_for_url(&dir, &url))
         });
-        return Ok(orchestra::tui::Target {
+        return Ok(orchestra_tui::Target {
             come_back: format!("orchestra --url {url}"),
             url,
             token,
             state_dir: None,
         });
     }
-    let dir = orchestra::state_dir::resolve(cli.server.state_dir.as_deref())
+    let dir = orchestra_sys::state_dir::resolve(cli.server.state_dir.as_deref())
         .context("cannot find the state directory")?;
     let serve_args = cli.server.serve_args();
     let token = cli.server.token.clone();
     let found = dir.clone();
     let (endpoint, _started) = tokio::task::spawn_blocking(move || {
-        orchestra::daemon::find_or_start(&found, &serve_args, token.as_deref())
+        orchestra_client::daemon::find_or_start(&found, &serve_args, token.as_deref())
     })
     .await
     .context("starting orchestra failed")??;
-    Ok(orchestra::tui::Target {
+    Ok(orchestra_tui::Target {
         url: endpoint.url,
         token: endpoint.token,
         state_dir: Some(dir),

@@ -188,14 +188,14 @@ pub fn http_agent() -> ureq::Agent {
 
 /// A cockpit in memory for the TUI benches: a snapshot, and a vt100 screen per session id.
 pub struct MemoryCockpit {
-    pub snap: orchestra::tui::backend::Snapshot,
+    pub snap: orchestra_tui::backend::Snapshot,
     pub screens: parking_lot::Mutex<std::collections::HashMap<String, vt100::Parser>>,
-    pub events: tokio::sync::broadcast::Sender<orchestra::engine::Event>,
+    pub events: tokio::sync::broadcast::Sender<orchestra_daemon::engine::Event>,
 }
 
 impl MemoryCockpit {
     pub fn new(
-        snap: orchestra::tui::backend::Snapshot,
+        snap: orchestra_tui::backend::Snapshot,
         screens: std::collections::HashMap<String, vt100::Parser>,
     ) -> MemoryCockpit {
         MemoryCockpit {
@@ -206,11 +206,11 @@ impl MemoryCockpit {
     }
 }
 
-impl orchestra::tui::backend::Cockpit for MemoryCockpit {
-    fn snapshot(&self) -> orchestra::tui::backend::Snapshot {
+impl orchestra_tui::backend::Cockpit for MemoryCockpit {
+    fn snapshot(&self) -> orchestra_tui::backend::Snapshot {
         self.snap.clone()
     }
-    fn providers(&self) -> Vec<orchestra::tui::backend::ProviderChoice> {
+    fn providers(&self) -> Vec<orchestra_tui::backend::ProviderChoice> {
         Vec::new()
     }
     fn default_provider(&self) -> Option<String> {
@@ -219,15 +219,15 @@ impl orchestra::tui::backend::Cockpit for MemoryCockpit {
     fn default_dir(&self) -> String {
         "/".into()
     }
-    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<orchestra::engine::Event> {
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<orchestra_daemon::engine::Event> {
         self.events.subscribe()
     }
     fn execute(
         &self,
-        cmd: orchestra::tui::backend::Command,
-    ) -> orchestra::tui::backend::CommandFuture {
+        cmd: orchestra_tui::backend::Command,
+    ) -> orchestra_tui::backend::CommandFuture {
         // Resizes reach the screens at once, as the daemon's would come back.
-        if let orchestra::tui::backend::Command::Resize {
+        if let orchestra_tui::backend::Command::Resize {
             session_id,
             cols,
             rows,
@@ -236,7 +236,7 @@ impl orchestra::tui::backend::Cockpit for MemoryCockpit {
         {
             p.screen_mut().set_size(*rows, *cols);
         }
-        Box::pin(async { Ok(orchestra::tui::backend::Outcome::Done(String::new())) })
+        Box::pin(async { Ok(orchestra_tui::backend::Outcome::Done(String::new())) })
     }
     fn write_input(&self, _: &str, _: Vec<u8>) -> Result<(), String> {
         Ok(())

@@ -7,8 +7,8 @@
 //! It must never disturb the agent: it waits at most a few seconds, prints nothing on stdout
 //! (Claude Code reads a hook's stdout), and exits 0 whatever happened, orchestra gone included.
 
-use crate::wire::request::{HOOK_TOKEN_HEADER, HookReport};
 use clap::Args;
+use orchestra_proto::wire::request::{HOOK_TOKEN_HEADER, HookReport};
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -127,7 +127,7 @@ fn post(args: &HookArgs, token: Option<&str>) -> Result<(), String> {
     let uri = format!(
         "{}/api/coding-agents/sessions/{}/hook",
         url.trim_end_matches('/'),
-        crate::wire::path_segment(&session)
+        orchestra_proto::wire::path_segment(&session)
     );
     let mut rb = agent
         .post(&uri)

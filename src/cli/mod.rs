@@ -7,7 +7,6 @@
 //! before a subcommand is one that subcommand takes.
 
 pub mod client;
-pub mod guard;
 pub mod hook;
 pub mod serve;
 pub mod token;
@@ -255,6 +254,25 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
 }
 
 impl ServerArgs {
+    /// The daemon's options, as these flags say.
+    pub fn options(&self) -> orchestra_daemon::boot::ServeOptions {
+        orchestra_daemon::boot::ServeOptions {
+            addr: self.addr,
+            state_dir: self.state_dir.clone(),
+            token: self.token.clone(),
+            config: self.config.clone(),
+            default_provider: self.default_provider.clone(),
+            max_concurrent: self.max_concurrent,
+            max_sessions: self.max_sessions,
+            grace: self.grace,
+            transcript_cap_mib: self.transcript_cap_mib,
+            allow_host: self.allow_host.clone(),
+            allow_origin: self.allow_origin.clone(),
+            verbose: self.verbose,
+            insecure_no_auth: self.insecure_no_auth,
+        }
+    }
+
     /// The flags that make `orchestra serve` run as these say (the TUI starts its daemon
     /// with them). Never the token: it goes through the environment, where `ps` does not
     /// show it (see `daemon::find_or_start`).

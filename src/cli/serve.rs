@@ -1,15 +1,15 @@
 //! `orchestra serve`: a running orchestra without the TUI (the daemon the TUI attaches to).
 
 use super::ServerArgs;
-use crate::boot;
 use anyhow::Result;
+use orchestra_daemon::boot;
 use std::io::Write;
 
 /// `orchestra serve`: runs until a signal or a stop request, then stops gracefully.
 pub async fn run(args: &ServerArgs) -> Result<()> {
-    let mut running = boot::start(args).await?;
+    let mut running = boot::start(&args.options()).await?;
     if args.insecure_no_auth {
-        eprintln!("orchestra: {}", boot::insecure_warning(args));
+        eprintln!("orchestra: {}", boot::insecure_warning(&args.options()));
     }
     if let Some(notice) = running.state.tightened_notice() {
         eprintln!("orchestra: {notice}");

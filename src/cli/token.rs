@@ -7,7 +7,7 @@
 //! what keeps every other account on the machine out.
 
 use crate::cli::client::error::{CliError, CliResult};
-use crate::daemon::ServerFile;
+use orchestra_sys::server_file::ServerFile;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -27,7 +27,7 @@ pub fn run(state_dir: Option<&Path>) -> ExitCode {
 }
 
 fn token(state_dir: Option<&Path>) -> CliResult<String> {
-    let dir = crate::state_dir::resolve(state_dir)
+    let dir = orchestra_sys::state_dir::resolve(state_dir)
         .map_err(|e| CliError::usage(format!("cannot find the state directory: {e}")))?;
     let running = ServerFile::read(&dir)
         .map_err(|e| CliError::refused(e.to_string()))?
@@ -40,7 +40,7 @@ fn token(state_dir: Option<&Path>) -> CliResult<String> {
             ))
         });
     }
-    crate::state_dir::create_private_dir(&dir)
+    orchestra_sys::state_dir::create_private_dir(&dir)
         .map_err(|e| CliError::refused(format!("cannot use {}: {e}", dir.display())))?;
-    crate::credentials::token_for(&dir).map_err(|e| CliError::refused(e.to_string()))
+    orchestra_sys::credentials::token_for(&dir).map_err(|e| CliError::refused(e.to_string()))
 }

@@ -3,8 +3,8 @@
 //! test --test agents_live`), and against synthetic permission prompts: a permission is
 //! never answered automatically.
 
-use orchestra::providers::patterns::{SeenPrompt, Verdict};
-use orchestra::providers::{Classifier, Providers};
+use orchestra_daemon::providers::patterns::{SeenPrompt, Verdict};
+use orchestra_daemon::providers::{Classifier, Providers};
 use std::path::Path;
 
 fn classifier(cli: &str) -> Classifier {

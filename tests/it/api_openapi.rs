@@ -3,8 +3,8 @@
 
 use crate::support;
 
-use orchestra::api::openapi::{TokenRequired, document, document_for, document_text};
-use orchestra::api::route_paths;
+use orchestra_daemon::api::openapi::{TokenRequired, document, document_for, document_text};
+use orchestra_daemon::api::route_paths;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use support::Server;

@@ -527,7 +527,7 @@ fn approval_is_one_of_the_presets_or_a_400_naming_them() {
 /// `type` says: a session's life (started, status, message, exited) and its task's.
 #[test]
 fn events_on_the_stream_are_wire_events() {
-    use orchestra::wire::{Event, EventFrame, Role, SessionEventKind, TaskEventKind};
+    use orchestra_proto::wire::{Event, EventFrame, Role, SessionEventKind, TaskEventKind};
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
     let mut events = Events::open(&s);
@@ -576,7 +576,7 @@ fn events_on_the_stream_are_wire_events() {
             Event::Task { kind, task, .. } => {
                 assert_eq!(task.id, id);
                 if *kind == TaskEventKind::Completed {
-                    assert_eq!(task.status(), orchestra::task::TaskStatus::Completed);
+                    assert_eq!(task.status(), orchestra_proto::task::TaskStatus::Completed);
                 }
             }
             Event::Session { kind, session } => {

@@ -592,8 +592,8 @@ fn the_server_stops_cleanly_while_clients_watch() {
 /// other streams' frames keep busy (the grid of flooding agents, BENCHMARKS.md).
 #[test]
 fn a_key_is_typed_while_every_worker_of_the_server_is_busy() {
-    use orchestra::engine::{Engine, EngineConfig};
-    use orchestra::state_dir::StateDir;
+    use orchestra_daemon::engine::{Engine, EngineConfig};
+    use orchestra_sys::state_dir::StateDir;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -615,8 +615,13 @@ fn a_key_is_typed_while_every_worker_of_the_server_is_busy() {
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("address");
-        let app = orchestra::api::router(engine.clone(), orchestra::api::Access::default());
-        tokio::spawn(orchestra::api::serve(listener, app, std::future::pending()));
+        let app =
+            orchestra_daemon::api::router(engine.clone(), orchestra_daemon::api::Access::default());
+        tokio::spawn(orchestra_daemon::api::serve(
+            listener,
+            app,
+            std::future::pending(),
+        ));
         (engine, addr)
     });
     let s = Server::attach(&format!("http://{addr}"), state.path.as_path(), None);

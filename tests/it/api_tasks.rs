@@ -741,8 +741,8 @@ fn the_one_task_as_sent<'a>(body: &'a str, field: &str) -> &'a str {
 }
 
 /// The task as sent must be what encoding that task afresh gives, byte for byte.
-fn encoded_afresh(raw: &str) -> orchestra::task::Task {
-    let task: orchestra::task::Task = serde_json::from_str(raw).expect("a task");
+fn encoded_afresh(raw: &str) -> orchestra_proto::task::Task {
+    let task: orchestra_proto::task::Task = serde_json::from_str(raw).expect("a task");
     assert_eq!(serde_json::to_string(&task).unwrap(), raw);
     task
 }

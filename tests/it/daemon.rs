@@ -5,7 +5,9 @@
 
 use crate::support;
 
-use orchestra::daemon::{self, Endpoint, ServerFile, pid_alive};
+use orchestra_client::daemon::{self, Endpoint};
+use orchestra_sys::process::pid_alive;
+use orchestra_sys::server_file::ServerFile;
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -199,7 +201,7 @@ fn find_or_start_starts_a_detached_daemon_then_finds_it_and_stop_ends_it() {
         "{endpoint:?}"
     );
     // The state directory's own token, made at this first start; not in its arguments.
-    let token = orchestra::credentials::read_token(&state).unwrap();
+    let token = orchestra_sys::credentials::read_token(&state).unwrap();
     assert!(token.is_some());
     assert_eq!(endpoint.token, token);
     let pid = server_pid(&state);
@@ -292,7 +294,10 @@ fn a_stale_server_file_is_ignored_and_replaced() {
         format!("stopped orchestra at {}; ended 0 agents\n", endpoint.url)
     );
     let pid = file.pid.unwrap();
-    assert!(daemon::wait_exit(pid, Duration::from_secs(20)));
+    assert!(orchestra_sys::process::wait_exit(
+        pid,
+        Duration::from_secs(20)
+    ));
 }
 
 #[test]

@@ -530,9 +530,9 @@ w.write(b'done\n')
     );
     assert_eq!(output.last().map(String::as_str), Some("done"));
     // Long lines are kept in bounded pieces, and only so many of them.
-    let cap = orchestra::session::DEFAULT_MAX_LINE;
+    let cap = orchestra_daemon::session::DEFAULT_MAX_LINE;
     assert!(output.iter().all(|l| l.chars().count() <= cap));
-    assert!(output.len() <= orchestra::task::OUTPUT_LINES_KEPT);
+    assert!(output.len() <= orchestra_proto::task::OUTPUT_LINES_KEPT);
     let x: usize = output
         .iter()
         .filter(|l| l.starts_with('x'))

@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use orchestra::task::TaskStatus;
+use orchestra_proto::task::TaskStatus;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};
@@ -186,7 +186,7 @@ fn query() -> impl Strategy<Value = String> {
     prop::collection::vec((name, value), 0..3).prop_map(|pairs| {
         pairs
             .iter()
-            .map(|(k, v)| format!("{k}={}", orchestra::wire::path_segment(v)))
+            .map(|(k, v)| format!("{k}={}", orchestra_proto::wire::path_segment(v)))
             .collect::<Vec<_>>()
             .join("&")
     })
@@ -297,7 +297,7 @@ proptest! {
 
     #[test]
     fn any_json_decodes_as_a_wire_type_or_says_why(v in any_json()) {
-        use orchestra::wire::*;
+        use orchestra_proto::wire::*;
         let bytes = v.to_string().into_bytes();
         macro_rules! each {
             ($($t:ty),*) => {$(

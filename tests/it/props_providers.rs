@@ -3,8 +3,8 @@
 //! screens cut and mixed with arbitrary text), the question of a line read, and the config file (arbitrary TOML: it loads
 //! or is refused with an error naming the file, never a panic).
 
-use orchestra::providers::patterns::find_option;
-use orchestra::providers::{Classifier, Config, Providers, Verdict};
+use orchestra_daemon::providers::patterns::find_option;
+use orchestra_daemon::providers::{Classifier, Config, Providers, Verdict};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -88,7 +88,7 @@ proptest! {
                 for o in &prompt.options {
                     // What answering sends is made of keys the encoder knows.
                     if let Some(k) = &o.keys {
-                        prop_assert!(orchestra::session::encode_keys(k, false).is_ok(), "{k:?}");
+                        prop_assert!(orchestra_daemon::session::encode_keys(k, false).is_ok(), "{k:?}");
                     }
                 }
                 // An automatic answer is one of the options.
@@ -117,8 +117,8 @@ proptest! {
         ]),
         echo in any::<bool>(),
     ) {
-        use orchestra::providers::line_question::line_question;
-        use orchestra::wire::PromptKind;
+        use orchestra_daemon::providers::line_question::line_question;
+        use orchestra_proto::wire::PromptKind;
         if let Some(seen) = line_question(&before, &above, echo) {
             let p = &seen.prompt;
             prop_assert!(!p.text.is_empty() && !p.text.contains('\n'), "{:?}", p.text);
@@ -130,7 +130,7 @@ proptest! {
             prop_assert_eq!(keys.len(), p.options.len(), "option keys repeat: {:?}", p.options);
             for o in &p.options {
                 let typed = o.keys.clone().unwrap_or_default();
-                prop_assert!(orchestra::session::encode_keys(&typed, false).is_ok(), "{typed:?}");
+                prop_assert!(orchestra_daemon::session::encode_keys(&typed, false).is_ok(), "{typed:?}");
                 prop_assert_eq!(typed.last().map(String::as_str), Some("enter"));
             }
         }
@@ -141,7 +141,7 @@ proptest! {
         patterns in prop::collection::vec(prop_oneof!["\\PC{0,12}", "[(){}\\[\\]*+?|^$.\\\\a-z0-9]{0,12}"], 0..6),
         screen in screen(),
     ) {
-        let screen_patterns = orchestra::providers::ScreenPatterns {
+        let screen_patterns = orchestra_daemon::providers::ScreenPatterns {
             ready: patterns.clone(),
             busy: patterns.clone(),
             chrome: patterns.clone(),
@@ -152,10 +152,10 @@ proptest! {
             tool: patterns.clone(),
             tool_failed: patterns.clone(),
         };
-        let rules: Vec<orchestra::providers::PromptRule> = patterns
+        let rules: Vec<orchestra_daemon::providers::PromptRule> = patterns
             .iter()
-            .map(|p| orchestra::providers::PromptRule {
-                kind: orchestra::wire::PromptKind::Choice,
+            .map(|p| orchestra_daemon::providers::PromptRule {
+                kind: orchestra_proto::wire::PromptKind::Choice,
                 name: "any".into(),
                 pattern: p.clone(),
                 housekeeping: true,
@@ -164,7 +164,7 @@ proptest! {
                 select: Default::default(),
             })
             .collect();
-        let (c, errors) = orchestra::providers::Classifier::new(&screen_patterns, &rules);
+        let (c, errors) = orchestra_daemon::providers::Classifier::new(&screen_patterns, &rules);
         for e in &errors {
             prop_assert!(e.starts_with("pattern "), "{e}");
         }
@@ -193,10 +193,10 @@ proptest! {
                     Err(e) => prop_assert!(!e.to_string().trim().is_empty()),
                 }
                 // The TUI's parts of the file: read or refused naming the file.
-                if let Err(e) = orchestra::tui::load_keys(Some(&path)) {
+                if let Err(e) = orchestra_tui::load_keys(Some(&path)) {
                     prop_assert!(e.to_string().contains(path.to_str().unwrap()), "{e}");
                 }
-                if let Err(e) = orchestra::tui::load_notify(Some(&path)) {
+                if let Err(e) = orchestra_tui::load_notify(Some(&path)) {
                     prop_assert!(e.to_string().contains(path.to_str().unwrap()), "{e}");
                 }
             }

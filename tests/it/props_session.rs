@@ -3,7 +3,7 @@
 //! Arbitrary input never panics, memory stays bounded, and output split anywhere (inside a
 //! UTF-8 character or an escape sequence) reads exactly as when it arrives whole.
 
-use orchestra::session::{Key, KeyCode, LineSplitter, Terminal, encode_key, encode_paste};
+use orchestra_daemon::session::{Key, KeyCode, LineSplitter, Terminal, encode_key, encode_paste};
 use proptest::prelude::*;
 
 /// Pieces a program's output is made of, weighted toward what breaks parsers: escape
@@ -85,7 +85,7 @@ proptest! {
     fn the_line_splitter_reads_a_stream_cut_anywhere_as_the_whole(
         bytes in stream(),
         cuts in prop::collection::vec(any::<usize>(), 0..12),
-        max_line in prop_oneof![Just(orchestra::session::DEFAULT_MAX_LINE), 1usize..40],
+        max_line in prop_oneof![Just(orchestra_daemon::session::DEFAULT_MAX_LINE), 1usize..40],
     ) {
         let whole = split_lines(max_line, std::slice::from_ref(&bytes));
         let cut = split_lines(max_line, &chunks(&bytes, &cuts));
@@ -137,7 +137,7 @@ proptest! {
             lines.feed(&bytes, &mut out);
             t.resize(rows, cols);
             let snap = t.snapshot(10, true);
-            prop_assert_eq!((snap.rows, snap.cols), orchestra::session::parser_size(rows, cols));
+            prop_assert_eq!((snap.rows, snap.cols), orchestra_daemon::session::parser_size(rows, cols));
             prop_assert!(snap.cursor.0 < snap.rows);
             let _ = t.fingerprint();
         }

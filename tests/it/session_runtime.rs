@@ -2,7 +2,7 @@
 //! No sleeps-and-hope: every wait polls a condition with a deadline. Every session is
 //! terminated by a guard, even when an assertion fails.
 
-use orchestra::session::{
+use orchestra_daemon::session::{
     Activity, ExitInfo, MARKER_VAR, PtySession, SessionEvent, SpawnSpec, tree,
 };
 use parking_lot::Mutex;
@@ -247,7 +247,7 @@ fn bash_prompt_echo_and_quiet() {
     assert_eq!(g.session.exit_info(), Some(info));
     assert!(matches!(
         g.session.write(b"x"),
-        Err(orchestra::session::SessionError::Ended)
+        Err(orchestra_daemon::session::SessionError::Ended)
     ));
     assert!(!alive(g.session.pid() as i32));
 }
@@ -486,13 +486,13 @@ fn bad_cwd_and_missing_program_are_errors() {
     s.cwd = "/definitely/not/here".into();
     assert!(matches!(
         PtySession::spawn(s, Box::new(|_| {})),
-        Err(orchestra::session::SessionError::InvalidCwd(_))
+        Err(orchestra_daemon::session::SessionError::InvalidCwd(_))
     ));
     let mut s = spec("no-such-program-xyz", &[]);
     s.env = base_env();
     assert!(matches!(
         PtySession::spawn(s, Box::new(|_| {})),
-        Err(orchestra::session::SessionError::Spawn { .. })
+        Err(orchestra_daemon::session::SessionError::Spawn { .. })
     ));
 }
 
@@ -1002,7 +1002,7 @@ fn a_transcript_reaches_its_file_soon_without_more_output_and_at_once_when_asked
 /// command that sleeps and a full-screen program are not waiting for a line.
 #[test]
 fn a_line_read_is_seen_and_nothing_else_is() {
-    use orchestra::session::Foreground;
+    use orchestra_daemon::session::Foreground;
     let g = bash();
     g.wait_quiet();
     assert_eq!(

@@ -298,21 +298,22 @@ fn the_cli_continues_a_task_by_a_prefix_of_its_id() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tui_continues_a_finished_task_with_a_typed_request() {
+    use crate::support::engine_cockpit::EngineCockpit;
     use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
-    use orchestra::engine::{CreateTask, Engine, EngineConfig};
-    use orchestra::task::TaskStatus;
-    use orchestra::tui::{App, EngineCockpit};
+    use orchestra_daemon::engine::{CreateTask, Engine, EngineConfig};
+    use orchestra_proto::task::TaskStatus;
+    use orchestra_tui::App;
     let key = |c| E::Key(KeyEvent::new(c, KeyModifiers::NONE));
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     let cfg = config(dir.path());
-    let providers = orchestra::providers::Providers::from_config(
-        &orchestra::providers::Config::load(Some(Path::new(&cfg))).unwrap(),
+    let providers = orchestra_daemon::providers::Providers::from_config(
+        &orchestra_daemon::providers::Config::load(Some(Path::new(&cfg))).unwrap(),
         None,
     )
     .unwrap();
-    let state = orchestra::state_dir::StateDir::lock(&dir.path().join("state")).unwrap();
+    let state = orchestra_sys::state_dir::StateDir::lock(&dir.path().join("state")).unwrap();
     let engine = Engine::open(&state, EngineConfig::new(providers, work))
         .await
         .unwrap();
@@ -367,9 +368,9 @@ async fn the_tui_continues_a_finished_task_with_a_typed_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tui_attached_to_a_daemon_continues_over_the_api() {
-    use orchestra::tui::backend::{Cockpit, Command, Outcome};
-    use orchestra::tui::remote::RemoteCockpit;
-    use orchestra::tui::remote::http::Api;
+    use orchestra_tui::backend::{Cockpit, Command, Outcome};
+    use orchestra_tui::remote::RemoteCockpit;
+    use orchestra_tui::remote::http::Api;
     let d = tempfile::tempdir().unwrap();
     let s = Server::start_with(&["--config", &config(d.path())]);
     let tid = start_fake_task(&s, "work one");
@@ -377,7 +378,7 @@ async fn the_tui_attached_to_a_daemon_continues_over_the_api() {
     let dir = s.state_dir.clone();
     let cockpit = RemoteCockpit::attach(
         Api::new(&s.url, s.token.clone()),
-        Box::new(move || orchestra::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
+        Box::new(move || orchestra_client::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
         Some(s.state_dir.clone()),
     )
     .expect("attach");

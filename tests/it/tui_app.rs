@@ -2,12 +2,13 @@
 
 use crate::support;
 
+use crate::support::engine_cockpit::EngineCockpit;
 use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
-use orchestra::engine::{Engine, EngineConfig};
-use orchestra::providers::Providers;
-use orchestra::state_dir::StateDir;
-use orchestra::task::TaskStatus;
-use orchestra::tui::{App, EngineCockpit};
+use orchestra_daemon::engine::{Engine, EngineConfig};
+use orchestra_daemon::providers::Providers;
+use orchestra_proto::task::TaskStatus;
+use orchestra_sys::state_dir::StateDir;
+use orchestra_tui::App;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::sync::Arc;
@@ -69,7 +70,7 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     app.on_terminal_event(key(KeyCode::Char('n')));
     app.on_terminal_event(key(KeyCode::Enter));
     wait_for(&mut app, &mut events, "the task to be created", |a| {
-        a.selected_task().is_some() && matches!(a.modal, orchestra::tui::app::Modal::None)
+        a.selected_task().is_some() && matches!(a.modal, orchestra_tui::app::Modal::None)
     })
     .await;
     let tasks = engine.list_tasks(None, None);
@@ -105,7 +106,7 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     assert!(!engine.get_session(&sid).unwrap().ended);
     // Drawing resizes the PTY to the terminal pane.
     term.draw(|f| app.draw(f)).unwrap();
-    let areas = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
+    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
     let (w, h) = (areas.term_inner.width, areas.term_inner.height);
     let pty = engine.session_pty(&sid).unwrap();
     wait_for(&mut app, &mut events, "the resize", |_| {
@@ -209,7 +210,7 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     .await;
 
     // Q asks, naming the agents the engine runs when it is pressed; n stays.
-    use orchestra::tui::app::{Confirm, Modal};
+    use orchestra_tui::app::{Confirm, Modal};
     let asked = |a: &mut App| matches!(a.modal, Modal::Confirm(Confirm::Stop { live: 1 }));
     app.on_terminal_event(key(KeyCode::Char('Q')));
     wait_for(&mut app, &mut events, "the stop question", asked).await;
@@ -235,7 +236,7 @@ async fn q_detaches_without_asking_or_ending_anything() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, mut app, _events, _work) = engine_and_app(dir.path()).await;
     let session = engine
-        .spawn_session(orchestra::engine::SpawnSession {
+        .spawn_session(orchestra_daemon::engine::SpawnSession {
             provider_id: Some("shell".into()),
             ..Default::default()
         })
@@ -263,7 +264,7 @@ async fn changes_from_the_api_side_show_up_and_filter_works() {
     let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
     for name in ["alpha", "beta", "gamma"] {
         engine
-            .create_task(orchestra::engine::CreateTask {
+            .create_task(orchestra_daemon::engine::CreateTask {
                 name: name.into(),
                 description: "x".into(),
                 provider_id: Some("shell".into()),
@@ -302,14 +303,14 @@ async fn changes_from_the_api_side_show_up_and_filter_works() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_typed_before_the_shell_settles_come_after_the_first_line() {
-    use orchestra::tui::backend::Cockpit;
+    use orchestra_tui::backend::Cockpit;
     let dir = tempfile::tempdir().unwrap();
     let state = StateDir::lock(&dir.path().join("state")).unwrap();
     let config = EngineConfig::new(shell_in_an_empty_home(dir.path()), dir.path().into());
     let engine = Engine::open(&state, config).await.unwrap();
     let cockpit = EngineCockpit::new(engine.clone());
     let task = engine
-        .create_task(orchestra::engine::CreateTask {
+        .create_task(orchestra_daemon::engine::CreateTask {
             name: "first line".into(),
             description: "echo first-$((1+1))".into(),
             provider_id: Some("shell".into()),
@@ -346,14 +347,14 @@ async fn keys_typed_before_the_shell_settles_come_after_the_first_line() {
 /// config: `perm` makes it ask a permission, which `manual` approval leaves to the user.
 fn fake_agent_providers(dir: &std::path::Path) -> Providers {
     let path = support::fake_agent_config(dir, &[]);
-    let config = orchestra::providers::Config::load(Some(&path)).unwrap();
+    let config = orchestra_daemon::providers::Config::load(Some(&path)).unwrap();
     Providers::from_config(&config, None).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_digit_answers_a_blocked_agent() {
-    use orchestra::engine::SessionStatus;
-    use orchestra::tui::backend::Cockpit;
+    use orchestra_daemon::engine::SessionStatus;
+    use orchestra_tui::backend::Cockpit;
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
@@ -367,11 +368,11 @@ async fn a_digit_answers_a_blocked_agent() {
 
     // The task's description is typed into the agent: "perm" asks a permission.
     let task = engine
-        .create_task(orchestra::engine::CreateTask {
+        .create_task(orchestra_daemon::engine::CreateTask {
             name: "needs a yes".into(),
             description: "perm".into(),
             provider_id: Some("fake".into()),
-            approval: Some(orchestra::wire::Approval::Manual),
+            approval: Some(orchestra_proto::wire::Approval::Manual),
             ..Default::default()
         })
         .await
@@ -459,17 +460,17 @@ async fn a_digit_answers_a_blocked_agent() {
     assert!(!shown.contains("press 1–2 to answer"), "{shown}");
 
     // Answering again: the engine's refusal (409) shows in the bottom bar.
-    app.on_result(orchestra::tui::app::AppMsg {
-        origin: orchestra::tui::app::Origin::Action,
+    app.on_result(orchestra_tui::app::AppMsg {
+        origin: orchestra_tui::app::Origin::Action,
         result: EngineCockpit::new(engine.clone())
-            .execute(orchestra::tui::backend::Command::Answer {
+            .execute(orchestra_tui::backend::Command::Answer {
                 session_id: sid.clone(),
                 option: "1".into(),
             })
             .await,
     });
     let n = app.notice().unwrap();
-    assert_eq!(n.level, orchestra::tui::app::Level::Error);
+    assert_eq!(n.level, orchestra_tui::app::Level::Error);
     assert!(n.text.contains("not blocked on a prompt"), "{}", n.text);
     engine.shutdown().await;
 }
@@ -480,7 +481,7 @@ async fn engine_and_app(
 ) -> (
     Engine,
     App,
-    tokio::sync::broadcast::Receiver<orchestra::engine::Event>,
+    tokio::sync::broadcast::Receiver<orchestra_daemon::engine::Event>,
     std::path::PathBuf,
 ) {
     let work = dir.join("work");
@@ -681,14 +682,14 @@ async fn a_two_hundred_line_paste_keeps_its_lines() {
 /// each one): a key that does nothing asks for nothing.
 struct Recording {
     inner: EngineCockpit,
-    commands: parking_lot::Mutex<Vec<orchestra::tui::backend::Command>>,
+    commands: parking_lot::Mutex<Vec<orchestra_tui::backend::Command>>,
 }
 
-impl orchestra::tui::backend::Cockpit for Recording {
-    fn snapshot(&self) -> orchestra::tui::backend::Snapshot {
+impl orchestra_tui::backend::Cockpit for Recording {
+    fn snapshot(&self) -> orchestra_tui::backend::Snapshot {
         self.inner.snapshot()
     }
-    fn providers(&self) -> Vec<orchestra::tui::backend::ProviderChoice> {
+    fn providers(&self) -> Vec<orchestra_tui::backend::ProviderChoice> {
         self.inner.providers()
     }
     fn default_provider(&self) -> Option<String> {
@@ -697,13 +698,13 @@ impl orchestra::tui::backend::Cockpit for Recording {
     fn default_dir(&self) -> String {
         self.inner.default_dir()
     }
-    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<orchestra::engine::Event> {
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<orchestra_daemon::engine::Event> {
         self.inner.subscribe()
     }
     fn execute(
         &self,
-        cmd: orchestra::tui::backend::Command,
-    ) -> orchestra::tui::backend::CommandFuture {
+        cmd: orchestra_tui::backend::Command,
+    ) -> orchestra_tui::backend::CommandFuture {
         self.commands.lock().push(cmd.clone());
         self.inner.execute(cmd)
     }
@@ -720,8 +721,8 @@ impl orchestra::tui::backend::Cockpit for Recording {
 /// pending task), nothing pauses, no form opens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn command_keys_with_ctrl_or_alt_do_nothing() {
-    use orchestra::tui::app::{Focus, Modal};
-    use orchestra::tui::backend::Command;
+    use orchestra_tui::app::{Focus, Modal};
+    use orchestra_tui::backend::Command;
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
@@ -735,7 +736,7 @@ async fn command_keys_with_ctrl_or_alt_do_nothing() {
         commands: Default::default(),
     });
     let mut app = App::new(cockpit.clone());
-    let new = |name: &str| orchestra::engine::CreateTask {
+    let new = |name: &str| orchestra_daemon::engine::CreateTask {
         name: name.into(),
         description: "sleep 100".into(),
         provider_id: Some("shell".into()),
@@ -820,7 +821,7 @@ async fn open_engine(dir: &std::path::Path) -> (StateDir, Engine) {
 async fn run_to_end(engine: &Engine, script: &str, with_task: bool) -> String {
     let sid = if with_task {
         let t = engine
-            .create_task(orchestra::engine::CreateTask {
+            .create_task(orchestra_daemon::engine::CreateTask {
                 name: "earlier task".into(),
                 description: script.into(),
                 provider_id: Some("exec".into()),
@@ -838,7 +839,7 @@ async fn run_to_end(engine: &Engine, script: &str, with_task: bool) -> String {
             .unwrap()
     } else {
         engine
-            .spawn_session(orchestra::engine::SpawnSession {
+            .spawn_session(orchestra_daemon::engine::SpawnSession {
                 task: script.into(),
                 provider_id: Some("exec".into()),
                 ..Default::default()
@@ -951,7 +952,7 @@ async fn an_earlier_runs_session_shows_its_transcript_searchable_and_can_be_dele
     );
     // Esc stops typing; the matches stay marked. Esc again closes the transcript.
     app.on_terminal_event(key(KeyCode::Esc));
-    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert!(matches!(app.modal, orchestra_tui::app::Modal::None));
     assert_eq!(app.shown_transcript().unwrap().query(), "ROW-15");
     app.on_terminal_event(key(KeyCode::Esc));
     assert!(app.shown_transcript().is_none());
@@ -1007,7 +1008,7 @@ async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
     let (_state, engine) = open_engine(dir.path()).await;
     let mut events = engine.subscribe();
     let s = engine
-        .spawn_session(orchestra::engine::SpawnSession {
+        .spawn_session(orchestra_daemon::engine::SpawnSession {
             // It asks for the mouse, as full-screen agents do: the wheel goes to it, except
             // over its transcript.
             task: "printf '\\033[?1000h'; i=1; while [ $i -le 80 ]; do echo row-$i; i=$((i+1)); done; echo live-$((6*7)); sleep 30".into(),
@@ -1027,7 +1028,7 @@ async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
     })
     .await;
     app.on_terminal_event(key(KeyCode::Char('D')));
-    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert!(matches!(app.modal, orchestra_tui::app::Modal::None));
     assert!(
         app.notice().unwrap().text.contains("end it first"),
         "{:?}",
@@ -1051,7 +1052,7 @@ async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
     .await;
     let shown = screen_rows(&mut app, 120, 40).join("\n");
     assert!(shown.contains("live-42"), "{shown}");
-    let term = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40))
+    let term = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40))
         .unwrap()
         .term_inner;
     app.on_terminal_event(E::Mouse(crossterm::event::MouseEvent {
@@ -1075,7 +1076,7 @@ async fn delete_edit_rerun_and_order_the_list() {
         let (name, description) = (name.to_string(), description.to_string());
         async move {
             engine
-                .create_task(orchestra::engine::CreateTask {
+                .create_task(orchestra_daemon::engine::CreateTask {
                     name,
                     description,
                     provider_id: Some("exec".into()),
@@ -1096,7 +1097,7 @@ async fn delete_edit_rerun_and_order_the_list() {
     // e on a finished task says why not; on the pending one it opens the form, filled.
     app.select_task(&done.id);
     app.on_terminal_event(key(KeyCode::Char('e')));
-    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert!(matches!(app.modal, orchestra_tui::app::Modal::None));
     assert!(app.notice().unwrap().text.contains("only a pending task"));
     app.select_task(&pending.id);
     app.on_terminal_event(key(KeyCode::Char('e')));
@@ -1111,7 +1112,7 @@ async fn delete_edit_rerun_and_order_the_list() {
     paste(&mut app, "\necho two");
     app.on_terminal_event(key(KeyCode::Enter));
     wait_for(&mut app, &mut events, "the edit", |a| {
-        matches!(a.modal, orchestra::tui::app::Modal::None)
+        matches!(a.modal, orchestra_tui::app::Modal::None)
     })
     .await;
     let edited = engine.get_task(&pending.id).unwrap();
@@ -1134,7 +1135,7 @@ async fn delete_edit_rerun_and_order_the_list() {
 
     // D deletes only a finished task, after y/n, and says where it is kept.
     app.on_terminal_event(key(KeyCode::Char('D')));
-    assert!(matches!(app.modal, orchestra::tui::app::Modal::None));
+    assert!(matches!(app.modal, orchestra_tui::app::Modal::None));
     assert!(app.notice().unwrap().text.contains("only a finished task"));
     app.select_task(&done.id);
     app.on_terminal_event(key(KeyCode::Char('D')));
@@ -1159,7 +1160,7 @@ async fn delete_edit_rerun_and_order_the_list() {
     // The task list's lines, headings by their status.
     let names = |a: &mut App| -> Vec<String> {
         let (w, h) = (120u16, 40u16);
-        let tasks = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, w, h))
+        let tasks = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, w, h))
             .unwrap()
             .tasks;
         let rows = screen_rows(a, w, h);
@@ -1271,7 +1272,7 @@ async fn a_provider_that_is_not_installed_is_offered_but_refused() {
         "[[provider]]\nid = \"ghost\"\nname = \"Ghost Agent\"\ncommand = \"orchestra-test-no-such-cli\"\ncoding_agent = true\ninstall = \"npm install -g ghost-agent\"\n",
     )
     .unwrap();
-    let loaded = orchestra::providers::Config::load(Some(&config)).unwrap();
+    let loaded = orchestra_daemon::providers::Config::load(Some(&config)).unwrap();
     let providers = Providers::from_config(&loaded, None).unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
@@ -1307,7 +1308,7 @@ async fn a_provider_that_is_not_installed_is_offered_but_refused() {
         &mut app,
         &mut events,
         "the engine's answer",
-        |a| matches!(&a.modal, orchestra::tui::app::Modal::Form(f) if !f.busy),
+        |a| matches!(&a.modal, orchestra_tui::app::Modal::Form(f) if !f.busy),
     )
     .await;
     let shown = screen_rows(&mut app, 120, 40).join("\n");
@@ -1334,14 +1335,14 @@ async fn start_now_with_autopilot_on_reports_no_error() {
         app.on_terminal_event(key(KeyCode::Tab));
         finish_form(&mut app, "exec", &work);
         wait_for(&mut app, &mut events, "the task to run", |a| {
-            matches!(a.modal, orchestra::tui::app::Modal::None)
+            matches!(a.modal, orchestra_tui::app::Modal::None)
                 && a.selected_task().is_some_and(|t| {
                     t.name == format!("raced {i}") && t.status() == TaskStatus::Running
                 })
         })
         .await;
         let n = app.notice().expect("a notice");
-        assert_eq!(n.level, orchestra::tui::app::Level::Info, "{}", n.text);
+        assert_eq!(n.level, orchestra_tui::app::Level::Info, "{}", n.text);
     }
     engine.shutdown().await;
 }
@@ -1354,7 +1355,7 @@ async fn a_key_typed_into_the_agent_draws_with_its_echo_not_before() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, mut app, mut events, _work) = engine_and_app(dir.path()).await;
     let task = engine
-        .create_task(orchestra::engine::CreateTask {
+        .create_task(orchestra_daemon::engine::CreateTask {
             name: "typed into".into(),
             description: String::new(),
             provider_id: Some("shell".into()),
@@ -1404,13 +1405,13 @@ fn fake_agent_and_shell(dir: &std::path::Path) -> Providers {
         home.display().to_string()
     ));
     std::fs::write(&path, config).unwrap();
-    let config = orchestra::providers::Config::load(Some(&path)).unwrap();
+    let config = orchestra_daemon::providers::Config::load(Some(&path)).unwrap();
     Providers::from_config(&config, None).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_grid_shows_every_agent_types_pauses_and_w_goes_to_the_one_waiting() {
-    use orchestra::engine::{CreateTask, SessionStatus};
+    use orchestra_daemon::engine::{CreateTask, SessionStatus};
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
@@ -1529,7 +1530,7 @@ async fn the_grid_shows_every_agent_types_pauses_and_w_goes_to_the_one_waiting()
             name: "needs a yes".into(),
             description: "perm".into(),
             provider_id: Some("fake".into()),
-            approval: Some(orchestra::wire::Approval::Manual),
+            approval: Some(orchestra_proto::wire::Approval::Manual),
             ..Default::default()
         })
         .await
@@ -1568,7 +1569,7 @@ async fn the_grid_shows_every_agent_types_pauses_and_w_goes_to_the_one_waiting()
     // Leaving the grid gives the other agents their size back; the shown one takes the pane.
     app.on_terminal_event(key(KeyCode::Char('v')));
     term.draw(|f| app.draw(f)).unwrap();
-    let areas = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 160, 48)).unwrap();
+    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 160, 48)).unwrap();
     let asking_sid = app.shown_session_id().unwrap();
     wait_for(
         &mut app,
@@ -1596,7 +1597,7 @@ async fn a_flooding_agent_sends_a_screen_event_a_frame_not_one_per_read() {
     let mut changes = engine.subscribe();
     let started = Instant::now();
     let sid = engine
-        .spawn_session(orchestra::engine::SpawnSession {
+        .spawn_session(orchestra_daemon::engine::SpawnSession {
             // Lines a couple of milliseconds apart: each its own read and parse.
             task: "python3 -c 'import time;[(print(i,flush=True),time.sleep(0.002)) for i in range(500)]'; echo flood-done".into(),
             provider_id: Some("exec".into()),
@@ -1648,7 +1649,7 @@ async fn only_the_selected_tasks_output_asks_for_a_frame() {
     let mut ids = Vec::new();
     for name in ["shown", "elsewhere"] {
         let t = engine
-            .create_task(orchestra::engine::CreateTask {
+            .create_task(orchestra_daemon::engine::CreateTask {
                 name: name.into(),
                 description: String::new(),
                 ..Default::default()
@@ -1676,8 +1677,8 @@ async fn only_the_selected_tasks_output_asks_for_a_frame() {
     assert!(!app.dirty, "a frame was just drawn");
     let output = |id: &str, line: &str| {
         let task = engine.get_task(id).unwrap();
-        Ok(orchestra::engine::Event::Task {
-            kind: orchestra::engine::TaskEventKind::Output,
+        Ok(orchestra_daemon::engine::Event::Task {
+            kind: orchestra_daemon::engine::TaskEventKind::Output,
             task,
             lines: std::sync::Arc::new(vec![line.to_string()]),
         })
@@ -1708,7 +1709,7 @@ async fn only_the_selected_tasks_output_asks_for_a_frame() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_answers_the_trust_question_a_task_waits_on() {
-    use orchestra::tui::app::Selected;
+    use orchestra_tui::app::Selected;
     let dir = tempfile::tempdir().unwrap();
     let (engine, mut app, mut events, _work) = engine_and_app(dir.path()).await;
     let repo = support::git_repo();
@@ -1722,12 +1723,12 @@ async fn a_key_answers_the_trust_question_a_task_waits_on() {
     let mut ids = Vec::new();
     for name in ["first", "second"] {
         let t = engine
-            .create_task(orchestra::engine::CreateTask {
+            .create_task(orchestra_daemon::engine::CreateTask {
                 name: name.into(),
                 description: "true".into(),
                 provider_id: Some("exec".into()),
                 working_directory: Some(root.display().to_string()),
-                isolation: Some(orchestra::task::Isolation::Worktree),
+                isolation: Some(orchestra_proto::task::Isolation::Worktree),
                 ..Default::default()
             })
             .await

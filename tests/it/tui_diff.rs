@@ -4,12 +4,12 @@
 use crate::support;
 
 use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
-use orchestra::task::WorktreeOutcome;
-use orchestra::tui::app::{Confirm, Modal};
-use orchestra::tui::diff_view::Body;
-use orchestra::tui::remote::RemoteCockpit;
-use orchestra::tui::remote::http::Api;
-use orchestra::tui::{App, Cockpit};
+use orchestra_proto::task::WorktreeOutcome;
+use orchestra_tui::app::{Confirm, Modal};
+use orchestra_tui::diff_view::Body;
+use orchestra_tui::remote::RemoteCockpit;
+use orchestra_tui::remote::http::Api;
+use orchestra_tui::{App, Cockpit};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
@@ -35,7 +35,9 @@ fn attach(s: &Server) -> Arc<RemoteCockpit> {
     Arc::new(
         RemoteCockpit::attach(
             Api::new(&s.url, s.token.clone()),
-            Box::new(move || orchestra::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
+            Box::new(move || {
+                orchestra_client::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))
+            }),
             Some(s.state_dir.clone()),
         )
         .expect("attach"),
@@ -344,13 +346,13 @@ async fn merge_and_discard_after_y_and_a_refusal_shown_whole() {
 /// is read, and `M`, `y` merge it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_an_in_process_engine_too() {
-    use orchestra::engine::{CreateTask, Engine, EngineConfig};
-    use orchestra::providers::{Config, Providers};
-    use orchestra::task::{Isolation, TaskStatus};
+    use orchestra_daemon::engine::{CreateTask, Engine, EngineConfig};
+    use orchestra_daemon::providers::{Config, Providers};
+    use orchestra_proto::task::{Isolation, TaskStatus};
     let dir = tempfile::tempdir().unwrap();
     let r = git_repo();
     let repo = r.path();
-    let state = orchestra::state_dir::StateDir::lock(&dir.path().join("state")).unwrap();
+    let state = orchestra_sys::state_dir::StateDir::lock(&dir.path().join("state")).unwrap();
     let providers = Providers::from_config(&Config::default(), None).unwrap();
     let engine = Engine::open(&state, EngineConfig::new(providers, repo.to_path_buf()))
         .await
@@ -368,7 +370,9 @@ async fn over_an_in_process_engine_too() {
         .unwrap();
     let mut events = engine.subscribe();
     engine.start_task(&task.id).await.unwrap();
-    let cockpit = Arc::new(orchestra::tui::EngineCockpit::new(engine.clone()));
+    let cockpit = Arc::new(crate::support::engine_cockpit::EngineCockpit::new(
+        engine.clone(),
+    ));
     let mut app = App::new(cockpit);
     wait_for(&mut app, &mut events, "the task to complete", |a| {
         a.snapshot()

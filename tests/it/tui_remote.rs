@@ -6,12 +6,12 @@
 
 use crate::support;
 
-use orchestra::engine::{Event, TaskEventKind};
-use orchestra::task::TaskStatus;
-use orchestra::tui::App;
-use orchestra::tui::backend::{Cockpit, Command, Outcome};
-use orchestra::tui::remote::RemoteCockpit;
-use orchestra::tui::remote::http::Api;
+use orchestra_daemon::engine::{Event, TaskEventKind};
+use orchestra_proto::task::TaskStatus;
+use orchestra_tui::App;
+use orchestra_tui::backend::{Cockpit, Command, Outcome};
+use orchestra_tui::remote::RemoteCockpit;
+use orchestra_tui::remote::http::Api;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ fn attach(s: &Server) -> RemoteCockpit {
     let dir: PathBuf = s.state_dir.clone();
     RemoteCockpit::attach(
         Api::new(&s.url, s.token.clone()),
-        Box::new(move || orchestra::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
+        Box::new(move || orchestra_client::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
         Some(s.state_dir.clone()),
     )
     .expect("attach")

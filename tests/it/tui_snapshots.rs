@@ -1,14 +1,14 @@
 //! Widget and layout snapshots of the TUI with ratatui's TestBackend, over an in-memory
 //! cockpit (the same trait the engine implements).
 
-use orchestra::engine::SessionStatus;
-use orchestra::engine::{Event, SessionInfo};
-use orchestra::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus};
-use orchestra::tui::App;
-use orchestra::tui::app::{AppMsg, Origin};
-use orchestra::tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
-use orchestra::tui::term_view::TermView;
-use orchestra::wire::{Approval, Prompt};
+use orchestra_daemon::engine::SessionStatus;
+use orchestra_daemon::engine::{Event, SessionInfo};
+use orchestra_proto::task::{NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus};
+use orchestra_proto::wire::{Approval, Prompt};
+use orchestra_tui::App;
+use orchestra_tui::app::{AppMsg, Origin};
+use orchestra_tui::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
+use orchestra_tui::term_view::TermView;
 use parking_lot::Mutex;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -293,7 +293,7 @@ fn selection_steps_and_marks() {
     // The blocked task carries "!", a task finishing while not selected gets "•".
     let done = f.snap.lock().tasks[3].clone();
     a.on_engine(Ok(Event::Task {
-        kind: orchestra::engine::TaskEventKind::Completed,
+        kind: orchestra_daemon::engine::TaskEventKind::Completed,
         task: done,
         lines: Arc::default(),
     }));
@@ -308,7 +308,7 @@ fn pty_follows_the_pane_size() {
     let mut a = app(&f);
     render(&mut a, 120, 40);
     let cmds = f.commands.lock().clone();
-    let areas = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
+    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
     assert_eq!(
         cmds,
         vec![Command::Resize {
@@ -443,7 +443,7 @@ fn mouse_click_selects_and_focuses() {
     let f = fake();
     let mut a = app(&f);
     render(&mut a, 120, 40);
-    let areas = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
+    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
     // Third task row.
     a.on_terminal_event(E::Mouse(MouseEvent {
         kind: MouseEventKind::Down(MouseButton::Left),
@@ -458,7 +458,7 @@ fn mouse_click_selects_and_focuses() {
         row: areas.steps.y + 3,
         modifiers: KeyModifiers::NONE,
     }));
-    assert_eq!(a.focus, orchestra::tui::app::Focus::Steps);
+    assert_eq!(a.focus, orchestra_tui::app::Focus::Steps);
 }
 
 fn permission_prompt() -> Prompt {
@@ -483,7 +483,7 @@ fn blocked_on(prompt: Prompt) -> (Arc<Fake>, App) {
     let f = fake();
     f.snap.lock().sessions[1].prompt = Some(prompt);
     // Its agent's hook said it asks permission: the details say what decided the status.
-    f.snap.lock().sessions[1].status_source = orchestra::wire::StatusSource::Hook;
+    f.snap.lock().sessions[1].status_source = orchestra_proto::wire::StatusSource::Hook;
     let mut a = app(&f);
     a.on_terminal_event(key(crossterm::event::KeyCode::Down));
     assert_eq!(a.selected_task().map(|t| t.id.as_str()), Some("t-blk"));
@@ -497,7 +497,7 @@ fn blocked_prompt_in_the_steps_pane() {
     insta::assert_snapshot!(t.backend());
     // The answer keys stand out: black on yellow.
     let buf = t.backend().buffer();
-    let areas = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 100, 30)).unwrap();
+    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 100, 30)).unwrap();
     let row = (areas.steps.y..areas.steps.bottom())
         .find(|&y| {
             (areas.steps.x..areas.steps.right())
@@ -574,7 +574,7 @@ fn letter_options_answer_unless_they_are_commands() {
     );
     // n is "new task" here.
     a.on_terminal_event(key(KeyCode::Char('n')));
-    assert!(matches!(a.modal, orchestra::tui::app::Modal::Form(_)));
+    assert!(matches!(a.modal, orchestra_tui::app::Modal::Form(_)));
     assert_eq!(f.commands.lock().len(), 1);
 }
 
@@ -689,7 +689,7 @@ fn overlays_at_80x24_and_50x12() {
     g.snap.lock().sessions.push(session(
         "s-old",
         None,
-        orchestra::engine::SessionStatus::Exited,
+        orchestra_daemon::engine::SessionStatus::Exited,
         true,
     ));
     both_sizes("confirm_remove_session", &g, |a| keys(a, &[End, Char('D')]));
@@ -712,7 +712,7 @@ fn the_help_overlay_fits_and_scrolls_to_its_last_line() {
         let t = render(&mut a, w, h);
         let shown = format!("{:?}", t.backend());
         assert!(shown.contains("answer in the terminal"), "{w}x{h}: {shown}");
-        let last = orchestra::tui::view::help_lines(w as usize - 2).len();
+        let last = orchestra_tui::view::help_lines(w as usize - 2).len();
         assert!(
             shown.contains(&format!("–{last} of {last}")),
             "{w}x{h}: {shown}"
@@ -720,9 +720,9 @@ fn the_help_overlay_fits_and_scrolls_to_its_last_line() {
         insta::assert_snapshot!(format!("help_at_its_end_{w}x{h}"), t.backend());
         // Ctrl-? or other unbound keys leave it open; Esc closes it.
         keys(&mut a, &[Char('x')]);
-        assert!(matches!(a.modal, orchestra::tui::app::Modal::Help));
+        assert!(matches!(a.modal, orchestra_tui::app::Modal::Help));
         keys(&mut a, &[Esc]);
-        assert!(matches!(a.modal, orchestra::tui::app::Modal::None));
+        assert!(matches!(a.modal, orchestra_tui::app::Modal::None));
     }
 }
 
@@ -766,7 +766,7 @@ fn the_bottom_bar_follows_the_focus() {
     assert!(b.contains("y yes") && b.contains("n no"), "{b}");
     // Keys that do not answer a question leave it open.
     keys(&mut a, &[Char('x')]);
-    assert!(matches!(a.modal, orchestra::tui::app::Modal::Confirm(_)));
+    assert!(matches!(a.modal, orchestra_tui::app::Modal::Confirm(_)));
     keys(&mut a, &[Char('n'), Char('?')]);
     let b = bar(&mut a);
     assert!(b.contains("Esc close"), "{b}");
@@ -890,7 +890,7 @@ fn a_session_without_a_task_has_a_name() {
 #[test]
 fn hints_for_a_pending_task_follow_autopilot() {
     use crossterm::event::KeyCode::*;
-    use orchestra::tui::app::{AppMsg, Origin};
+    use orchestra_tui::app::{AppMsg, Origin};
     let f = fake();
     let shown = |a: &mut App| format!("{:?}", render(a, 100, 30).backend());
     let mut a = app(&f);
@@ -1103,7 +1103,7 @@ fn keys_rebound_in_the_config_file_work_and_show() {
     .unwrap();
     let f = fake();
     let mut a = app(&f);
-    a.keymap = orchestra::tui::load_keys(Some(&path)).unwrap();
+    a.keymap = orchestra_tui::load_keys(Some(&path)).unwrap();
     // Q stops no more (stopping starts by counting what runs).
     a.on_terminal_event(key(KeyCode::Char('Q')));
     assert!(!f.commands.lock().contains(&Command::CountLive));
@@ -1114,7 +1114,7 @@ fn keys_rebound_in_the_config_file_work_and_show() {
     assert!(f.commands.lock().contains(&Command::CountLive));
     a.on_terminal_event(key(KeyCode::Char('n')));
     a.on_terminal_event(key(KeyCode::Char('+')));
-    assert!(matches!(a.modal, orchestra::tui::app::Modal::Form(_)));
+    assert!(matches!(a.modal, orchestra_tui::app::Modal::Form(_)));
     a.on_terminal_event(key(KeyCode::Esc));
     let t = render(&mut a, 120, 40);
     let shown = format!("{:?}", t.backend());
@@ -1127,7 +1127,7 @@ fn keys_rebound_in_the_config_file_work_and_show() {
     assert!(!shown.contains(" Q "), "{shown}");
 
     std::fs::write(&path, "[keys]\nstop = \"k\"\n").unwrap();
-    let err = orchestra::tui::load_keys(Some(&path))
+    let err = orchestra_tui::load_keys(Some(&path))
         .unwrap_err()
         .to_string();
     assert!(err.contains(&path.display().to_string()), "{err}");
@@ -1136,7 +1136,7 @@ fn keys_rebound_in_the_config_file_work_and_show() {
         "{err}"
     );
     std::fs::write(&path, "[keys]\nhalt = \"x\"\n").unwrap();
-    let err = orchestra::tui::load_keys(Some(&path))
+    let err = orchestra_tui::load_keys(Some(&path))
         .unwrap_err()
         .to_string();
     assert!(
@@ -1148,9 +1148,9 @@ fn keys_rebound_in_the_config_file_work_and_show() {
 /// A finished worktree task whose diff the view shows.
 fn worktree_task(id: &str, name: &str) -> Task {
     let mut t = task(id, name, TaskStatus::Completed);
-    t.metadata.isolation = orchestra::task::Isolation::Worktree;
-    t.metadata.worktree = Some(orchestra::task::TaskWorktree {
-        at: orchestra::git::Worktree {
+    t.metadata.isolation = orchestra_proto::task::Isolation::Worktree;
+    t.metadata.worktree = Some(orchestra_proto::task::TaskWorktree {
+        at: orchestra_daemon::git::Worktree {
             repo: "/work/project".into(),
             path: "/state/worktrees/project-1a2b/t-wt".into(),
             branch: "orchestra/fix-the-lexer-t-wt".into(),
@@ -1165,8 +1165,8 @@ fn worktree_task(id: &str, name: &str) -> Task {
 }
 
 /// Three files: one modified in two hunks (a tab in it), one added, one deleted.
-fn sample_diff() -> orchestra::tui::diff_view::TaskDiff {
-    use orchestra::tui::diff_view::{DiffFile, TaskDiff};
+fn sample_diff() -> orchestra_tui::diff_view::TaskDiff {
+    use orchestra_tui::diff_view::{DiffFile, TaskDiff};
     let mut patch = String::from(
         "diff --git a/src/lexer.rs b/src/lexer.rs\nindex 1111111..2222222 100644\n--- a/src/lexer.rs\n+++ b/src/lexer.rs\n@@ -1,5 +1,6 @@\n use std::str::Chars;\n-fn next(c: &mut Chars) -> char {\n+fn next(c: &mut Chars) -> Option<char> {\n \tc.next()\n+    // an empty input ends the tokens\n }\n",
     );
@@ -1221,7 +1221,7 @@ fn hand_diff(a: &mut App) {
         origin: Origin::Action,
         result: Ok(Outcome::Diff {
             task_id: "t-wt".into(),
-            diff: Ok(Box::new(orchestra::tui::diff_view::PreparedDiff::new(
+            diff: Ok(Box::new(orchestra_tui::diff_view::PreparedDiff::new(
                 "t-wt",
                 sample_diff(),
             ))),
@@ -1344,7 +1344,7 @@ fn answers_reach_the_view_of_their_own_task() {
         }),
     });
     let v = a.diff_view().expect("open");
-    assert_eq!(v.body, orchestra::tui::diff_view::Body::Loading);
+    assert_eq!(v.body, orchestra_tui::diff_view::Body::Loading);
     keys(&mut a, &[Esc]);
     assert!(a.diff_view().is_none());
     // Refused while no view is open: the task's view opens with the sentence.
@@ -1390,7 +1390,7 @@ fn the_diff_view_says_the_base_moved_and_marks_binary_files() {
     keys(&mut a, &[Char('d')]);
     let mut diff = sample_diff();
     diff.base_moved = true;
-    diff.files.push(orchestra::tui::diff_view::DiffFile {
+    diff.files.push(orchestra_tui::diff_view::DiffFile {
         path: "logo.png".into(),
         status: "added".into(),
         added: None,
@@ -1402,7 +1402,7 @@ fn the_diff_view_says_the_base_moved_and_marks_binary_files() {
         origin: Origin::Action,
         result: Ok(Outcome::Diff {
             task_id: "t-wt".into(),
-            diff: Ok(Box::new(orchestra::tui::diff_view::PreparedDiff::new(
+            diff: Ok(Box::new(orchestra_tui::diff_view::PreparedDiff::new(
                 "t-wt", diff,
             ))),
         }),
@@ -1571,7 +1571,7 @@ fn each_tile_s_pty_is_sized_once_and_given_back_when_the_grid_closes() {
     a.on_terminal_event(key(crossterm::event::KeyCode::Char('v')));
     assert!(!a.grid_shown());
     render(&mut a, 120, 40);
-    let areas = orchestra::tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
+    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
     let mut sent = f.commands.lock().clone();
     sent.sort_by_key(|c| format!("{c:?}"));
     assert_eq!(

@@ -28,7 +28,7 @@ mod readers;
 
 use super::daemon::Daemon;
 use api::Api;
-use orchestra::daemon::poll_until;
+use orchestra_sys::process::poll_until;
 use probe::Probe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

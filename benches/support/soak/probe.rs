@@ -43,7 +43,7 @@ impl Probe {
     }
 
     pub(super) fn zombies(&self) -> usize {
-        orchestra::session::tree::all_processes()
+        orchestra_daemon::session::tree::all_processes()
             .iter()
             .filter(|p| p.ppid == self.pid && p.state == 'Z')
             .count()
@@ -53,8 +53,8 @@ impl Probe {
     /// marker (the daemon has the tag only).
     pub(super) fn run_processes(&self) -> Vec<i32> {
         let tag = format!("SOAK_RUN={}", self.tag);
-        let marker = format!("{}=", orchestra::session::MARKER_VAR);
-        orchestra::session::tree::all_processes()
+        let marker = format!("{}=", orchestra_daemon::session::MARKER_VAR);
+        orchestra_daemon::session::tree::all_processes()
             .iter()
             .filter(|p| p.state != 'Z' && p.state != 'X')
             .filter(|p| {

@@ -2,7 +2,8 @@
 //! each failure maps onto an exit code.
 
 use super::error::{CliError, CliResult};
-use crate::daemon::{ServerFile, ServerFileError, pid_alive};
+use orchestra_sys::process::pid_alive;
+use orchestra_sys::server_file::{ServerFile, ServerFileError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -95,7 +96,7 @@ fn normalize_url(raw: &str) -> CliResult<String> {
     Ok(url.trim_end_matches('/').to_string())
 }
 
-pub use crate::wire::path_segment as segment;
+pub use orchestra_proto::wire::path_segment as segment;
 
 /// A 2xx answer: the wire type it reads as, and its text as the server sent it (what
 /// `--json` prints).
@@ -126,7 +127,7 @@ impl Client {
         token: Option<&str>,
     ) -> CliResult<Client> {
         let token = token.filter(|t| !t.is_empty()).map(str::to_string);
-        let dir = crate::state_dir::resolve(state_dir);
+        let dir = orchestra_sys::state_dir::resolve(state_dir);
         let (base, file_token, source) = match url.filter(|u| !u.trim().is_empty()) {
             Some(u) => {
                 let base = normalize_url(u)?;
@@ -243,7 +244,7 @@ impl Client {
         if !(200..300).contains(&status) {
             return Err(self.refusal(method, path, status, &text));
         }
-        let value = crate::wire::decode(text.as_bytes(), expected).map_err(|e| {
+        let value = orchestra_proto::wire::decode(text.as_bytes(), expected).map_err(|e| {
             let what = if serde_json::from_str::<Value>(&text).is_ok() {
                 format!("something that is not {}: {}", e.expected, e.reason)
             } else {
@@ -364,7 +365,7 @@ impl Client {
     /// e.g. the provider is not installed): the server is fine, the request cannot be done.
     /// A 500, or a 5xx that is not orchestra's answer, is a server failure.
     fn refusal(&self, method: Method, path: &str, status: u16, text: &str) -> CliError {
-        let ours = crate::wire::error_sentence(text.as_bytes());
+        let ours = orchestra_proto::wire::error_sentence(text.as_bytes());
         let sentence = ours.clone().unwrap_or_else(|| {
             let snippet: String = text.trim().chars().take(200).collect();
             if snippet.is_empty() {
@@ -377,7 +378,7 @@ impl Client {
             }
         });
         let sentence = if status == 401 && self.token.is_none() {
-            format!("{sentence}{}", crate::wire::TOKEN_HINT)
+            format!("{sentence}{}", orchestra_proto::wire::TOKEN_HINT)
         } else {
             sentence
         };

@@ -13,10 +13,10 @@ pub mod trust;
 pub mod worktree;
 
 use super::{Cli, Command, GlobalArgs};
-use crate::wire::Approval;
 use clap::{ArgGroup, Args, Subcommand};
 use error::{CliError, CliResult, EXIT_CODES_HELP};
 use http::Client;
+use orchestra_proto::wire::Approval;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -1,6 +1,6 @@
 //! Printing: the server's JSON as-is for `--json`, aligned tables and summaries for people.
 
-use crate::task::Progress;
+use orchestra_proto::task::Progress;
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -7,9 +7,9 @@ use super::output::{self, clean, out, percent, short_id};
 use super::task::{A_TASK, task_path};
 use super::{Ctx, ReportArgs, ReportCmd};
 use crate::cli::GlobalArgs;
-use crate::task::{StepStatus, Task, TaskResult};
-use crate::wire::request::{NewStep, OutputLines, StepChange, TaskChange};
-use crate::wire::{StepAdded, StepBody, TaskBody};
+use orchestra_proto::task::{StepStatus, Task, TaskResult};
+use orchestra_proto::wire::request::{NewStep, OutputLines, StepChange, TaskChange};
+use orchestra_proto::wire::{StepAdded, StepBody, TaskBody};
 use std::io::Read;
 
 const A_STEP: &str = "a step (`{step}`)";

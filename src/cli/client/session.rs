@@ -4,8 +4,10 @@ use super::error::{CliError, CliResult};
 use super::http::{Reply, segment};
 use super::output::{Table, ago, clean, clean_lines, out, short_id, truncate};
 use super::{Ctx, SessionCmd, absolute_dir, resolve_id, trash_place};
-use crate::wire::request::{NewSession, SendMessage};
-use crate::wire::{MessageBody, Peek, SessionBody, SessionCreated, SessionInfo, SessionList};
+use orchestra_proto::wire::request::{NewSession, SendMessage};
+use orchestra_proto::wire::{
+    MessageBody, Peek, SessionBody, SessionCreated, SessionInfo, SessionList,
+};
 
 pub const SESSIONS: &str = "/api/coding-agents/sessions";
 

@@ -4,8 +4,8 @@ use super::Ctx;
 use super::error::CliResult;
 use super::http::Reply;
 use super::output::{self, duration_ms, out};
-use crate::task::TaskStatus;
-use crate::wire::{RunState, Status};
+use orchestra_proto::task::TaskStatus;
+use orchestra_proto::wire::{RunState, Status};
 
 const STATUS: &str = "orchestra's status";
 

@@ -6,8 +6,9 @@ use super::http::Reply;
 use super::output::out;
 use super::{ClientArgs, Ctx};
 use crate::cli::GlobalArgs;
-use crate::daemon::{self, ServerFile};
-use crate::wire::{DaemonStopped, Status};
+use orchestra_proto::wire::{DaemonStopped, Status};
+use orchestra_sys::process;
+use orchestra_sys::server_file::ServerFile;
 use std::time::Duration;
 
 /// Time allowed for flushing and exiting beyond the agents' grace period.
@@ -32,8 +33,8 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
     // no longer answers.
     let pid = ctx.client.server_pid().filter(|p| *p == stopped.pid);
     let gone = match pid {
-        Some(pid) => daemon::wait_exit(pid, budget),
-        None => daemon::poll_until(budget, || {
+        Some(pid) => process::wait_exit(pid, budget),
+        None => process::poll_until(budget, || {
             ctx.client
                 .get::<Status>("/api/status", "orchestra's status")
                 .is_err_and(|e| e.exit == Exit::Unreachable)
@@ -66,10 +67,10 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
 /// Without --url: an orchestra must be running on the state directory, else there is nothing
 /// to stop (exit 3), said plainly rather than as a connection failure.
 fn running_here(global: &GlobalArgs) -> CliResult<()> {
-    let dir = crate::state_dir::resolve(global.state_dir.as_deref())
+    let dir = orchestra_sys::state_dir::resolve(global.state_dir.as_deref())
         .map_err(|e| CliError::unreachable(format!("cannot find orchestra: {e}; or pass --url")))?;
     let why = match ServerFile::read(&dir) {
-        Ok(Some(ServerFile { pid: Some(pid), .. })) if !daemon::pid_alive(pid) => {
+        Ok(Some(ServerFile { pid: Some(pid), .. })) if !process::pid_alive(pid) => {
             super::http::left_over(&ServerFile::path(&dir), pid)
         }
         Ok(Some(_)) => return Ok(()),

@@ -4,9 +4,9 @@ use super::error::{CliError, CliResult};
 use super::http::{Reply, segment};
 use super::output::{Table, ago, clean, clean_lines, out, percent, short_id, truncate};
 use super::{Ctx, TaskCmd, absolute_dir, resolve_id, trash_place};
-use crate::task::{Isolation, StepStatus, Task, TaskStatus};
-use crate::wire::request::{ContinueTask, NewTask, TaskChange};
-use crate::wire::{TaskBody, TaskList};
+use orchestra_proto::task::{Isolation, StepStatus, Task, TaskStatus};
+use orchestra_proto::wire::request::{ContinueTask, NewTask, TaskChange};
+use orchestra_proto::wire::{TaskBody, TaskList};
 
 pub const TASKS: &str = "/api/coding-agents/tasks";
 

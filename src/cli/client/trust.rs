@@ -5,8 +5,8 @@ use super::error::{CliError, CliResult};
 use super::http::Reply;
 use super::output::{Table, ago, clean, out, short_id};
 use super::{Ctx, TrustArgs};
-use crate::wire::request::TrustPath;
-use crate::wire::{RepoAskKind, Revoked, TrustList, Trusted};
+use orchestra_proto::wire::request::TrustPath;
+use orchestra_proto::wire::{RepoAskKind, Revoked, TrustList, Trusted};
 use std::path::Path;
 
 const TRUST: &str = "/api/coding-agents/trust";

@@ -6,8 +6,9 @@ use super::error::CliResult;
 use super::http::Reply;
 use super::output::{clean, out, short_id};
 use super::task::task_path;
-use crate::wire::request::Gc;
-use crate::wire::{CollectedList, Diff, DiffBody, Discarded, MergedTask};
+use orchestra_proto::units::human_bytes;
+use orchestra_proto::wire::request::Gc;
+use orchestra_proto::wire::{CollectedList, Diff, DiffBody, Discarded, MergedTask};
 use std::io::IsTerminal;
 
 /// Colour a diff only for a person at a terminal (and not when NO_COLOR is set).
@@ -156,21 +157,6 @@ pub fn parse_age(s: &str) -> Result<u64, String> {
         _ => return Err(format!("{s:?} is not an age: use e.g. 7d, 12h, 30m or 45s")),
     };
     Ok(n.saturating_mul(unit))
-}
-
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut v = n as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[unit])
-    }
 }
 
 pub fn gc(ctx: &Ctx, older_than_secs: u64) -> CliResult<()> {

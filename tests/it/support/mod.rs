@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 
+pub mod engine_cockpit;
 #[path = "procfs.rs"]
 mod procfs;
 #[allow(unused_imports)] // each test binary uses a part of `support`
@@ -249,7 +250,7 @@ impl Server {
             .position(|a| *a == "--token")
             .map(|i| args[i + 1].to_string())
             .or_else(|| {
-                orchestra::daemon::ServerFile::read(state_dir)
+                orchestra_sys::server_file::ServerFile::read(state_dir)
                     .ok()
                     .flatten()
                     .and_then(|f| f.token)
@@ -619,10 +620,10 @@ pub fn git_repo() -> tempfile::TempDir {
 
 /// Applies an app's command results and engine events until `ok` holds, or fails after 20 s.
 pub async fn app_wait_for(
-    app: &mut orchestra::tui::App,
-    events: &mut tokio::sync::broadcast::Receiver<orchestra::engine::Event>,
+    app: &mut orchestra_tui::App,
+    events: &mut tokio::sync::broadcast::Receiver<orchestra_daemon::engine::Event>,
     what: &str,
-    mut ok: impl FnMut(&mut orchestra::tui::App) -> bool,
+    mut ok: impl FnMut(&mut orchestra_tui::App) -> bool,
 ) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -641,7 +642,7 @@ pub async fn app_wait_for(
 
 /// For an engine in the test's own process: the built-in providers, with the shell started in an empty HOME: a user's rc files (a
 /// version manager's `init`, with its lock files) must not slow or stall the tests' shells.
-pub fn shell_in_an_empty_home(dir: &Path) -> orchestra::providers::Providers {
+pub fn shell_in_an_empty_home(dir: &Path) -> orchestra_daemon::providers::Providers {
     let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let path = dir.join("shell-config.toml");
@@ -650,6 +651,6 @@ pub fn shell_in_an_empty_home(dir: &Path) -> orchestra::providers::Providers {
         home.display().to_string()
     );
     std::fs::write(&path, config).unwrap();
-    let config = orchestra::providers::Config::load(Some(&path)).unwrap();
-    orchestra::providers::Providers::from_config(&config, None).unwrap()
+    let config = orchestra_daemon::providers::Config::load(Some(&path)).unwrap();
+    orchestra_daemon::providers::Providers::from_config(&config, None).unwrap()
 }

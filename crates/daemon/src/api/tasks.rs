@@ -1,0 +1,337 @@
+//! `/api/coding-agents/tasks`: the task routes of API.md.
+
+use super::body::Body;
+use super::error::ApiError;
+use crate::engine::{CreateTask, Engine, TaskPatch};
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use orchestra_proto::task::{Isolation, Progress, StepStatus, TaskResult, TaskStatus};
+use orchestra_proto::wire::{DiffBody, Discarded, MergedTask, StepAdded, StepBody, TaskBody};
+use serde::Serialize;
+use std::sync::Arc;
+
+type ApiResult = Result<axum::response::Response, ApiError>;
+
+fn task_body(task: &Arc<orchestra_proto::task::Task>) -> TaskBody {
+    TaskBody { task: task.clone() }
+}
+
+fn ok(v: impl Serialize) -> ApiResult {
+    Ok(Json(v).into_response())
+}
+
+fn created(v: impl Serialize) -> ApiResult {
+    Ok((StatusCode::CREATED, Json(v)).into_response())
+}
+
+pub async fn create(State(engine): State<Engine>, body: Body) -> ApiResult {
+    let req = CreateTask {
+        name: body.non_empty_str("name")?,
+        // Whether the provider needs one is the engine's call.
+        description: body.opt_str("description")?.unwrap_or_default(),
+        provider_id: body.opt_str("providerId")?,
+        working_directory: body.opt_str("workingDirectory")?,
+        required_capabilities: body
+            .opt_str_list("requiredCapabilities")?
+            .unwrap_or_default(),
+        approval: super::sessions_common::approval(&body)?,
+        isolation: body
+            .opt_str("isolation")?
+            .map(|s| s.parse::<Isolation>().map_err(ApiError::bad_request))
+            .transpose()?,
+        base_ref: body.opt_str("baseRef")?.filter(|s| !s.is_empty()),
+    };
+    let task = engine.create_task(req).await?;
+    created(task_body(&task))
+}
+
+/// Parses `status` and `limit`; other query keys are ignored.
+fn list_query(raw: Option<&str>) -> Result<(Option<TaskStatus>, Option<usize>), ApiError> {
+    let mut status = None;
+    let mut limit = None;
+    for (k, v) in url_pairs(raw.unwrap_or("")) {
+        match k.as_str() {
+            "status" => status = Some(v.parse::<TaskStatus>().map_err(ApiError::bad_request)?),
+            "limit" => {
+                let n = count(&v).filter(|n| *n > 0).ok_or_else(|| {
+                    ApiError::bad_request(format!("limit must be a positive integer, not {v:?}"))
+                })?;
+                limit = Some(n);
+            }
+            _ => {}
+        }
+    }
+    Ok((status, limit))
+}
+
+/// A query count: decimal digits only; one too large for memory means "all" (it is a
+/// bound, and no list is that long), not a refusal.
+pub fn count(v: &str) -> Option<usize> {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(v.parse::<usize>().unwrap_or(usize::MAX))
+}
+
+/// Decodes `a=b&c=d` with percent-escapes and `+` as space.
+pub fn url_pairs(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub async fn list(
+    State(engine): State<Engine>,
+    principal: Option<axum::Extension<super::rights::Principal>>,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    let (status, limit) = list_query(q.as_deref())?;
+    let tasks = match super::rights::visible_task(principal.as_deref()) {
+        // An agent's session sees its own task only.
+        Some(own) => engine
+            .list_tasks(status, None)
+            .into_iter()
+            .filter(|t| Some(t.id.as_str()) == own)
+            .take(limit.unwrap_or(usize::MAX))
+            .collect(),
+        None => engine.list_tasks(status, limit),
+    };
+    match orchestra_proto::wire::encoded::task_list_pieces(&tasks) {
+        Ok(pieces) => Ok(super::pieces::JsonPieces::new(pieces).into_response()),
+        Err(e) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the task list could not be encoded: {e}"),
+        )),
+    }
+}
+
+pub async fn get(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    ok(task_body(&engine.get_task(&id)?))
+}
+
+pub async fn patch(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+    engine.get_task(&id)?;
+    let status = body
+        .opt_str("status")?
+        .map(|s| s.parse::<TaskStatus>().map_err(ApiError::bad_request))
+        .transpose()?;
+    let progress = body
+        .opt_f64("progress")?
+        .map(|p| {
+            Progress::new(p).ok_or_else(|| {
+                ApiError::bad_request(format!("progress must be a number from 0 to 100, not {p}"))
+            })
+        })
+        .transpose()?;
+    let error = body.opt_str("error")?;
+    let name = body.opt_str("name")?;
+    let description = body.opt_str("description")?;
+    if status.is_none()
+        && progress.is_none()
+        && error.is_none()
+        && name.is_none()
+        && description.is_none()
+    {
+        return Err(ApiError::bad_request(
+            "nothing to change: give at least one of status, progress, error, name, description",
+        ));
+    }
+    let task = engine
+        .patch_task(
+            &id,
+            TaskPatch {
+                status,
+                progress,
+                error,
+                name,
+                description,
+            },
+        )
+        .await?;
+    ok(task_body(&task))
+}
+
+/// Deletes a finished task; answers with the task as it was.
+pub async fn delete(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    ok(task_body(&engine.delete_task(&id).await?))
+}
+
+/// The task's changes against its base (worktree tasks).
+pub async fn diff(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    ok(DiffBody {
+        diff: engine.task_diff(&id).await?,
+    })
+}
+
+/// Merges a finished worktree task into its base branch; 409 naming the files when the
+/// merge conflicts or the user's uncommitted changes are in the way.
+pub async fn merge(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    let (task, merged) = engine.merge_task(&id).await?;
+    ok(MergedTask {
+        task,
+        merge: merged,
+    })
+}
+
+/// Removes a finished task's worktree and branch, keeping a snapshot ref.
+pub async fn discard(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    let task = engine.discard_task(&id).await?;
+    ok(Discarded {
+        snapshot_ref: crate::git::snapshot::snapshot_ref(&task.id),
+        task,
+    })
+}
+
+pub async fn start(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    ok(task_body(&engine.start_task(&id).await?))
+}
+
+/// `POST /tasks/:id/answer {option}`: answers the question the task waits on.
+pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+    engine.get_task(&id)?;
+    let option = super::sessions_common::option(&body)?;
+    ok(task_body(&engine.answer_task(&id, &option).await?))
+}
+
+pub async fn pause(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    ok(task_body(&engine.pause_task(&id).await?))
+}
+
+pub async fn resume(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    ok(task_body(&engine.resume_task(&id).await?))
+}
+
+pub async fn cancel(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    ok(task_body(&engine.cancel_task(&id).await?))
+}
+
+pub async fn retry(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    created(task_body(&engine.retry_task(&id).await?))
+}
+
+/// Starts the agent again on the task's conversation; `message` (optional) is its next request.
+pub async fn continue_(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
+    let message = body.opt_str("message")?;
+    ok(task_body(
+        &engine.continue_task(&id, message.as_deref()).await?,
+    ))
+}
+
+pub async fn output(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+    engine.get_task(&id)?;
+    let text = body.str("output")?;
+    ok(task_body(&engine.append_output(&id, &text).await?))
+}
+
+pub async fn add_step(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
+    engine.get_task(&id)?;
+    let description = body.non_empty_str("description")?;
+    let (_, step) = engine.add_step(&id, &description).await?;
+    created(StepAdded {
+        step_id: step.id.clone(),
+        step,
+    })
+}
+
+pub async fn update_step(
+    State(engine): State<Engine>,
+    Path((id, step_id)): Path<(String, String)>,
+    body: Body,
+) -> ApiResult {
+    let task = engine.get_task(&id)?;
+    if !task.metadata.steps.iter().any(|s| s.id == step_id) {
+        return Err(ApiError::not_found(format!(
+            "task {id:?} has no step with id {step_id:?}"
+        )));
+    }
+    let status = body
+        .str("status")?
+        .parse::<StepStatus>()
+        .map_err(ApiError::bad_request)?;
+    let output = body.opt_str("output")?;
+    let (_, step) = engine.update_step(&id, &step_id, status, output).await?;
+    ok(StepBody { step })
+}
+
+pub async fn result(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+    engine.get_task(&id)?;
+    let result = TaskResult {
+        success: body.bool("success")?,
+        summary: body.str("summary")?,
+        files_modified: body.opt_str_list("filesModified")?.unwrap_or_default(),
+        files_created: body.opt_str_list("filesCreated")?.unwrap_or_default(),
+        error: body.opt_str("error")?,
+    };
+    ok(task_body(&engine.set_result(&id, result).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_parsing() {
+        assert_eq!(
+            url_pairs("a=b%20c&d=e+f&g"),
+            vec![
+                ("a".to_string(), "b c".to_string()),
+                ("d".to_string(), "e f".to_string()),
+                ("g".to_string(), String::new()),
+            ]
+        );
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+        assert!(list_query(Some("limit=0")).is_err());
+        assert!(list_query(Some("limit=-1")).is_err());
+        assert!(list_query(Some("limit=1.5")).is_err());
+        assert!(list_query(Some("limit=+5")).is_err());
+        assert!(list_query(Some("limit=")).is_err());
+        assert_eq!(
+            list_query(Some("limit=45304900206886280757248")).unwrap(),
+            (None, Some(usize::MAX))
+        );
+        assert!(list_query(Some("status=bogus")).is_err());
+        assert_eq!(
+            list_query(Some("status=failed&limit=3")).unwrap(),
+            (Some(TaskStatus::Failed), Some(3))
+        );
+    }
+}

@@ -1,0 +1,30 @@
+//! `/api/coding-agents/trust`: the repository files whose commands the user trusted (see
+//! `engine::trust`): list them, trust one's current content, take a trust back.
+
+use super::body::Body;
+use super::error::ApiError;
+use crate::engine::Engine;
+use axum::Json;
+use axum::extract::State;
+use orchestra_proto::wire::{Revoked, TrustList, Trusted};
+
+/// Every file trusted, with the hash of the content trusted.
+pub async fn list(State(engine): State<Engine>) -> Json<TrustList> {
+    Json(TrustList {
+        trusted: engine.trusted_files().await,
+    })
+}
+
+/// `{path}`: trusts the file's current content; the tasks waiting on it proceed.
+pub async fn trust(State(engine): State<Engine>, body: Body) -> Result<Json<Trusted>, ApiError> {
+    let path = body.str("path")?;
+    Ok(Json(engine.trust_path(&path).await?))
+}
+
+/// `{path}`: the file is trusted no longer.
+pub async fn revoke(State(engine): State<Engine>, body: Body) -> Result<Json<Revoked>, ApiError> {
+    let path = body.str("path")?;
+    Ok(Json(Revoked {
+        revoked: engine.revoke_trust(&path).await?,
+    }))
+}

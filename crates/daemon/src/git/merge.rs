@@ -1,0 +1,294 @@
+//! Merging a task's branch into its base branch. Everything is worked out first without
+//! touching anything (the agent's leftovers become a commit no ref points to yet, the merge
+//! is computed with `merge-tree`); only when the merge is clean and the user's uncommitted
+//! changes are not in the files it touches are refs, index and files moved.
+
+use super::run::git;
+use super::{GitError, Merged, Repo, Worktree, snapshot};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn nul_fields(s: &str) -> impl Iterator<Item = &str> {
+    s.split('\0').filter(|f| !f.is_empty())
+}
+
+/// The worktree that has `branch` checked out, if one does.
+fn checked_out_at(repo: &Repo, branch: &str) -> Result<Option<PathBuf>, GitError> {
+    let list = git(&repo.root, &["worktree", "list", "--porcelain", "-z"]).run()?;
+    let want = format!("branch refs/heads/{branch}");
+    let mut path = None;
+    for field in nul_fields(&list) {
+        if let Some(p) = field.strip_prefix("worktree ") {
+            path = Some(PathBuf::from(p));
+        } else if field == want {
+            return Ok(path);
+        }
+    }
+    Ok(None)
+}
+
+/// Paths with uncommitted changes (staged, unstaged or untracked) in a work tree.
+fn dirty_paths(dir: &Path) -> Result<BTreeSet<String>, GitError> {
+    let out = git(
+        dir,
+        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+    )
+    .run()?;
+    let mut paths = BTreeSet::new();
+    let mut fields = nul_fields(&out);
+    while let Some(entry) = fields.next() {
+        let Some(path) = entry.get(3..) else { continue };
+        paths.insert(path.to_string());
+        // A rename or copy carries its source as the next field; both are the user's.
+        if matches!(entry.as_bytes().first(), Some(b'R' | b'C'))
+            && let Some(from) = fields.next()
+        {
+            paths.insert(from.to_string());
+        }
+    }
+    Ok(paths)
+}
+
+/// The task's work as one commit: its branch tip, plus what the agent left uncommitted.
+fn task_commit(wt: &Worktree, message: &str) -> Result<String, GitError> {
+    let dir = wt.path();
+    let head = git(dir, &["rev-parse", "HEAD"]).run()?;
+    let head_tree = git(dir, &["rev-parse", "HEAD^{tree}"]).run()?;
+    let tree = snapshot::work_tree(dir)?;
+    if tree == head_tree {
+        return Ok(head);
+    }
+    snapshot::commit_tree(dir, &tree, &[&head], message)
+}
+
+fn is_ancestor(repo: &Repo, a: &str, b: &str) -> Result<bool, GitError> {
+    git(&repo.root, &["merge-base", "--is-ancestor", a, b]).check()
+}
+
+/// Merges the task's branch into its base branch, committing what the agent left
+/// uncommitted with `message` first. Fast-forward when possible, else a merge commit.
+pub fn merge(wt: &Worktree, message: &str) -> Result<Merged, GitError> {
+    if !wt.path().is_dir() {
+        return Err(GitError::Gone(wt.path.clone()));
+    }
+    let repo = Repo::of(wt)?;
+    repo.locked(|| merge_locked(&repo, wt, message))
+}
+
+fn merge_locked(repo: &Repo, wt: &Worktree, message: &str) -> Result<Merged, GitError> {
+    let base_ref = format!("refs/heads/{}", wt.base_branch);
+    let base = repo
+        .commit_of(&base_ref)?
+        .ok_or_else(|| GitError::BadBase(wt.base_branch.clone()))?;
+    let work = task_commit(wt, message)?;
+    let (new, fast_forward) = if is_ancestor(repo, &work, &base)? {
+        (base.clone(), true)
+    } else if is_ancestor(repo, &base, &work)? {
+        (work.clone(), true)
+    } else {
+        let out = git(
+            &repo.root,
+            &[
+                "merge-tree",
+                "--write-tree",
+                "--name-only",
+                "--no-messages",
+                "-z",
+            ],
+        )
+        .arg(&base)
+        .arg(&work)
+        .output()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut fields = nul_fields(&text);
+        let tree = fields.next().unwrap_or("").to_string();
+        match out.code {
+            Some(0) => {}
+            Some(1) => {
+                let files: BTreeSet<String> = fields.map(str::to_string).collect();
+                return Err(GitError::Conflicts(files.into_iter().collect()));
+            }
+            _ => {
+                return Err(GitError::Failed {
+                    command: "merge-tree".into(),
+                    message: out.stderr.trim().to_string(),
+                });
+            }
+        }
+        let msg = format!(
+            "Merge branch '{}' into {}\n\n{message}",
+            wt.branch, wt.base_branch
+        );
+        (
+            snapshot::commit_tree(&repo.root, &tree, &[&base, &work], &msg)?,
+            false,
+        )
+    };
+    let touched: Vec<String> = nul_fields(
+        &git(
+            &repo.root,
+            &["diff", "--name-only", "--no-renames", "-z", &base, &new],
+        )
+        .run()?,
+    )
+    .map(str::to_string)
+    .collect();
+    if new != base {
+        match checked_out_at(repo, &wt.base_branch)? {
+            Some(dir) => {
+                let dirty = dirty_paths(&dir)?;
+                let in_way: Vec<String> = touched
+                    .iter()
+                    .filter(|f| dirty.contains(*f))
+                    .cloned()
+                    .collect();
+                if !in_way.is_empty() {
+                    return Err(GitError::Dirty {
+                        branch: wt.base_branch.clone(),
+                        files: in_way,
+                    });
+                }
+                // Like `git checkout`: moves index and files from base to new, keeping
+                // every other change of the user's; refuses (changing nothing) if one is
+                // in the way after all.
+                git(&dir, &["read-tree", "-m", "-u", &base, &new]).run()?;
+                let moved = git(
+                    &dir,
+                    &[
+                        "update-ref",
+                        "-m",
+                        "orchestra: merge",
+                        &base_ref,
+                        &new,
+                        &base,
+                    ],
+                )
+                .run();
+                if let Err(e) = moved {
+                    // Put the files back as they were; the branch did not move.
+                    let _ = git(&dir, &["read-tree", "-m", "-u", &new, &base]).run();
+                    return Err(e);
+                }
+            }
+            None => {
+                git(
+                    &repo.root,
+                    &[
+                        "update-ref",
+                        "-m",
+                        "orchestra: merge",
+                        &base_ref,
+                        &new,
+                        &base,
+                    ],
+                )
+                .run()
+                .map_err(|_| GitError::Moved(wt.base_branch.clone()))?;
+            }
+        }
+    }
+    // The task's branch now holds the agent's leftovers as a commit; its index follows.
+    let head = git(wt.path(), &["rev-parse", "HEAD"]).run()?;
+    if work != head {
+        git(wt.path(), &["update-ref", "HEAD", &work, &head]).run()?;
+        git(wt.path(), &["reset", "-q"]).run()?;
+    }
+    Ok(Merged {
+        base_branch: wt.base_branch.clone(),
+        commit: new,
+        fast_forward,
+        base_moved: base != wt.base_commit,
+        files: touched,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{repo, sh};
+    use super::super::worktree;
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, tempfile::TempDir, Worktree) {
+        let d = repo();
+        let state = tempfile::tempdir().unwrap();
+        let base = worktree::plan(d.path(), None).unwrap();
+        let wt = worktree::create(&base, state.path(), "id1", "t").unwrap();
+        (d, state, wt)
+    }
+
+    #[test]
+    fn fast_forward_commits_leftovers_and_keeps_unrelated_user_changes() {
+        let (d, _s, wt) = setup();
+        std::fs::write(wt.path().join("a.txt"), "agent\n").unwrap();
+        std::fs::write(wt.path().join("new.txt"), "new\n").unwrap();
+        std::fs::write(d.path().join("b.txt"), "user's own\n").unwrap();
+        let m = merge(&wt, "agent work").unwrap();
+        assert!(m.fast_forward);
+        assert_eq!(m.files, vec!["a.txt", "new.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("a.txt")).unwrap(),
+            "agent\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("new.txt")).unwrap(),
+            "new\n"
+        );
+        assert_eq!(sh(d.path(), &["status", "--porcelain"]), " M b.txt");
+        assert_eq!(sh(d.path(), &["log", "-1", "--format=%s"]), "agent work");
+        assert_eq!(sh(wt.path(), &["status", "--porcelain"]), "");
+    }
+
+    #[test]
+    fn merge_commit_when_base_moved() {
+        let (d, _s, wt) = setup();
+        std::fs::write(wt.path().join("new.txt"), "new\n").unwrap();
+        std::fs::write(d.path().join("b.txt"), "user\n").unwrap();
+        sh(d.path(), &["commit", "-qam", "user"]);
+        let m = merge(&wt, "agent").unwrap();
+        assert!(!m.fast_forward);
+        assert_eq!(
+            sh(d.path(), &["rev-list", "--parents", "-1", "HEAD"])
+                .split(' ')
+                .count(),
+            3
+        );
+        assert_eq!(sh(d.path(), &["status", "--porcelain"]), "");
+        assert!(d.path().join("new.txt").is_file());
+    }
+
+    #[test]
+    fn refusals_change_nothing() {
+        let (d, _s, wt) = setup();
+        std::fs::write(wt.path().join("a.txt"), "agent\n").unwrap();
+        std::fs::write(d.path().join("a.txt"), "user\n").unwrap();
+        let before = (
+            sh(d.path(), &["status", "--porcelain"]),
+            sh(d.path(), &["rev-parse", "HEAD"]),
+        );
+        let e = merge(&wt, "x").unwrap_err();
+        assert_eq!(
+            e,
+            GitError::Dirty {
+                branch: "main".into(),
+                files: vec!["a.txt".into()]
+            }
+        );
+        // The user commits a rival change: now it conflicts.
+        sh(d.path(), &["commit", "-qam", "user"]);
+        let before2 = (
+            sh(d.path(), &["status", "--porcelain"]),
+            sh(d.path(), &["rev-parse", "HEAD"]),
+        );
+        assert_ne!(before, before2);
+        assert_eq!(
+            merge(&wt, "x").unwrap_err(),
+            GitError::Conflicts(vec!["a.txt".into()])
+        );
+        let after = (
+            sh(d.path(), &["status", "--porcelain"]),
+            sh(d.path(), &["rev-parse", "HEAD"]),
+        );
+        assert_eq!(before2, after);
+        assert_eq!(sh(wt.path(), &["status", "--porcelain"]), " M a.txt");
+    }
+}

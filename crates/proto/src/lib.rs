@@ -1,0 +1,14 @@
+//! The words orchestra speaks, shared by the daemon and every front end: the task model, the
+//! JSON wire types of the HTTP API and the event stream, the key encoder, and the few rules
+//! (sizes, clocks, units) both sides must agree on. Nothing here does I/O, so a front end
+//! that depends on this crate alone cannot reach into the daemon.
+
+pub mod clock;
+pub mod keys;
+pub mod output_line;
+pub mod task;
+pub mod task_output;
+pub mod terminal;
+pub mod units;
+pub mod wire;
+pub mod worktree;

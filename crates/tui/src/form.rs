@@ -1,0 +1,467 @@
+//! The new-task form.
+
+use super::backend::{Command, ProviderChoice};
+pub use super::text_edit::LineEdit;
+use super::text_edit::{Edited, is_new_line_key};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use orchestra_proto::task::Task;
+
+/// The fields of the new-task form, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Name,
+    Description,
+    Provider,
+    Directory,
+    StartNow,
+}
+
+impl Field {
+    pub const ALL: [Field; 5] = [
+        Field::Name,
+        Field::Description,
+        Field::Provider,
+        Field::Directory,
+        Field::StartNow,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Field::Name => "Name",
+            Field::Description => "Description",
+            Field::Provider => "Provider",
+            Field::Directory => "Directory",
+            Field::StartNow => "Start now",
+        }
+    }
+}
+
+/// The new-task form's state.
+#[derive(Debug, Clone)]
+pub struct Form {
+    pub name: LineEdit,
+    pub description: LineEdit,
+    /// Every known provider, installed or not (those not installed say how to install them).
+    pub providers: Vec<ProviderChoice>,
+    pub provider: usize,
+    pub dir: LineEdit,
+    pub start_now: bool,
+    pub field: Field,
+    /// Inline validation messages, by field.
+    pub errors: Vec<(Field, String)>,
+    /// An error that belongs to no single field (from the engine).
+    pub error: Option<String>,
+    /// Submitted; waiting for the engine.
+    pub busy: bool,
+    /// What the last edit did that the user may not expect (line breaks joined); cleared
+    /// by the next key.
+    pub note: Option<String>,
+    /// Editing this pending task (its name and description); `None`: a new task.
+    pub editing: Option<String>,
+}
+
+/// What a key did to the form.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FormAction {
+    None,
+    Cancel,
+    Submit,
+}
+
+impl Form {
+    pub fn new(all: Vec<ProviderChoice>, default_provider: Option<&str>, dir: &str) -> Form {
+        let providers = all;
+        let provider = default_provider
+            .and_then(|d| providers.iter().position(|p| p.id == d && p.installed))
+            .or_else(|| providers.iter().position(|p| p.id == "shell"))
+            .unwrap_or(0);
+        Form {
+            name: LineEdit::default(),
+            description: LineEdit::multi_line(),
+            providers,
+            provider,
+            dir: LineEdit::new(dir),
+            start_now: true,
+            field: Field::Name,
+            errors: Vec::new(),
+            error: None,
+            busy: false,
+            note: None,
+            editing: None,
+        }
+    }
+
+    /// The form over a pending task: its name and description can be changed.
+    pub fn edit(task: &Task, all: Vec<ProviderChoice>) -> Form {
+        let mut form = Form::new(
+            all,
+            Some(&task.metadata.provider_id),
+            &task.metadata.working_directory,
+        );
+        form.name = LineEdit::new(&task.name);
+        form.description = LineEdit::multi_line();
+        form.description.insert_str(&task.description);
+        form.start_now = false;
+        form.editing = Some(task.id.clone());
+        if let Some(i) = form
+            .providers
+            .iter()
+            .position(|p| p.id == task.metadata.provider_id)
+        {
+            form.provider = i;
+        }
+        form
+    }
+
+    /// The fields shown, in Tab order: an edit changes the name and description only.
+    pub fn fields(&self) -> &'static [Field] {
+        if self.editing.is_some() {
+            &Field::ALL[..2]
+        } else {
+            &Field::ALL
+        }
+    }
+
+    /// The chosen provider.
+    pub fn provider(&self) -> Option<&ProviderChoice> {
+        self.providers.get(self.provider)
+    }
+
+    /// What submitting asks of the engine.
+    pub fn command(&self) -> Command {
+        let name = self.name.text().trim().to_string();
+        // Trailing blanks and blank lines before the text go; indentation stays.
+        let text = self.description.text().trim_end();
+        let first_line = text
+            .find(|c: char| !c.is_whitespace())
+            .map_or(text.len(), |i| text[..i].rfind('\n').map_or(0, |n| n + 1));
+        let description = text[first_line..].to_string();
+        match &self.editing {
+            Some(task_id) => Command::EditTask {
+                task_id: task_id.clone(),
+                name,
+                description,
+            },
+            None => Command::CreateTask {
+                name,
+                description,
+                provider_id: self.provider_id().map(str::to_string),
+                working_directory: Some(self.dir.text().trim().to_string()),
+                start: self.start_now,
+            },
+        }
+    }
+
+    pub fn provider_id(&self) -> Option<&str> {
+        self.providers.get(self.provider).map(|p| p.id.as_str())
+    }
+
+    pub fn error_for(&self, f: Field) -> Option<&str> {
+        self.errors
+            .iter()
+            .find(|(ff, _)| *ff == f)
+            .map(|(_, m)| m.as_str())
+    }
+
+    fn move_field(&mut self, forward: bool) {
+        let fields = self.fields();
+        let i = fields.iter().position(|f| *f == self.field).unwrap_or(0);
+        let n = fields.len();
+        let next = if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        };
+        self.field = fields[next];
+    }
+
+    /// Checks every field; fills `errors`. `true` when the form can be submitted.
+    pub fn validate(&mut self) -> bool {
+        self.errors.clear();
+        self.error = None;
+        if self.name.text().trim().is_empty() {
+            self.errors.push((Field::Name, "a name is required".into()));
+        }
+        if self.description.text().trim().is_empty() && self.description_required() {
+            let p = self.provider().map(|p| p.name.as_str()).unwrap_or_default();
+            self.errors.push((
+                Field::Description,
+                format!("required for {p}: what it should do"),
+            ));
+        }
+        if self.providers.is_empty() {
+            self.errors
+                .push((Field::Provider, "no provider is known".into()));
+        }
+        let dir = self.dir.text().trim();
+        if self.editing.is_some() {
+            // Only the name and description change.
+        } else if dir.is_empty() {
+            self.errors
+                .push((Field::Directory, "a working directory is required".into()));
+        } else {
+            let p = std::path::Path::new(dir);
+            if p.is_absolute() && !p.is_dir() {
+                self.errors
+                    .push((Field::Directory, "no such directory".into()));
+            }
+        }
+        if let Some((f, _)) = self.errors.first() {
+            self.field = *f;
+        }
+        self.errors.is_empty()
+    }
+
+    /// Whether the chosen provider needs a description (a plain shell does not: it just
+    /// starts).
+    pub fn description_required(&self) -> bool {
+        self.provider().is_none_or(|p| p.needs_description)
+    }
+
+    /// Places an engine error next to the field it is about.
+    pub fn engine_error(&mut self, message: String) {
+        self.busy = false;
+        let field = if message.contains("not installed") || message.contains("providerId") {
+            Some(Field::Provider)
+        } else if message.contains("workingDirectory") {
+            Some(Field::Directory)
+        } else if message.contains("name ") {
+            Some(Field::Name)
+        } else if message.contains("description") {
+            Some(Field::Description)
+        } else {
+            None
+        };
+        match field {
+            Some(f) => {
+                self.errors = vec![(f, message)];
+                self.field = f;
+            }
+            None => self.error = Some(message),
+        }
+    }
+
+    pub fn handle(&mut self, key: &KeyEvent) -> FormAction {
+        if self.busy {
+            return match key.code {
+                KeyCode::Esc => FormAction::Cancel,
+                _ => FormAction::None,
+            };
+        }
+        self.note = None;
+        // The description's editor takes new-line keys and Up/Down within its lines first.
+        if let Some(edit) = self.text_field_mut() {
+            let multi_line = edit.is_multi_line();
+            if is_new_line_key(key) && !multi_line {
+                let what = self.field.label().to_lowercase();
+                self.note = Some(format!(
+                    "the {what} is one line: new lines go in the description"
+                ));
+                return FormAction::None;
+            }
+            let mine = is_new_line_key(key)
+                || (multi_line && matches!(key.code, KeyCode::Up | KeyCode::Down));
+            if mine && edit.handle(key) != Edited::NotMine {
+                self.errors.retain(|(f, _)| *f != self.field);
+                return FormAction::None;
+            }
+        }
+        if is_new_line_key(key) {
+            // Not a text field: a new line means nothing here (and must not create).
+            return FormAction::None;
+        }
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Esc => return FormAction::Cancel,
+            KeyCode::Enter => {
+                return if self.validate() {
+                    FormAction::Submit
+                } else {
+                    FormAction::None
+                };
+            }
+            KeyCode::Tab if shift => self.move_field(false),
+            KeyCode::Tab => self.move_field(true),
+            KeyCode::BackTab => self.move_field(false),
+            KeyCode::Down => self.move_field(true),
+            KeyCode::Up => self.move_field(false),
+            _ => {
+                match self.field {
+                    Field::Name | Field::Description | Field::Directory => {
+                        if let Some(edit) = self.text_field_mut() {
+                            let edited = edit.handle(key);
+                            self.after_edit(edited);
+                        }
+                    }
+                    Field::Provider => {
+                        let n = self.providers.len().max(1);
+                        match key.code {
+                            KeyCode::Left | KeyCode::Char('h') => {
+                                self.provider = (self.provider + n - 1) % n
+                            }
+                            KeyCode::Right | KeyCode::Char('l') | KeyCode::Char(' ') => {
+                                self.provider = (self.provider + 1) % n
+                            }
+                            KeyCode::Char(c) => {
+                                // Jump to the next provider starting with the letter.
+                                let c = c.to_ascii_lowercase();
+                                if let Some(i) =
+                                    (1..=n).map(|d| (self.provider + d) % n).find(|&i| {
+                                        self.providers.get(i).is_some_and(|p| p.id.starts_with(c))
+                                    })
+                                {
+                                    self.provider = i;
+                                }
+                            }
+                            _ => {}
+                        }
+                        // A description no longer needed is no longer missing.
+                        if !self.description_required() {
+                            self.errors.retain(|(f, _)| *f != Field::Description);
+                        }
+                    }
+                    Field::StartNow => match key.code {
+                        KeyCode::Char('y') => self.start_now = true,
+                        KeyCode::Char('n') => self.start_now = false,
+                        KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right => {
+                            self.start_now = !self.start_now
+                        }
+                        _ => {}
+                    },
+                }
+                self.errors.retain(|(f, _)| *f != self.field);
+            }
+        }
+        FormAction::None
+    }
+
+    /// The editor of the focused field, when it is a text field.
+    fn text_field_mut(&mut self) -> Option<&mut LineEdit> {
+        match self.field {
+            Field::Name => Some(&mut self.name),
+            Field::Description => Some(&mut self.description),
+            Field::Directory => Some(&mut self.dir),
+            Field::Provider | Field::StartNow => None,
+        }
+    }
+
+    /// Says so when a one-line field turned pasted line breaks into spaces.
+    fn after_edit(&mut self, edited: Edited) {
+        if let Edited::JoinedLines(n) = edited {
+            let what = self.field.label().to_lowercase();
+            self.note = Some(format!(
+                "the {what} is one line: {n} line break{} became spaces (the description keeps them)",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        self.errors.retain(|(f, _)| *f != self.field);
+    }
+
+    /// A paste goes into the focused text field; only the description keeps line breaks.
+    pub fn paste(&mut self, text: &str) {
+        self.note = None;
+        if let Some(edit) = self.text_field_mut() {
+            let edited = edit.insert_str(text);
+            self.after_edit(edited);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(c: KeyCode) -> KeyEvent {
+        KeyEvent::new(c, KeyModifiers::NONE)
+    }
+
+    fn choice(id: &str, installed: bool, needs_description: bool) -> ProviderChoice {
+        ProviderChoice {
+            id: id.into(),
+            name: id.to_uppercase(),
+            installed,
+            install: (!installed).then(|| format!("npm install -g {id}")),
+            needs_description,
+        }
+    }
+
+    #[test]
+    fn form_validates_inline() {
+        let providers = vec![choice("exec", true, true)];
+        let mut f = Form::new(providers, Some("exec"), "/");
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::None);
+        assert!(f.error_for(Field::Name).is_some());
+        assert!(f.error_for(Field::Description).is_some());
+        assert_eq!(f.field, Field::Name);
+        f.handle(&key(KeyCode::Char('x')));
+        assert!(f.error_for(Field::Name).is_none());
+        f.handle(&key(KeyCode::Tab));
+        f.handle(&key(KeyCode::Char('y')));
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::Submit);
+    }
+
+    #[test]
+    fn a_shell_needs_no_description_and_every_provider_is_offered() {
+        let providers = vec![
+            choice("claude", false, true),
+            choice("shell", true, false),
+            choice("exec", true, true),
+        ];
+        // The default is installed; the missing one is still offered.
+        let mut f = Form::new(providers, Some("claude"), "/");
+        assert_eq!(f.provider_id(), Some("shell"));
+        assert_eq!(f.providers.len(), 3);
+        f.name.insert_str("plain shell");
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::Submit);
+        assert!(matches!(
+            f.command(),
+            Command::CreateTask { ref description, .. } if description.is_empty()
+        ));
+        // exec runs its description: required, and the message says why.
+        f.provider = 2;
+        // Alt-Enter on a field that is not text neither submits nor edits.
+        f.field = Field::Provider;
+        let alt_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT);
+        assert_eq!(f.handle(&alt_enter), FormAction::None);
+        assert!(f.errors.is_empty());
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::None);
+        let e = f.error_for(Field::Description).unwrap();
+        assert_eq!(e, "required for EXEC: what it should do");
+    }
+
+    #[test]
+    fn an_edit_changes_the_name_and_description_only() {
+        let task = orchestra_proto::task::Task::new(
+            "t1".into(),
+            orchestra_proto::task::NewTask {
+                name: "old".into(),
+                description: "line one\nline two".into(),
+                provider_id: "exec".into(),
+                working_directory: "/nonexistent".into(),
+                required_capabilities: vec![],
+                retry_of: None,
+                approval: None,
+            },
+            0,
+        );
+        let mut f = Form::edit(&task, vec![choice("exec", true, true)]);
+        assert_eq!(f.fields(), [Field::Name, Field::Description]);
+        assert_eq!(f.description.text(), "line one\nline two");
+        f.handle(&KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        f.name.insert_str("new");
+        f.handle(&key(KeyCode::Tab));
+        assert_eq!(f.field, Field::Description);
+        f.handle(&key(KeyCode::Tab));
+        assert_eq!(f.field, Field::Name);
+        // The directory is not checked: it is not edited.
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::Submit);
+        assert_eq!(
+            f.command(),
+            Command::EditTask {
+                task_id: "t1".into(),
+                name: "new".into(),
+                description: "line one\nline two".into(),
+            }
+        );
+    }
+}

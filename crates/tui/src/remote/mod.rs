@@ -1,0 +1,589 @@
+//! [`Cockpit`] over a running orchestra's API: what the TUI shows comes from the daemon's
+//! event stream ([`link`]), every command is an HTTP call ([`http`]), and the shown session's
+//! terminal comes over its WebSocket ([`stream`]). Agents belong to the daemon, so the TUI can
+//! go away and come back without ending them.
+
+pub mod http;
+mod key_writer;
+pub mod link;
+pub mod stream;
+
+use crate::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
+use crate::diff_view::{PreparedDiff, TaskDiff, WorktreeUsage};
+use crate::transcript_view::TRANSCRIPT_BYTES;
+use http::{Api, ApiError, Method, segment};
+use link::{Locate, Shared};
+use orchestra_proto::task::{Task, TaskStatus};
+use orchestra_proto::wire;
+use orchestra_proto::wire::request::{Answer, NewTask, Resize, SendMessage, TaskChange};
+use orchestra_proto::wire::{DaemonStopped, Event, MessageBody, SessionBody, Status, TaskBody};
+use parking_lot::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tokio::sync::broadcast;
+
+/// How long the new-task form waits for the providers' first read (orchestra detects them
+/// by running them: seconds on a machine with many agent CLIs).
+const PROVIDERS_READ: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long `Q` waits for orchestra to end its agents and exit.
+const STOP_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long a command waits for its effect to come back on the event stream.
+const CAUGHT_UP: std::time::Duration = std::time::Duration::from_secs(2);
+
+pub struct RemoteCockpit {
+    shared: Arc<Shared>,
+    /// The shown sessions' streams: the one last asked for and those kept (the grid's
+    /// tiles); another session shown closes the rest.
+    streams: Mutex<HashMap<String, stream::Stream>>,
+    /// The sessions whose streams stay open while others are shown (see `keep_streams`).
+    keep: Mutex<HashSet<String>>,
+    /// The session last shown outside the kept ones (the terminal pane's); `None` since the
+    /// kept set last changed.
+    pane: Mutex<Option<String>>,
+    rt: tokio::runtime::Handle,
+    state_dir: Option<PathBuf>,
+}
+
+/// How many agents run, asked of the daemon now (not from the last snapshot).
+pub fn live_agents(api: &Api) -> Result<usize, ApiError> {
+    let status: Status = api.read("/api/status", "orchestra's status")?;
+    Ok(status.sessions.active)
+}
+
+impl RemoteCockpit {
+    /// Attaches to the orchestra `api` names: reads its state whole, then follows its events.
+    /// `locate` finds it again after it went away; `state_dir` is where the TUI keeps its own
+    /// small choices (none when attached by URL to an orchestra elsewhere).
+    /// Must be called inside a tokio runtime.
+    pub fn attach(
+        api: Api,
+        locate: Locate,
+        state_dir: Option<PathBuf>,
+    ) -> Result<RemoteCockpit, String> {
+        // Only what the first frame shows; the providers (whose detection runs programs)
+        // come with the event stream's connection, on the link's thread.
+        let snap = link::fetch_snapshot(&api)?;
+        let shared = Shared::new(api);
+        *shared.snap.lock() = snap;
+        link::spawn(shared.clone(), locate)
+            .map_err(|e| format!("cannot start the event thread: {e}"))?;
+        Ok(RemoteCockpit {
+            shared,
+            streams: Mutex::new(HashMap::new()),
+            keep: Mutex::new(HashSet::new()),
+            pane: Mutex::new(None),
+            rt: tokio::runtime::Handle::current(),
+            state_dir,
+        })
+    }
+
+    pub fn api(&self) -> Api {
+        self.shared.api()
+    }
+
+    /// Runs `f` on the stream of `session_id`, opening it first when another session (or
+    /// none) was shown, or when it closed and the link has reconnected since. While orchestra
+    /// is gone a closed stream is kept: its last screen stays shown.
+    fn on_stream<R>(&self, session_id: &str, f: impl FnOnce(&stream::Stream) -> R) -> Option<R> {
+        let generation = self.shared.generation.load(Ordering::SeqCst);
+        let mut streams = self.streams.lock();
+        {
+            // Dropping a stream closes its socket.
+            let keep = self.keep.lock();
+            streams.retain(|id, _| id == session_id || keep.contains(id));
+            if !keep.contains(session_id) {
+                *self.pane.lock() = Some(session_id.to_string());
+            }
+        }
+        let mut slot = streams.remove(session_id);
+        let (size, online) = {
+            let snap = self.shared.snap.lock();
+            let size = snap
+                .sessions
+                .iter()
+                .find(|s| s.id == session_id)
+                .map(|info| (info.rows, info.cols));
+            (size, snap.offline.is_none())
+        };
+        let stale = match slot.as_ref() {
+            Some(s) if s.session_id == session_id => online && s.reopen_worthy(generation),
+            _ => true,
+        };
+        if stale {
+            let size = size?;
+            // The same session again: its last screen stays until the new one arrives.
+            let before = slot.take().filter(|s| s.session_id == session_id);
+            slot = Some(stream::Stream::open(
+                &self.rt,
+                &self.shared.api(),
+                session_id,
+                size,
+                before,
+                self.shared.generation.clone(),
+                self.shared.events.clone(),
+            ));
+        }
+        let out = slot.as_ref().map(f);
+        if let Some(s) = slot {
+            streams.insert(session_id.to_string(), s);
+        }
+        out
+    }
+}
+
+/// The name a notice gives a task or session id, from the snapshot.
+fn named(snap: &Snapshot, session_id: &str) -> String {
+    let Some(s) = snap.sessions.iter().find(|s| s.id == session_id) else {
+        return format!("session {}", session_id.chars().take(8).collect::<String>());
+    };
+    match s
+        .task_id
+        .as_deref()
+        .and_then(|t| snap.tasks.iter().find(|x| x.id == t))
+    {
+        Some(t) => format!("{:?}", t.name),
+        None => format!("{:?}", crate::app::session_name(s)),
+    }
+}
+
+/// How a notice names a task.
+fn task_name(t: &Task) -> String {
+    format!("{:?}", t.name)
+}
+
+/// A task route's answer (`{task}`).
+fn task_call(
+    api: &Api,
+    method: Method,
+    path: &str,
+    body: &impl serde::Serialize,
+) -> Result<Arc<Task>, ApiError> {
+    let answer: TaskBody = api.send(method, path, body, "a task")?;
+    Ok(answer.task)
+}
+
+/// A session route's answer (`{session}`); what the notice needs is in the snapshot.
+fn session_call(
+    api: &Api,
+    method: Method,
+    path: &str,
+    body: &impl serde::Serialize,
+) -> Result<(), ApiError> {
+    api.send::<_, SessionBody>(method, path, body, "a session")
+        .map(|_| ())
+}
+
+impl Cockpit for RemoteCockpit {
+    fn snapshot(&self) -> Snapshot {
+        self.shared.snap.lock().clone()
+    }
+
+    fn providers(&self) -> Vec<ProviderChoice> {
+        self.shared.providers(PROVIDERS_READ).0
+    }
+
+    fn default_provider(&self) -> Option<String> {
+        self.shared.providers(PROVIDERS_READ).1
+    }
+
+    /// Tasks run where the user started the TUI, as they would with a CLI in that directory.
+    fn default_dir(&self) -> String {
+        std::env::current_dir()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.shared.events.subscribe()
+    }
+
+    fn execute(&self, cmd: Command) -> CommandFuture {
+        // A resize of a shown session goes up its stream (making this TUI the session's
+        // latest client, whose size the terminal takes); one not shown (the grid gives a
+        // tile's agent its size back) by a call: its stream, if still open, is about to
+        // close, and what is queued on it would be lost.
+        if let Command::Resize {
+            session_id,
+            cols,
+            rows,
+        } = &cmd
+        {
+            // One lock at a time, none held while taking the streams'.
+            let kept = self.keep.lock().contains(session_id);
+            let shown = kept || self.pane.lock().as_deref() == Some(session_id.as_str());
+            let sent = shown
+                && self
+                    .streams
+                    .lock()
+                    .get(session_id)
+                    .is_some_and(|s| s.resize(*cols, *rows));
+            if sent {
+                return Box::pin(async { Ok(Outcome::Done(String::new())) });
+            }
+        }
+        let shared = self.shared.clone();
+        let state_dir = self.state_dir.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                let snap = shared.snap.lock().clone();
+                let start = matches!(cmd, Command::CreateTask { start: true, .. });
+                let outcome = run_command(&shared.api(), &snap, state_dir, cmd)?;
+                // A task just created is selected next: wait until the event stream has
+                // brought it (and its start), so the app finds it as it is.
+                if let Outcome::Created { task_id, note } = &outcome {
+                    let started = start && note.is_none();
+                    shared.wait_for(CAUGHT_UP, |s| {
+                        s.tasks.iter().any(|t| {
+                            &t.id == task_id && (!started || t.status() != TaskStatus::Pending)
+                        })
+                    });
+                }
+                Ok(outcome)
+            })
+            .await
+            .map_err(|e| format!("the command did not finish: {e}"))?
+        })
+    }
+
+    fn write_input(&self, session_id: &str, bytes: Vec<u8>) -> Result<(), String> {
+        self.on_stream(session_id, |s| s.input(bytes))
+            .unwrap_or_else(|| Err("this session has no terminal".into()))
+    }
+
+    fn with_screen(&self, session_id: &str, f: &mut dyn FnMut(&vt100::Screen)) -> bool {
+        self.on_stream(session_id, |s| s.with_screen(f))
+            .unwrap_or(false)
+    }
+
+    fn input_modes(&self, session_id: &str) -> Option<crate::keys::InputModes> {
+        self.on_stream(session_id, stream::Stream::input_modes)
+            .flatten()
+    }
+
+    fn state_dir(&self) -> Option<PathBuf> {
+        self.state_dir.clone()
+    }
+
+    fn keep_streams(&self, sessions: &[String]) {
+        let keep: HashSet<String> = sessions.iter().cloned().collect();
+        // Streams no longer kept close when the next screen is asked for (`on_stream`).
+        *self.keep.lock() = keep;
+        *self.pane.lock() = None;
+    }
+}
+
+/// One command as HTTP calls (blocking; run off the UI thread).
+fn run_command(
+    api: &Api,
+    snap: &Snapshot,
+    state_dir: Option<PathBuf>,
+    cmd: Command,
+) -> Result<Outcome, String> {
+    let e = |e: ApiError| e.to_string();
+    let task =
+        |id: &str, action: &str| format!("/api/coding-agents/tasks/{}/{action}", segment(id));
+    let session = |id: &str| format!("/api/coding-agents/sessions/{}", segment(id));
+    let trash = |rest: &str| match &state_dir {
+        Some(d) => d.join("trash").join(rest).display().to_string(),
+        None => "the trash of its state directory".into(),
+    };
+    match cmd {
+        Command::CreateTask {
+            name,
+            description,
+            provider_id,
+            working_directory,
+            start,
+        } => {
+            let body = NewTask {
+                name,
+                description,
+                provider_id,
+                working_directory,
+                ..Default::default()
+            };
+            let created =
+                task_call(api, Method::Post, "/api/coding-agents/tasks", &body).map_err(e)?;
+            let id = created.id.clone();
+            let mut note = None;
+            if start && let Err(err) = task_call(api, Method::Post, &task(&id, "start"), &()) {
+                // Started meanwhile by someone else (autopilot): what was asked for happened.
+                let started = api
+                    .read::<TaskBody>(
+                        &format!("/api/coding-agents/tasks/{}", segment(&id)),
+                        "a task",
+                    )
+                    .is_ok_and(|t| {
+                        matches!(t.task.status(), TaskStatus::Running | TaskStatus::Paused)
+                    });
+                if !started {
+                    note = Some(format!(
+                        "created {}, but it did not start: {err}",
+                        task_name(&created)
+                    ));
+                }
+            }
+            Ok(Outcome::Created { task_id: id, note })
+        }
+        Command::Start(id) => {
+            let t = task_call(api, Method::Post, &task(&id, "start"), &()).map_err(e)?;
+            Ok(Outcome::Done(super::backend::started_note(
+                &t,
+                &task_name(&t),
+            )))
+        }
+        Command::Pause(id) => {
+            let t = task_call(api, Method::Post, &task(&id, "pause"), &()).map_err(e)?;
+            Ok(Outcome::Done(format!("paused {}", task_name(&t))))
+        }
+        Command::Resume(id) => {
+            let t = task_call(api, Method::Post, &task(&id, "resume"), &()).map_err(e)?;
+            Ok(Outcome::Done(format!("resumed {}", task_name(&t))))
+        }
+        Command::Cancel(id) => {
+            let t = task_call(api, Method::Post, &task(&id, "cancel"), &()).map_err(e)?;
+            Ok(Outcome::Done(format!("cancelled {}", task_name(&t))))
+        }
+        Command::Retry(id) => {
+            let t = task_call(api, Method::Post, &task(&id, "retry"), &()).map_err(e)?;
+            Ok(Outcome::Created {
+                task_id: t.id.clone(),
+                note: Some(format!("retry of {} created", task_name(&t))),
+            })
+        }
+        Command::Continue { id, message } => {
+            let body = orchestra_proto::wire::request::ContinueTask { message };
+            let t = task_call(api, Method::Post, &task(&id, "continue"), &body).map_err(e)?;
+            Ok(Outcome::Done(format!("continued {}", task_name(&t))))
+        }
+        Command::SetAutopilot(on) => {
+            let path = if on {
+                "/api/agent/resume"
+            } else {
+                "/api/agent/pause"
+            };
+            api.send::<_, orchestra_proto::wire::Switched>(
+                Method::Post,
+                path,
+                &(),
+                "the autopilot's state",
+            )
+            .map_err(e)?;
+            Ok(Outcome::Done(format!(
+                "autopilot {}",
+                if on { "on" } else { "off" }
+            )))
+        }
+        Command::Message { session_id, text } => {
+            api.send::<_, MessageBody>(
+                Method::Post,
+                &format!("{}/messages", session(&session_id)),
+                &SendMessage::Text(text),
+                "a message",
+            )
+            .map_err(e)?;
+            Ok(Outcome::Done(format!(
+                "message sent to {}",
+                named(snap, &session_id)
+            )))
+        }
+        Command::Answer { session_id, option } => {
+            session_call(
+                api,
+                Method::Post,
+                &format!("{}/answer", session(&session_id)),
+                &Answer {
+                    option: option.clone(),
+                },
+            )
+            .map_err(e)?;
+            Ok(Outcome::Done(format!(
+                "answered {option} in {}",
+                named(snap, &session_id)
+            )))
+        }
+        Command::AnswerTask { task_id, option } => {
+            let body = Answer {
+                option: option.clone(),
+            };
+            let t = task_call(api, Method::Post, &task(&task_id, "answer"), &body).map_err(e)?;
+            Ok(Outcome::Done(format!(
+                "answered {option} for {}",
+                task_name(&t)
+            )))
+        }
+        Command::EndSession(id) => {
+            session_call(api, Method::Delete, &session(&id), &()).map_err(e)?;
+            Ok(Outcome::Done(format!("ended {}", named(snap, &id))))
+        }
+        Command::Transcript(id) => {
+            let bytes = api
+                .request_bytes(
+                    Method::Get,
+                    &format!("{}/transcript?bytes={TRANSCRIPT_BYTES}", session(&id)),
+                    None,
+                )
+                .map_err(e)?;
+            Ok(Outcome::Transcript {
+                session_id: id,
+                bytes,
+            })
+        }
+        Command::RemoveSession(id) => {
+            session_call(
+                api,
+                Method::Delete,
+                &format!("{}?remove=true", session(&id)),
+                &(),
+            )
+            .map_err(e)?;
+            Ok(Outcome::Done(format!(
+                "removed the session; its transcript is kept in {}",
+                trash(&format!("sessions/{id}"))
+            )))
+        }
+        Command::DeleteTask(id) => {
+            let name = snap
+                .tasks
+                .iter()
+                .find(|t| t.id == id)
+                .map(|t| format!("{:?}", t.name))
+                .unwrap_or_else(|| "the task".into());
+            task_call(
+                api,
+                Method::Delete,
+                &format!("/api/coding-agents/tasks/{}", segment(&id)),
+                &(),
+            )
+            .map_err(e)?;
+            Ok(Outcome::Done(format!(
+                "deleted {name}; it is kept in {}",
+                trash(&id)
+            )))
+        }
+        Command::EditTask {
+            task_id,
+            name,
+            description,
+        } => {
+            let change = TaskChange {
+                name: Some(name),
+                description: Some(description),
+                ..Default::default()
+            };
+            let t = task_call(
+                api,
+                Method::Patch,
+                &format!("/api/coding-agents/tasks/{}", segment(&task_id)),
+                &change,
+            )
+            .map_err(e)?;
+            Ok(Outcome::Done(format!("saved {}", task_name(&t))))
+        }
+        Command::Resize {
+            session_id,
+            cols,
+            rows,
+        } => {
+            session_call(
+                api,
+                Method::Post,
+                &format!("{}/resize", session(&session_id)),
+                &Resize { cols, rows },
+            )
+            .map_err(e)?;
+            Ok(Outcome::Done(String::new()))
+        }
+        Command::Diff(id) => {
+            let diff = api
+                .read::<wire::DiffBody>(&task(&id, "diff"), "a task's diff")
+                .map(|b| Box::new(PreparedDiff::new(&id, TaskDiff::from(b.diff))))
+                .map_err(e);
+            Ok(Outcome::Diff { task_id: id, diff })
+        }
+        Command::Merge(id) => {
+            let result = api
+                .send::<_, wire::MergedTask>(
+                    Method::Post,
+                    &task(&id, "merge"),
+                    &(),
+                    "a merged task",
+                )
+                .map(|m| {
+                    crate::diff_view::merged_note(
+                        &m.task.name,
+                        &m.merge.base_branch,
+                        m.merge.fast_forward,
+                        m.merge.files.len(),
+                    )
+                })
+                .map_err(e);
+            Ok(Outcome::Finished {
+                task_id: id,
+                result,
+            })
+        }
+        Command::Discard(id) => {
+            let result = api
+                .send::<_, wire::Discarded>(
+                    Method::Post,
+                    &task(&id, "discard"),
+                    &(),
+                    "a discarded task",
+                )
+                .map(|d| crate::diff_view::discarded_note(&d.task.name, &d.snapshot_ref))
+                .map_err(e);
+            Ok(Outcome::Finished {
+                task_id: id,
+                result,
+            })
+        }
+        Command::WorktreeUsage => {
+            let list = api
+                .read::<wire::WorktreeList>("/api/coding-agents/worktrees", "the worktree list")
+                .map_err(e)?;
+            Ok(Outcome::Usage(WorktreeUsage {
+                bytes: list.bytes,
+                per_task: list
+                    .worktrees
+                    .into_iter()
+                    .map(|w| (w.task_id, w.bytes))
+                    .collect(),
+            }))
+        }
+        Command::CountLive => live_agents(api).map(Outcome::Live).map_err(e),
+        Command::StopOrchestra => {
+            // Found through its state directory: wait until it is gone (its agents ended),
+            // as `orchestra stop` does, so that nothing runs once the TUI has left.
+            let pid = state_dir
+                .as_deref()
+                .and_then(|d| {
+                    orchestra_sys::server_file::ServerFile::read(d)
+                        .ok()
+                        .flatten()
+                })
+                .filter(|f| f.url.trim_end_matches('/') == api.base)
+                .and_then(|f| f.pid);
+            let r: DaemonStopped = api
+                .send(
+                    Method::Post,
+                    "/api/daemon/stop",
+                    &(),
+                    "the answer to a stop",
+                )
+                .map_err(e)?;
+            if let Some(pid) = pid {
+                orchestra_sys::process::wait_exit(pid, STOP_BUDGET);
+            }
+            let ended = r.ended;
+            Ok(Outcome::Stopped(format!(
+                "orchestra stopped; {ended} agent{} ended",
+                if ended == 1 { "" } else { "s" }
+            )))
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! Reviewing and finishing worktree tasks: `d` opens the selected task's diff (read through
+//! the cockpit, off the UI loop: the view says it is reading meanwhile), its keys scroll and
+//! jump between files; `M`/`X` ask y/n before a merge or discard, and a refusal is shown whole
+//! in the task's diff view. The worktrees' disk use is asked for when tasks start, finish or
+//! go, one request at a time.
+
+use crate::backend::{Command, Outcome};
+use crate::diff_view::{Body, DiffView, PreparedDiff, no_diff_reason};
+use crate::keymap::{Action, Context};
+use crate::state::*;
+use crossterm::event::KeyEvent;
+use orchestra_proto::task::Task;
+use orchestra_proto::wire::TaskEventKind;
+use std::sync::Arc;
+
+impl App {
+    /// The open diff view.
+    pub fn diff_view(&self) -> Option<&DiffView> {
+        self.review.diff.as_ref()
+    }
+
+    /// The worktrees' disk use, as last read.
+    pub fn worktree_usage(&self) -> Option<&crate::diff_view::WorktreeUsage> {
+        self.review.usage.as_ref()
+    }
+
+    /// `d`: the diff view of the selected task.
+    pub(crate) fn open_diff(&mut self) {
+        if let Some(t) = self.selected_task_or_notice() {
+            self.show_diff(&t, None);
+        }
+    }
+
+    /// Opens the diff view of `task`, reading its diff when it has a worktree.
+    fn show_diff(&mut self, task: &Task, refusal: Option<String>) {
+        let mut view = DiffView::new(&task.id, &task.name);
+        view.refusal = refusal;
+        match no_diff_reason(task) {
+            Some(why) => view.body = Body::Nothing(why),
+            None => self.run(Command::Diff(task.id.clone()), Origin::Action),
+        }
+        self.notice = None;
+        self.typing = false;
+        self.review.diff = Some(view);
+    }
+
+    /// A key while the diff view is open (and no overlay is over it).
+    pub(crate) fn on_diff_key(&mut self, key: &KeyEvent) {
+        let Some(action) = self.keymap.lookup(Context::Diff, key) else {
+            return;
+        };
+        let Some(v) = self.review.diff.as_mut() else {
+            return;
+        };
+        match action {
+            Action::DiffUp => v.scroll_by(-1),
+            Action::DiffDown => v.scroll_by(1),
+            Action::DiffPageUp => v.page_by(false),
+            Action::DiffPageDown => v.page_by(true),
+            Action::DiffTop => v.to_top(),
+            Action::DiffBottom => v.to_end(),
+            Action::NextFile => v.jump_file(true),
+            Action::PrevFile => v.jump_file(false),
+            Action::DiffLeft => v.scroll_sideways(-8),
+            Action::DiffRight => v.scroll_sideways(8),
+            Action::ReloadDiff => {
+                v.refusal = None;
+                let id = v.task_id.clone();
+                self.run(Command::Diff(id), Origin::Action);
+            }
+            Action::CloseDiff => self.review.diff = None,
+            Action::Merge | Action::Discard => {
+                let id = v.task_id.clone();
+                match self.snap.tasks.iter().find(|t| t.id == id).cloned() {
+                    Some(t) => self.ask_finish(action == Action::Merge, &t),
+                    None => self.notify("the task is gone", Level::Error),
+                }
+            }
+            Action::Help => self.open(Modal::Help),
+            _ => {}
+        }
+    }
+
+    /// The mouse over the diff view: the wheel scrolls it, a click on a file jumps to it.
+    pub(crate) fn mouse_diff(&mut self, m: &crossterm::event::MouseEvent) {
+        use crossterm::event::{MouseButton, MouseEventKind};
+        let Some(v) = self.review.diff.as_mut() else {
+            return;
+        };
+        let changed = match m.kind {
+            MouseEventKind::ScrollUp => {
+                v.scroll_by(-3);
+                true
+            }
+            MouseEventKind::ScrollDown => {
+                v.scroll_by(3);
+                true
+            }
+            MouseEventKind::Down(MouseButton::Left) => v.click(m.column, m.row),
+            _ => false,
+        };
+        self.dirty |= changed;
+    }
+
+    /// `M`/`X` in the panes: about the selected task.
+    pub(crate) fn ask_finish_selected(&mut self, merge: bool) {
+        if let Some(t) = self.selected_task_or_notice() {
+            self.ask_finish(merge, &t);
+        }
+    }
+
+    /// Asks y/n before a merge (`merge`) or a discard, naming the task and what happens; a
+    /// task that cannot be finished now is told why instead.
+    fn ask_finish(&mut self, merge: bool, task: &Arc<Task>) {
+        let verb = if merge { "merge" } else { "discard" };
+        if let Some(why) = no_diff_reason(task) {
+            self.notify(format!("nothing to {verb}: {why}"), Level::Error);
+            return;
+        }
+        let Some(wt) = task.metadata.worktree.as_ref() else {
+            return;
+        };
+        if !task.status().is_final() {
+            let key = self
+                .keymap
+                .key_for(Context::Panes, Action::Cancel)
+                .unwrap_or_default();
+            self.notify(
+                format!(
+                    "{:?} is {}: {verb} it once it has finished (or cancel it first, {key})",
+                    task.name,
+                    task.status()
+                ),
+                Level::Error,
+            );
+            return;
+        }
+        let (task_id, name, branch) = (task.id.clone(), task.name.clone(), wt.at.branch.clone());
+        let confirm = if merge {
+            Confirm::Merge {
+                task_id,
+                name,
+                branch,
+                base_branch: wt.at.base_branch.clone(),
+            }
+        } else {
+            Confirm::Discard {
+                task_id,
+                name,
+                branch,
+            }
+        };
+        self.open(Modal::Confirm(confirm));
+    }
+
+    /// `y` to a merge or discard question.
+    pub(crate) fn finish(&mut self, c: Confirm) {
+        let (cmd, text) = match c {
+            Confirm::Merge {
+                task_id,
+                name,
+                base_branch,
+                ..
+            } => (
+                Command::Merge(task_id),
+                format!("merging {name:?} into {base_branch}…"),
+            ),
+            Confirm::Discard { task_id, name, .. } => {
+                (Command::Discard(task_id), format!("discarding {name:?}…"))
+            }
+            _ => return,
+        };
+        self.notify(text, Level::Info);
+        self.run(cmd, Origin::Action);
+    }
+
+    /// A diff read: shown when that task's view is still open; why there is none, said
+    /// there (a failed reload keeps what was shown).
+    pub(crate) fn on_diff(&mut self, task_id: String, diff: Result<Box<PreparedDiff>, String>) {
+        let Some(v) = self.review.diff.as_mut().filter(|v| v.task_id == task_id) else {
+            return;
+        };
+        match diff {
+            Ok(d) => v.loaded(d),
+            Err(e) if matches!(v.body, Body::Loaded(_)) => {
+                self.notify(format!("cannot read the diff again: {e}"), Level::Error)
+            }
+            Err(e) => v.body = Body::Nothing(e),
+        }
+    }
+
+    /// A merge or discard done (that task's view closes: its worktree is gone) or refused
+    /// (the task's diff view shows orchestra's sentence, opened if it was not).
+    pub(crate) fn on_finished(&mut self, task_id: String, result: Result<String, String>) {
+        match result {
+            Ok(text) => {
+                if self
+                    .review
+                    .diff
+                    .as_ref()
+                    .is_some_and(|v| v.task_id == task_id)
+                {
+                    self.review.diff = None;
+                }
+                self.notify(text, Level::Info);
+                self.ask_usage();
+            }
+            Err(e) => {
+                let task = self.snap.tasks.iter().find(|t| t.id == task_id).cloned();
+                match (task, self.review.diff.as_mut()) {
+                    (_, Some(v)) if v.task_id == task_id => v.refusal = Some(e),
+                    (Some(t), _) => self.show_diff(&t, Some(e)),
+                    (None, _) => self.notify(e, Level::Error),
+                }
+            }
+        }
+    }
+
+    /// Asks for the worktrees' disk use (one request at a time; asked again once it is back
+    /// when something changed meanwhile). Not while no task has a worktree.
+    pub(crate) fn ask_usage(&mut self) {
+        let any = self
+            .snap
+            .tasks
+            .iter()
+            .any(|t| t.metadata.worktree.as_ref().is_some_and(|w| w.is_live()));
+        if any || self.review.usage.is_some() {
+            self.request_usage();
+        }
+    }
+
+    fn request_usage(&mut self) {
+        // Without a runtime the request could not run, and would never come back.
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if self.review.usage_pending {
+            self.review.usage_again = true;
+            return;
+        }
+        self.review.usage_pending = true;
+        self.run(Command::WorktreeUsage, Origin::Usage);
+    }
+
+    pub(crate) fn on_usage(&mut self, result: Result<Outcome, String>) {
+        self.review.usage_pending = false;
+        match result {
+            Ok(Outcome::Usage(u)) => self.review.usage = Some(u),
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, "worktree usage not read"),
+        }
+        if std::mem::take(&mut self.review.usage_again) {
+            self.request_usage();
+        }
+    }
+
+    /// A task event that may change what a worktree holds or whether it exists: its
+    /// creation (`Updated`), the agent's end, a merge or discard (`Updated`), a deletion. The
+    /// disk use is asked for again, and the task's open diff view is read again.
+    pub(crate) fn on_task_event_for_review(&mut self, kind: TaskEventKind, task: &Task) {
+        let may_change = matches!(
+            kind,
+            TaskEventKind::Updated
+                | TaskEventKind::Completed
+                | TaskEventKind::Failed
+                | TaskEventKind::Cancelled
+                | TaskEventKind::Deleted
+        );
+        if !may_change {
+            return;
+        }
+        if task.metadata.worktree.is_some() {
+            self.request_usage();
+        }
+        if let Some(v) = self.review.diff.as_mut().filter(|v| v.task_id == task.id) {
+            match no_diff_reason(task) {
+                Some(why) => v.body = Body::Nothing(why),
+                None => self.run(Command::Diff(task.id.clone()), Origin::Action),
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The bottom bar: the keys that work here, a notice, or the filter, message or search being typed.
+
+use super::*;
+use crate::state::MessageTo;
+
+impl App {
+    pub(super) fn draw_bottom(&self, frame: &mut Frame, area: Rect) {
+        let key = Style::default()
+            .fg(Color::Cyan)
+            .add_modifier(Modifier::BOLD);
+        let dim = Style::default().fg(Color::DarkGray);
+        match &self.modal {
+            Modal::Filter(edit) => {
+                let mut spans = vec![
+                    Span::styled("filter: ", key),
+                    Span::raw(edit.text().to_string()),
+                ];
+                push_if_fits(
+                    &mut spans,
+                    area,
+                    format!("   {}", keys_inline(&self.keymap, Context::Filter)),
+                );
+                let line = Line::from(spans);
+                frame.render_widget(Paragraph::new(line), area);
+                place_edit_cursor(frame, area, 8, edit);
+                return;
+            }
+            Modal::Search(edit) => {
+                let found = match self.shown_transcript() {
+                    Some(_) if edit.text().is_empty() => String::new(),
+                    Some(t) => match t.current() {
+                        Some(c) => format!("  {}/{}", c + 1, t.matches().len()),
+                        None => "  no match".to_string(),
+                    },
+                    None => "  reading…".to_string(),
+                };
+                let line = Line::from(vec![
+                    Span::styled("search: ", key),
+                    Span::raw(edit.text().to_string()),
+                    Span::styled(found, Style::default().fg(Color::Yellow)),
+                    Span::styled(
+                        format!("   {}", keys_inline(&self.keymap, Context::Search)),
+                        dim,
+                    ),
+                ]);
+                frame.render_widget(Paragraph::new(line), area);
+                place_edit_cursor(frame, area, 8, edit);
+                return;
+            }
+            Modal::Message { to, name, edit } => {
+                let name = fit(name, 20);
+                let prefix = match to {
+                    MessageTo::Session(_) => format!("message to {}: ", name.trim_end()),
+                    MessageTo::Continue(_) => {
+                        format!("continue {} with (empty: carry on): ", name.trim_end())
+                    }
+                };
+                let pw = prefix.width() as u16;
+                let mut spans = vec![
+                    Span::styled(prefix, key),
+                    Span::raw(edit.text().to_string()),
+                ];
+                push_if_fits(
+                    &mut spans,
+                    area,
+                    format!("   {}", keys_inline(&self.keymap, Context::Message)),
+                );
+                let line = Line::from(spans);
+                frame.render_widget(Paragraph::new(line), area);
+                place_edit_cursor(frame, area, pw, edit);
+                return;
+            }
+            _ => {}
+        }
+        if let Some(n) = self.notice() {
+            let style = match n.level {
+                Level::Error => Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+                Level::Info => Style::default().fg(Color::Green),
+            };
+            frame.render_widget(
+                Paragraph::new(Line::from(Span::styled(format!(" {}", n.text), style))),
+                area,
+            );
+            return;
+        }
+        let ctx = self.key_context();
+        // A shown prompt's answer keys come first: they are what is needed now.
+        let mut hints: Vec<(String, &str)> = Vec::new();
+        if matches!(ctx, Context::Tasks | Context::Steps | Context::Terminal)
+            && let Some(p) = self.shown_prompt()
+        {
+            match p.keys_hint() {
+                Some(keys) => hints.push((keys, "answer")),
+                None => hints.push(("Enter".into(), "answer in the terminal")),
+            }
+        }
+        match &self.modal {
+            Modal::Form(f) if f.editing.is_some() => hints.extend(self.keymap.edit_form_bar()),
+            _ => hints.extend(self.keymap.bar(ctx)),
+        }
+        if ctx == Context::Typing
+            && let Some(note) = ctx.note()
+        {
+            hints.push((String::new(), note));
+        }
+        let help = self.keymap.key_for(ctx, Action::Help);
+        // As many hints as fit, most important first; where `?` works it always shows.
+        let mut spans = vec![Span::raw(" ")];
+        let reserve = help.as_ref().map_or(0, |k| k.width() + 7);
+        let budget = (area.width as usize).saturating_sub(reserve);
+        let mut used = 1;
+        let mut all = true;
+        for (k, what) in &hints {
+            let w = k.width() + what.width() + 3;
+            if used + w > budget {
+                all = false;
+                break;
+            }
+            used += w;
+            if !k.is_empty() {
+                spans.push(Span::styled(k.clone(), key));
+                spans.push(Span::raw(" "));
+            }
+            spans.push(Span::styled(*what, dim));
+            spans.push(Span::raw("  "));
+        }
+        if let Some(h) = help {
+            spans.push(Span::styled(h, key));
+            spans.push(Span::styled(if all { " help" } else { " more" }, dim));
+        }
+        frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    }
+}

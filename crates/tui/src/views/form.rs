@@ -1,0 +1,261 @@
+//! Drawing the task form (new task, or editing a pending one).
+
+use super::{centered, clear_overlay, first_fitting, fit, keys_inline};
+use crate::form::{Field, Form};
+use crate::keymap::{Action, Context, KeyMap};
+use crate::text_edit::LineEdit;
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Paragraph};
+
+/// The form's height with a one-row description.
+const BASE_HEIGHT: u16 = 15;
+/// The most rows the description grows to before it scrolls.
+const MAX_DESCRIPTION_ROWS: usize = 10;
+/// Width of the label column.
+const LABEL_W: usize = 13;
+
+/// How many rows the description may take in an `area` this tall: it grows while the form
+/// still fits, leaving a line of the screen around it.
+fn description_rows_max(area: Rect) -> usize {
+    (area.height.saturating_sub(BASE_HEIGHT + 1) as usize + 1).clamp(1, MAX_DESCRIPTION_ROWS)
+}
+
+/// The rows of an editor to show (at most `max`, keeping the cursor in view), the cursor's
+/// place among them, and how many rows are hidden above and below.
+fn window(
+    edit: &LineEdit,
+    width: usize,
+    max: usize,
+) -> (Vec<String>, (usize, usize), usize, usize) {
+    let (rows, (cr, cc)) = edit.rows(width);
+    let top = (cr + 1).saturating_sub(max);
+    let shown: Vec<String> = rows.iter().skip(top).take(max).cloned().collect();
+    let below = rows.len() - top - shown.len();
+    (shown, (cr - top, cc), top, below)
+}
+
+pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form, keys: &KeyMap) {
+    let max_rows = description_rows_max(area);
+    let field_w_for = |r: Rect| (r.width.saturating_sub(2) as usize).saturating_sub(LABEL_W + 1);
+    // The description's rows decide the form's height; its width does not depend on them.
+    let probe = centered(area, 72, BASE_HEIGHT);
+    let desc_rows = f
+        .description
+        .rows(field_w_for(probe).max(1))
+        .0
+        .len()
+        .min(max_rows);
+    // An edit shows two of the five fields.
+    let hidden = (Field::ALL.len() - f.fields().len()) as u16 * 2;
+    let r = centered(area, 72, BASE_HEIGHT + desc_rows as u16 - 1 - hidden);
+    clear_overlay(frame, r);
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(Style::default().fg(Color::Cyan))
+        .title(Line::from(Span::styled(
+            if f.editing.is_some() {
+                " Edit task "
+            } else {
+                " New task "
+            },
+            Style::default().add_modifier(Modifier::BOLD),
+        )))
+        .title_bottom(
+            Line::from(if f.editing.is_some() {
+                format!(
+                    " {} save · {} cancel ",
+                    keys.key_for(Context::Form, Action::FormSubmit)
+                        .unwrap_or_default(),
+                    keys.key_for(Context::Form, Action::FormCancel)
+                        .unwrap_or_default()
+                )
+            } else {
+                first_fitting(
+                    &[
+                        format!(" {} ", keys_inline(keys, Context::Form)),
+                        format!(
+                            " {} create · {} cancel ",
+                            keys.key_for(Context::Form, Action::FormSubmit)
+                                .unwrap_or_default(),
+                            keys.key_for(Context::Form, Action::FormCancel)
+                                .unwrap_or_default()
+                        ),
+                    ],
+                    r.width.saturating_sub(4) as usize,
+                )
+            })
+            .right_aligned(),
+        );
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    let field_w = field_w_for(r).max(1);
+    let dim = Style::default().fg(Color::DarkGray);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut cursor: Option<Position> = None;
+    for &field in f.fields() {
+        let active = f.field == field;
+        let lstyle = if active {
+            Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::default().fg(Color::Gray)
+        };
+        let marker = if active { "›" } else { " " };
+        let label = Span::styled(
+            format!("{marker}{:<w$}", field.label(), w = LABEL_W - 1),
+            lstyle,
+        );
+        let input_style = if active {
+            Style::default().add_modifier(Modifier::UNDERLINED)
+        } else {
+            Style::default()
+        };
+        match field {
+            Field::Name | Field::Description | Field::Directory => {
+                let edit = match field {
+                    Field::Name => &f.name,
+                    Field::Description => &f.description,
+                    _ => &f.dir,
+                };
+                let max = if field == Field::Description {
+                    max_rows
+                } else {
+                    1
+                };
+                let (rows, (cr, cc), above, below) = window(edit, field_w, max);
+                if active {
+                    cursor = Some(Position::new(
+                        inner.x + LABEL_W as u16 + cc as u16,
+                        inner.y + (lines.len() + cr) as u16,
+                    ));
+                }
+                for (i, row) in rows.iter().enumerate() {
+                    // Under the label: how much of a scrolled description is out of view.
+                    let side = match i {
+                        0 => label.clone(),
+                        1 if above + below > 0 => Span::styled(
+                            format!("{:<w$}", format!(" ↑{above} ↓{below}"), w = LABEL_W),
+                            dim,
+                        ),
+                        _ => Span::raw(" ".repeat(LABEL_W)),
+                    };
+                    lines.push(Line::from(vec![
+                        side,
+                        Span::styled(fit(row, field_w), input_style),
+                    ]));
+                }
+            }
+            Field::Provider => {
+                let (text, style) = match f.provider() {
+                    Some(p) if p.installed => (format!("‹ {} ({}) ›", p.name, p.id), input_style),
+                    Some(p) => (
+                        format!("‹ {} ({}) — not installed ›", p.name, p.id),
+                        input_style.fg(Color::Red),
+                    ),
+                    None => ("no provider is known".to_string(), input_style),
+                };
+                let mut spans = vec![label, Span::styled(text, style)];
+                if active {
+                    spans.push(Span::styled("  ←/→ choose", dim));
+                }
+                lines.push(Line::from(spans));
+            }
+            Field::StartNow => {
+                let (y, n) = if f.start_now {
+                    ("[y]", " n ")
+                } else {
+                    (" y ", "[n]")
+                };
+                let mut spans = vec![label, Span::styled(format!("{y} yes  {n} no"), input_style)];
+                if active {
+                    spans.push(Span::styled("  y/n or space", dim));
+                }
+                lines.push(Line::from(spans));
+            }
+        }
+        match (f.error_for(field), field_hint(f, field)) {
+            (Some(e), _) => lines.push(Line::from(Span::styled(
+                format!("{:w$}⚠ {e}", "", w = LABEL_W),
+                Style::default().fg(Color::Red),
+            ))),
+            (None, Some(hint)) => lines.push(Line::from(Span::styled(
+                format!("{:w$}{}", "", fit(&hint, field_w), w = LABEL_W),
+                dim,
+            ))),
+            (None, None) => lines.push(Line::from("")),
+        }
+    }
+    let footer = if let Some(e) = &f.error {
+        Span::styled(format!("⚠ {e}"), Style::default().fg(Color::Red))
+    } else if let Some(n) = &f.note {
+        Span::styled(n.clone(), Style::default().fg(Color::Yellow))
+    } else if f.busy {
+        let doing = if f.editing.is_some() {
+            "saving…"
+        } else {
+            "creating…"
+        };
+        Span::styled(doing, Style::default().fg(Color::Yellow))
+    } else {
+        Span::styled(
+            "The description is the agent's first instruction (a shell runs it).",
+            dim,
+        )
+    };
+    lines.push(Line::from(footer));
+    // Long messages wrap onto the lines left below.
+    frame.render_widget(
+        Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
+        inner,
+    );
+    if let Some(p) = cursor
+        && inner.contains(p)
+    {
+        frame.set_cursor_position(p);
+    }
+}
+
+/// A dim line under a field when it has no error: how to install a missing provider, or
+/// that a shell needs no description.
+fn field_hint(f: &Form, field: Field) -> Option<String> {
+    let p = f.provider()?;
+    match field {
+        Field::Provider if !p.installed => Some(match &p.install {
+            Some(how) => format!("install it with: {how}"),
+            None => format!("{} is not on PATH", p.id),
+        }),
+        Field::Description if !f.description_required() && f.description.text().is_empty() => {
+            Some(format!("optional: {} just starts without one", p.name))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_description_grows_then_scrolls_with_the_cursor() {
+        let mut e = LineEdit::multi_line();
+        e.insert_str("1\n2\n3\n4\n5");
+        let (rows, cursor, above, below) = window(&e, 10, 3);
+        assert_eq!(rows, ["3", "4", "5"]);
+        assert_eq!((cursor, above, below), ((2, 1), 2, 0));
+        for _ in 0..4 {
+            e.handle(&crossterm::event::KeyEvent::from(
+                crossterm::event::KeyCode::Up,
+            ));
+        }
+        let (rows, cursor, above, below) = window(&e, 10, 3);
+        assert_eq!(rows, ["1", "2", "3"]);
+        assert_eq!((cursor, above, below), ((0, 1), 0, 2));
+        assert_eq!(description_rows_max(Rect::new(0, 0, 80, 24)), 9);
+        assert_eq!(description_rows_max(Rect::new(0, 0, 50, 12)), 1);
+        assert_eq!(description_rows_max(Rect::new(0, 0, 80, 18)), 3);
+    }
+}
