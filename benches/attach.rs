@@ -38,6 +38,7 @@ use tokio_tungstenite::tungstenite::Message;
 /// The end of the prompt of every shell here: bash in an empty HOME, in the `work` directory,
 /// with the system's default prompt (`user@host:dir$ `).
 fn prompt() -> &'static str {
+    // SAFETY: getuid(2) has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } == 0 {
         "work# "
     } else {

@@ -48,6 +48,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let _ = self.child.wait();
     }

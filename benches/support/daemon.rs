@@ -154,6 +154,7 @@ impl Daemon {
         Daemon::env(&mut stop, &self.root);
         let stopped = stop.status().is_ok_and(|s| s.success());
         if !stopped {
+            // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
             unsafe { libc::kill(self.pid(), libc::SIGTERM) };
         }
         let deadline = Instant::now() + within;

@@ -15,6 +15,7 @@ pub fn mkfifo(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
         return false;
     };
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
     unsafe { libc::mkfifo(c.as_ptr(), 0o600) == 0 }
 }
 
@@ -80,6 +81,7 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.run(&["kill-server"]);
         let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
+        // SAFETY: getuid(2) has no preconditions and cannot fail.
         let uid = unsafe { libc::getuid() };
         let _ = std::fs::remove_file(format!("{dir}/tmux-{uid}/{}", self.socket));
     }

@@ -433,6 +433,7 @@ fn kill_9_of_orchestra_takes_the_children_down() {
         .chain(session_pids(&c))
         .collect();
     for p in &left {
+        // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
         unsafe { libc::kill(*p as i32, libc::SIGKILL) };
     }
     assert!(gone, "left running after kill -9: {left:?}");

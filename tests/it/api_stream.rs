@@ -467,6 +467,7 @@ fn killed_session_exit_names_the_signal() {
     c.type_text("echo pid-$$\r");
     c.wait_text("pid-");
     let pid = session(&s, &id)["pid"].as_i64().expect("pid") as i32;
+    // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     c.wait(|c| c.closed, "the close");
     assert_eq!(

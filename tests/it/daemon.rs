@@ -104,8 +104,10 @@ impl Drop for Daemon {
         if !pid_alive(self.0) {
             return;
         }
+        // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
         unsafe { libc::kill(group, libc::SIGTERM) };
         if !wait_until(Duration::from_secs(10), || !pid_alive(self.0)) {
+            // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
             unsafe { libc::kill(group, libc::SIGKILL) };
             wait_until(Duration::from_secs(5), || !pid_alive(self.0));
         }
@@ -530,7 +532,7 @@ fn the_stop_route_follows_the_api_rules() {
 fn a_build_for_another_operating_system_stops_with_one_sentence() {
     // The build script, built and run as cargo would for a macOS target.
     let dir = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build.rs");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sys/build.rs");
     let exe = dir.path().join("build-script");
     let built = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
         .args(["--edition", "2024", "-o"])

@@ -622,6 +622,7 @@ fn a_daemon_stopped_for_30_s_and_continued_keeps_its_sessions_clients_and_output
         process_state(leader).is_some_and(|st| st != 'Z'),
         "the agent ended"
     );
+    // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
     unsafe { libc::kill(pid, libc::SIGCONT) };
 
     assert_eq!(

@@ -368,17 +368,19 @@ async fn the_tui_continues_a_finished_task_with_a_typed_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tui_attached_to_a_daemon_continues_over_the_api() {
+    use orchestra_client::http::{Api, Caller};
     use orchestra_tui::backend::{Cockpit, Command, Outcome};
     use orchestra_tui::remote::RemoteCockpit;
-    use orchestra_tui::remote::http::Api;
     let d = tempfile::tempdir().unwrap();
     let s = Server::start_with(&["--config", &config(d.path())]);
     let tid = start_fake_task(&s, "work one");
     wait_task_status(&s, &tid, "completed");
     let dir = s.state_dir.clone();
     let cockpit = RemoteCockpit::attach(
-        Api::new(&s.url, s.token.clone()),
-        Box::new(move || orchestra_client::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
+        Api::new(&s.url, s.token.clone(), Caller::Tui),
+        Box::new(move || {
+            orchestra_client::daemon::find(&dir).map(|e| Api::new(&e.url, e.token, Caller::Tui))
+        }),
         Some(s.state_dir.clone()),
     )
     .expect("attach");

@@ -338,6 +338,7 @@ fn a_finished_task_closes_the_steps_still_open() {
     let sid = t["metadata"]["sessionId"].as_str().unwrap().to_string();
     assert!(wait_until(Duration::from_secs(5), || !session_pids(&sid).is_empty()));
     for pid in session_pids(&sid) {
+        // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     }
     wait_task_status(&s, &id, "failed");

@@ -106,7 +106,7 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     assert!(!engine.get_session(&sid).unwrap().ended);
     // Drawing resizes the PTY to the terminal pane.
     term.draw(|f| app.draw(f)).unwrap();
-    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
+    let areas = orchestra_tui::views::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
     let (w, h) = (areas.term_inner.width, areas.term_inner.height);
     let pty = engine.session_pty(&sid).unwrap();
     wait_for(&mut app, &mut events, "the resize", |_| {
@@ -1052,7 +1052,7 @@ async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
     .await;
     let shown = screen_rows(&mut app, 120, 40).join("\n");
     assert!(shown.contains("live-42"), "{shown}");
-    let term = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40))
+    let term = orchestra_tui::views::layout(ratatui::layout::Rect::new(0, 0, 120, 40))
         .unwrap()
         .term_inner;
     app.on_terminal_event(E::Mouse(crossterm::event::MouseEvent {
@@ -1160,7 +1160,7 @@ async fn delete_edit_rerun_and_order_the_list() {
     // The task list's lines, headings by their status.
     let names = |a: &mut App| -> Vec<String> {
         let (w, h) = (120u16, 40u16);
-        let tasks = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, w, h))
+        let tasks = orchestra_tui::views::layout(ratatui::layout::Rect::new(0, 0, w, h))
             .unwrap()
             .tasks;
         let rows = screen_rows(a, w, h);
@@ -1569,7 +1569,7 @@ async fn the_grid_shows_every_agent_types_pauses_and_w_goes_to_the_one_waiting()
     // Leaving the grid gives the other agents their size back; the shown one takes the pane.
     app.on_terminal_event(key(KeyCode::Char('v')));
     term.draw(|f| app.draw(f)).unwrap();
-    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 160, 48)).unwrap();
+    let areas = orchestra_tui::views::layout(ratatui::layout::Rect::new(0, 0, 160, 48)).unwrap();
     let asking_sid = app.shown_session_id().unwrap();
     wait_for(
         &mut app,

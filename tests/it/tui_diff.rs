@@ -4,11 +4,11 @@
 use crate::support;
 
 use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use orchestra_client::http::{Api, Caller};
 use orchestra_proto::task::WorktreeOutcome;
 use orchestra_tui::app::{Confirm, Modal};
 use orchestra_tui::diff_view::Body;
 use orchestra_tui::remote::RemoteCockpit;
-use orchestra_tui::remote::http::Api;
 use orchestra_tui::{App, Cockpit};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -34,9 +34,9 @@ fn attach(s: &Server) -> Arc<RemoteCockpit> {
     let dir: PathBuf = s.state_dir.clone();
     Arc::new(
         RemoteCockpit::attach(
-            Api::new(&s.url, s.token.clone()),
+            Api::new(&s.url, s.token.clone(), Caller::Tui),
             Box::new(move || {
-                orchestra_client::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))
+                orchestra_client::daemon::find(&dir).map(|e| Api::new(&e.url, e.token, Caller::Tui))
             }),
             Some(s.state_dir.clone()),
         )

@@ -124,6 +124,7 @@ impl Drop for Tmux {
         stop_daemon(&state);
         // tmux leaves its socket file behind.
         let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
+        // SAFETY: getuid(2) has no preconditions and cannot fail.
         let uid = unsafe { libc::getuid() };
         let _ = std::fs::remove_file(format!("{dir}/tmux-{uid}/{}", self.socket));
     }
@@ -227,6 +228,7 @@ fn daemon_pid(state: &Path) -> Option<i32> {
 /// for it to be gone.
 fn stop_daemon(state: &Path) {
     let Some(pid) = daemon_pid(state) else { return };
+    // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let deadline = Instant::now() + Duration::from_secs(15);
     while Instant::now() < deadline && proc_state(pid as u32).is_some_and(|s| s != 'Z') {
@@ -518,6 +520,7 @@ fn sigterm_detaches_and_restores_the_terminal() {
     wait_until("the sleep", 10, || sleep_runs(&marker));
     assert_eq!(tmux.pane_var("alternate_on"), "1");
     let tui = tmux.tui_pid() as i32;
+    // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
     unsafe { libc::kill(tui, libc::SIGTERM) };
     exits(&tmux);
     // The terminal is back: main screen, no mouse reporting.
@@ -815,6 +818,7 @@ fn orchestra_gone_and_back_keeps_the_place() {
     let old_url = url(&before).expect("the API URL in the top bar");
 
     let pid = daemon_pid(&state).expect("the daemon's pid");
+    // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     tmux.wait("the notice that orchestra is gone", |s| {
         s.lines()

@@ -6,12 +6,12 @@
 
 use crate::support;
 
+use orchestra_client::http::{Api, Caller};
 use orchestra_daemon::engine::{Event, TaskEventKind};
 use orchestra_proto::task::TaskStatus;
 use orchestra_tui::App;
 use orchestra_tui::backend::{Cockpit, Command, Outcome};
 use orchestra_tui::remote::RemoteCockpit;
-use orchestra_tui::remote::http::Api;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::path::PathBuf;
@@ -39,8 +39,10 @@ fn screen_text(c: &RemoteCockpit, sid: &str) -> String {
 fn attach(s: &Server) -> RemoteCockpit {
     let dir: PathBuf = s.state_dir.clone();
     RemoteCockpit::attach(
-        Api::new(&s.url, s.token.clone()),
-        Box::new(move || orchestra_client::daemon::find(&dir).map(|e| Api::new(&e.url, e.token))),
+        Api::new(&s.url, s.token.clone(), Caller::Tui),
+        Box::new(move || {
+            orchestra_client::daemon::find(&dir).map(|e| Api::new(&e.url, e.token, Caller::Tui))
+        }),
         Some(s.state_dir.clone()),
     )
     .expect("attach")

@@ -308,7 +308,7 @@ fn pty_follows_the_pane_size() {
     let mut a = app(&f);
     render(&mut a, 120, 40);
     let cmds = f.commands.lock().clone();
-    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
+    let areas = orchestra_tui::views::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
     assert_eq!(
         cmds,
         vec![Command::Resize {
@@ -443,7 +443,7 @@ fn mouse_click_selects_and_focuses() {
     let f = fake();
     let mut a = app(&f);
     render(&mut a, 120, 40);
-    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
+    let areas = orchestra_tui::views::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
     // Third task row.
     a.on_terminal_event(E::Mouse(MouseEvent {
         kind: MouseEventKind::Down(MouseButton::Left),
@@ -497,7 +497,7 @@ fn blocked_prompt_in_the_steps_pane() {
     insta::assert_snapshot!(t.backend());
     // The answer keys stand out: black on yellow.
     let buf = t.backend().buffer();
-    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 100, 30)).unwrap();
+    let areas = orchestra_tui::views::layout(ratatui::layout::Rect::new(0, 0, 100, 30)).unwrap();
     let row = (areas.steps.y..areas.steps.bottom())
         .find(|&y| {
             (areas.steps.x..areas.steps.right())
@@ -712,7 +712,7 @@ fn the_help_overlay_fits_and_scrolls_to_its_last_line() {
         let t = render(&mut a, w, h);
         let shown = format!("{:?}", t.backend());
         assert!(shown.contains("answer in the terminal"), "{w}x{h}: {shown}");
-        let last = orchestra_tui::view::help_lines(w as usize - 2).len();
+        let last = orchestra_tui::views::help_lines(w as usize - 2).len();
         assert!(
             shown.contains(&format!("–{last} of {last}")),
             "{w}x{h}: {shown}"
@@ -1571,7 +1571,7 @@ fn each_tile_s_pty_is_sized_once_and_given_back_when_the_grid_closes() {
     a.on_terminal_event(key(crossterm::event::KeyCode::Char('v')));
     assert!(!a.grid_shown());
     render(&mut a, 120, 40);
-    let areas = orchestra_tui::view::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
+    let areas = orchestra_tui::views::layout(ratatui::layout::Rect::new(0, 0, 120, 40)).unwrap();
     let mut sent = f.commands.lock().clone();
     sent.sort_by_key(|c| format!("{c:?}"));
     assert_eq!(

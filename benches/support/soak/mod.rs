@@ -371,6 +371,7 @@ pub fn run(
                 .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
                 .unwrap_or_default();
             // Ours (they carry the run's tag): end them so nothing outlives the run.
+            // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             format!("{pid} {}", cmd.trim())
         })

@@ -123,7 +123,7 @@ pub fn find_or_start_with(
         }
         if exit.is_none()
             && let Some(c) = child.as_mut()
-            && let Ok(Some(status)) = c.try_wait()
+            && let Some(status) = ended(c, started.pid)
         {
             // It gave up. Most often another orchestra holds the state directory, started a
             // moment ago by someone else: keep looking for that one until the deadline.
@@ -136,7 +136,7 @@ pub fn find_or_start_with(
             // One last look: it may have ended on its own a moment ago.
             if exit.is_none()
                 && let Some(c) = child.as_mut()
-                && let Ok(Some(status)) = c.try_wait()
+                && let Some(status) = ended(c, started.pid)
             {
                 exit = Some(status);
                 child = None;
@@ -146,7 +146,8 @@ pub fn find_or_start_with(
                 end_child(c);
             }
             let how = match exit {
-                Some(status) => format!("it exited ({status})"),
+                Some(Some(status)) => format!("it exited ({status})"),
+                Some(None) => "it exited".to_string(),
                 None => format!(
                     "it did not listen within {} s and was stopped",
                     START_BUDGET.as_secs()
@@ -160,6 +161,18 @@ pub fn find_or_start_with(
             );
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether the daemon just spawned has ended, with its status when this process could
+/// still collect it. Another part of the same process may have reaped it first (a reaper of
+/// orphans waits on children in other sessions, as the daemon is): then it is gone all the
+/// same, with no status to tell.
+fn ended(child: &mut std::process::Child, pid: u32) -> Option<Option<std::process::ExitStatus>> {
+    match child.try_wait() {
+        Ok(Some(status)) => Some(Some(status)),
+        Ok(None) => None,
+        Err(_) => (!pid_alive(pid)).then_some(None),
     }
 }
 

@@ -2,3 +2,4 @@
 //! and talk to its HTTP API.
 
 pub mod daemon;
+pub mod http;

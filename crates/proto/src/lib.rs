@@ -6,6 +6,7 @@
 pub mod clock;
 pub mod keys;
 pub mod output_line;
+pub mod routes;
 pub mod task;
 pub mod task_output;
 pub mod terminal;

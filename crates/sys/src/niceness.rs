@@ -18,6 +18,7 @@ pub fn mark_current_thread_as_bulk_work() {
     // SAFETY: gettid has no preconditions; setpriority on our own thread id only changes
     // this thread's niceness.
     let tid = unsafe { libc::gettid() };
+    // SAFETY: no pointers; it acts on this thread only.
     let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, BULK_NICENESS) };
     if rc != 0 {
         tracing::debug!(error = %std::io::Error::last_os_error(), "thread priority not lowered");
@@ -60,6 +61,7 @@ struct SchedAttr {
 pub fn mark_current_thread_as_key_path() {
     // SAFETY: gettid and getpriority have no preconditions.
     let tid = unsafe { libc::gettid() };
+    // SAFETY: no pointers; it acts on this thread only.
     let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t) };
     let attr = SchedAttr {
         size: std::mem::size_of::<SchedAttr>() as u32,

@@ -5,8 +5,8 @@
 //! left out (the app decides that); the rest queue, oldest first, and each raises a
 //! notification (see `notify`).
 
+use super::app::{Selected, session_name};
 use super::backend::Snapshot;
-use super::state::{Selected, session_name};
 use orchestra_proto::wire::SessionStatus;
 
 /// One agent that needs the user.

@@ -10,9 +10,7 @@
 //! ([`frame`]). Nothing runs while nothing changes: the only timer is the tick of a running
 //! task's elapsed time (when its shown text changes) or a notice's expiry.
 
-pub mod state;
-/// The old path of `state` (tests name `tui::app::Modal`).
-pub use state as app;
+pub mod app;
 pub mod attention;
 pub mod backend;
 mod config_file;
@@ -31,8 +29,6 @@ pub mod text_edit;
 pub mod transcript_view;
 mod update;
 pub mod views;
-/// The old path of `views` (tests and tools name `tui::view::layout`).
-pub use views as view;
 
 pub use app::App;
 pub use backend::Cockpit;
@@ -153,10 +149,20 @@ pub use config_file::{load_keys, load_notify};
 /// detaching ends none of them.
 pub async fn run(target: Target, keys: KeyMap, alerts: notify::NotifyConfig) -> Result<()> {
     needs_terminal()?;
-    let api = remote::http::Api::new(&target.url, target.token.clone());
+    let api = orchestra_client::http::Api::new(
+        &target.url,
+        target.token.clone(),
+        orchestra_client::http::Caller::Tui,
+    );
     let locate: remote::link::Locate = match target.state_dir.clone() {
         Some(dir) => Box::new(move || {
-            orchestra_client::daemon::find(&dir).map(|e| remote::http::Api::new(&e.url, e.token))
+            orchestra_client::daemon::find(&dir).map(|e| {
+                orchestra_client::http::Api::new(
+                    &e.url,
+                    e.token,
+                    orchestra_client::http::Caller::Tui,
+                )
+            })
         }),
         None => Box::new(|| None),
     };

@@ -194,7 +194,7 @@ pub fn deliver(cfg: &NotifyConfig, alerts: &[Waiting], out: &mut impl Write) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::Selected;
+    use crate::app::Selected;
 
     fn waiting(prompt: &str) -> Waiting {
         Waiting {

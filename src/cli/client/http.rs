@@ -1,17 +1,15 @@
-//! The HTTP client: where orchestra is (flag, env, server.json), its token, requests, and how
-//! each failure maps onto an exit code.
+//! The CLI's side of the one client: where orchestra is (flag, env, server.json), its token,
+//! and how each failure of a request maps onto a sentence and an exit code.
 
 use super::error::{CliError, CliResult};
+pub use orchestra_client::http::Method;
+use orchestra_client::http::{Api, ApiError, Caller};
 use orchestra_sys::process::pid_alive;
 use orchestra_sys::server_file::{ServerFile, ServerFileError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// Largest response body read (a task keeps a bounded number of output lines).
-const MAX_BODY: u64 = 64 * 1024 * 1024;
 
 /// Where the base URL came from; shapes the message when nothing answers there.
 #[derive(Debug, Clone)]
@@ -23,29 +21,8 @@ enum Source {
 }
 
 pub struct Client {
-    agent: ureq::Agent,
-    base: String,
-    token: Option<String>,
+    api: Api,
     source: Source,
-}
-
-#[derive(Debug, Clone, Copy)]
-pub enum Method {
-    Get,
-    Post,
-    Patch,
-    Delete,
-}
-
-impl Method {
-    fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-            Method::Patch => "PATCH",
-            Method::Delete => "DELETE",
-        }
-    }
 }
 
 /// Reads `DIR/server.json`. `Ok(None)` when there is none.
@@ -96,7 +73,7 @@ fn normalize_url(raw: &str) -> CliResult<String> {
     Ok(url.trim_end_matches('/').to_string())
 }
 
-pub use orchestra_proto::wire::path_segment as segment;
+pub use orchestra_client::http::segment;
 
 /// A 2xx answer: the wire type it reads as, and its text as the server sent it (what
 /// `--json` prints).
@@ -163,27 +140,14 @@ impl Client {
                 (base, file.token, source)
             }
         };
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .proxy(None)
-            .timeout_connect(Some(Duration::from_secs(5)))
-            .timeout_send_request(Some(Duration::from_secs(30)))
-            .timeout_send_body(Some(Duration::from_secs(30)))
-            // Ending a session may wait out its grace period before the answer.
-            .timeout_recv_response(Some(Duration::from_secs(120)))
-            .timeout_recv_body(Some(Duration::from_secs(60)))
-            .user_agent(concat!("orchestra-cli/", env!("CARGO_PKG_VERSION")))
-            .build();
         Ok(Client {
-            agent: config.new_agent(),
-            base,
-            token: token.or(file_token),
+            api: Api::new(&base, token.or(file_token), Caller::Cli),
             source,
         })
     }
 
     pub fn base(&self) -> &str {
-        &self.base
+        self.api.base()
     }
 
     /// The pid of the orchestra on this machine, when a server.json names its URL.
@@ -235,41 +199,22 @@ impl Client {
         body: &B,
         expected: &str,
     ) -> CliResult<Reply<T>> {
-        let payload = serde_json::to_string(body)
-            .map_err(|e| CliError::usage(format!("cannot encode the request: {e}")))?;
-        let payload = (payload != "null").then_some(payload);
-        let mut resp = self.call(method, path, payload)?;
-        let status = resp.status().as_u16();
-        let text = self.read_text(method, path, &mut resp)?;
-        if !(200..300).contains(&status) {
-            return Err(self.refusal(method, path, status, &text));
-        }
-        let value = orchestra_proto::wire::decode(text.as_bytes(), expected).map_err(|e| {
-            let what = if serde_json::from_str::<Value>(&text).is_ok() {
-                format!("something that is not {}: {}", e.expected, e.reason)
-            } else {
-                "something that is not JSON".to_string()
-            };
-            CliError::server(format!(
-                "{} {path}: {} answered {status} with {what}; is that URL an orchestra?",
-                method.as_str(),
-                self.base
-            ))
-        })?;
-        Ok(Reply { value, raw: text })
+        let reply = self
+            .api
+            .request(method, path, body, expected)
+            .map_err(|e| self.cli_error(e))?;
+        Ok(Reply {
+            value: reply.value,
+            raw: reply.raw,
+        })
     }
 
     /// A GET whose 2xx body is copied to `out` as it arrives (raw bytes, no size cap). A reader
     /// that went away (`… | head`) ends the copy quietly.
     pub fn download(&self, path: &str, out: &mut dyn std::io::Write) -> CliResult<()> {
         use std::io::{ErrorKind, Read};
-        let mut resp = self.call(Method::Get, path, None)?;
-        let status = resp.status().as_u16();
-        if !(200..300).contains(&status) {
-            let text = self.read_text(Method::Get, path, &mut resp)?;
-            return Err(self.refusal(Method::Get, path, status, &text));
-        }
-        let mut reader = resp.body_mut().as_reader();
+        let mut body = self.api.open(path, false).map_err(|e| self.cli_error(e))?;
+        let mut reader = body.as_reader();
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let n = match reader.read(&mut buf) {
@@ -279,7 +224,7 @@ impl Client {
                 Err(e) => {
                     return Err(CliError::server(format!(
                         "GET {path}: cannot read the answer from {}: {e}",
-                        self.base
+                        self.base()
                     )));
                 }
             };
@@ -299,120 +244,70 @@ impl Client {
         }
     }
 
-    /// Sends one request; any HTTP answer is `Ok`.
-    fn call(
-        &self,
-        method: Method,
-        path: &str,
-        payload: Option<String>,
-    ) -> CliResult<ureq::http::Response<ureq::Body>> {
-        let uri = format!("{}{path}", self.base);
-        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
-        let result = match method {
-            Method::Get | Method::Delete => {
-                let mut rb = match method {
-                    Method::Get => self.agent.get(&uri),
-                    _ => self.agent.delete(&uri),
-                };
-                rb = rb.header("Accept", "application/json");
-                if let Some(a) = &auth {
-                    rb = rb.header("Authorization", a);
+    /// What a failed request says on the command line, and with which exit code. A 4xx is a
+    /// refusal; so is a 503 that says why (something the request needs is missing, e.g. the
+    /// provider is not installed): the server is fine, the request cannot be done. A 500, or
+    /// a 5xx that is not orchestra's answer, is a server failure.
+    fn cli_error(&self, e: ApiError) -> CliError {
+        match &e {
+            ApiError::Encode(why) => CliError::usage(format!("cannot encode the request: {why}")),
+            ApiError::Transport {
+                method,
+                path,
+                base,
+                cause,
+            } => match &self.source {
+                Source::ServerFile { path: file, pid } => {
+                    let why = match pid.filter(|p| !pid_alive(*p)) {
+                        Some(dead) => left_over(file, dead),
+                        None => format!("{} names {base}, but {cause}", file.display()),
+                    };
+                    no_orchestra(&why)
                 }
-                rb.call()
-            }
-            Method::Post | Method::Patch => {
-                let mut rb = match method {
-                    Method::Post => self.agent.post(&uri),
-                    _ => self.agent.patch(&uri),
-                };
-                rb = rb.header("Accept", "application/json");
-                if let Some(a) = &auth {
-                    rb = rb.header("Authorization", a);
-                }
-                match &payload {
-                    Some(p) => rb
-                        .header("Content-Type", "application/json")
-                        .send(p.as_str()),
-                    None => rb.send_empty(),
-                }
-            }
-        };
-        result.map_err(|e| self.transport_error(method, path, e))
-    }
-
-    fn read_text(
-        &self,
-        method: Method,
-        path: &str,
-        resp: &mut ureq::http::Response<ureq::Body>,
-    ) -> CliResult<String> {
-        resp.body_mut()
-            .with_config()
-            .limit(MAX_BODY)
-            .lossy_utf8(true)
-            .read_to_string()
-            .map_err(|e| {
-                CliError::server(format!(
-                    "{} {path}: cannot read the answer from {}: {e}",
-                    method.as_str(),
-                    self.base
-                ))
-            })
-    }
-
-    /// The error for a non-2xx answer: the server's sentence (`{"error": …}`) when it sent one.
-    /// A 4xx is a refusal; so is a 503 that says why (something the request needs is missing,
-    /// e.g. the provider is not installed): the server is fine, the request cannot be done.
-    /// A 500, or a 5xx that is not orchestra's answer, is a server failure.
-    fn refusal(&self, method: Method, path: &str, status: u16, text: &str) -> CliError {
-        let ours = orchestra_proto::wire::error_sentence(text.as_bytes());
-        let sentence = ours.clone().unwrap_or_else(|| {
-            let snippet: String = text.trim().chars().take(200).collect();
-            if snippet.is_empty() {
-                format!("{} {path} failed with HTTP {status}", method.as_str())
-            } else {
-                format!(
-                    "{} {path} failed with HTTP {status}: {snippet}",
+                Source::Given { .. } => CliError::unreachable(format!(
+                    "cannot reach orchestra at {base} ({} {path}: {cause}); is it running? start one with `orchestra` or `orchestra serve`",
                     method.as_str()
-                )
-            }
-        });
-        let sentence = if status == 401 && self.token.is_none() {
-            format!("{sentence}{}", orchestra_proto::wire::TOKEN_HINT)
-        } else {
-            sentence
-        };
-        let refused = status < 500 || (status == 503 && ours.is_some());
-        let error = if refused {
-            CliError::refused(sentence)
-        } else {
-            CliError::server(sentence)
-        };
-        error.with_http_status(status)
-    }
-
-    fn transport_error(&self, method: Method, path: &str, e: ureq::Error) -> CliError {
-        let cause = match &e {
-            ureq::Error::ConnectionFailed => "connection failed".to_string(),
-            ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-                "nothing accepts connections there".to_string()
-            }
-            ureq::Error::Io(io) => io.to_string(),
-            other => other.to_string(),
-        };
-        match &self.source {
-            Source::ServerFile { path: file, pid } => {
-                let why = match pid.filter(|p| !pid_alive(*p)) {
-                    Some(dead) => left_over(file, dead),
-                    None => format!("{} names {}, but {cause}", file.display(), self.base),
-                };
-                no_orchestra(&why)
-            }
-            Source::Given { .. } => CliError::unreachable(format!(
-                "cannot reach orchestra at {} ({} {path}: {cause}); is it running? start one with `orchestra` or `orchestra serve`",
-                self.base,
+                )),
+            },
+            ApiError::Unreadable {
+                method,
+                path,
+                base,
+                cause,
+            } => CliError::server(format!(
+                "{} {path}: cannot read the answer from {base}: {cause}",
                 method.as_str()
             )),
+            ApiError::Refused {
+                status, sentence, ..
+            } => {
+                let refused = *status < 500 || (*status == 503 && sentence.is_some());
+                let words = e.refusal_sentence().unwrap_or_default();
+                let error = if refused {
+                    CliError::refused(words)
+                } else {
+                    CliError::server(words)
+                };
+                error.with_http_status(*status)
+            }
+            ApiError::NotWire {
+                method,
+                path,
+                base,
+                status,
+                text,
+                error,
+            } => {
+                let what = if serde_json::from_str::<Value>(text).is_ok() {
+                    format!("something that is not {}: {}", error.expected, error.reason)
+                } else {
+                    "something that is not JSON".to_string()
+                };
+                CliError::server(format!(
+                    "{} {path}: {base} answered {status} with {what}; is that URL an orchestra?",
+                    method.as_str()
+                ))
+            }
         }
     }
 }

@@ -2,11 +2,12 @@
 //! remembered locally: every call reads what it needs from the server.
 
 use super::error::{CliError, CliResult};
-use super::http::{Reply, segment};
+use super::http::Reply;
 use super::output::{self, clean, out, percent, short_id};
-use super::task::{A_TASK, task_path};
+use super::task::{A_TASK, task_id};
 use super::{Ctx, ReportArgs, ReportCmd};
 use crate::cli::GlobalArgs;
+use orchestra_proto::routes;
 use orchestra_proto::task::{StepStatus, Task, TaskResult};
 use orchestra_proto::wire::request::{NewStep, OutputLines, StepChange, TaskChange};
 use orchestra_proto::wire::{StepAdded, StepBody, TaskBody};
@@ -32,12 +33,11 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> CliResult<()> {
         _ => None,
     };
     let ctx = Ctx::connect(&args.client, global)?;
-    let base = task_path(&ctx, task)?;
+    let id = task_id(&ctx, task)?;
+    let base = routes::at(routes::TASK, &[&id]);
     match &args.cmd {
-        ReportCmd::Step { description } => step(&ctx, &base, &description.join(" ")),
-        ReportCmd::StepDone { failed, output } => {
-            step_done(&ctx, &base, *failed, output.as_deref())
-        }
+        ReportCmd::Step { description } => step(&ctx, &id, &description.join(" ")),
+        ReportCmd::StepDone { failed, output } => step_done(&ctx, &id, *failed, output.as_deref()),
         ReportCmd::Progress { percent: value } => {
             if !value.is_finite() {
                 return Err(CliError::usage("progress must be a number from 0 to 100"));
@@ -54,7 +54,7 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> CliResult<()> {
         ReportCmd::Output { text } => {
             let text = stdin_text.unwrap_or_else(|| text.join(" "));
             let answer: Reply<TaskBody> = ctx.client.post(
-                &format!("{base}/output"),
+                &routes::at(routes::TASK_OUTPUT, &[&id]),
                 &OutputLines { output: text },
                 A_TASK,
             )?;
@@ -78,7 +78,9 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> CliResult<()> {
                 files_created: created.clone(),
                 error: error.clone(),
             };
-            let answer = ctx.client.post(&format!("{base}/result"), &body, A_TASK)?;
+            let answer =
+                ctx.client
+                    .post(&routes::at(routes::TASK_RESULT, &[&id]), &body, A_TASK)?;
             finish(&ctx, &answer, |t| {
                 format!("task {} {}", short_id(&t.id), t.status())
             })
@@ -101,9 +103,9 @@ fn finish(
 }
 
 /// Adds a step and marks it running.
-fn step(ctx: &Ctx, base: &str, description: &str) -> CliResult<()> {
+fn step(ctx: &Ctx, id: &str, description: &str) -> CliResult<()> {
     let added: Reply<StepAdded> = ctx.client.post(
-        &format!("{base}/steps"),
+        &routes::at(routes::TASK_STEPS, &[id]),
         &NewStep {
             description: description.to_string(),
         },
@@ -111,7 +113,7 @@ fn step(ctx: &Ctx, base: &str, description: &str) -> CliResult<()> {
     )?;
     let step_id = added.value.step_id;
     let running: Reply<StepBody> = ctx.client.patch(
-        &format!("{base}/steps/{}", segment(&step_id)),
+        &routes::at(routes::TASK_STEP, &[id, &step_id]),
         &StepChange {
             status: StepStatus::Running,
             output: None,
@@ -135,8 +137,8 @@ fn step(ctx: &Ctx, base: &str, description: &str) -> CliResult<()> {
 }
 
 /// Marks the newest running step completed (or failed).
-fn step_done(ctx: &Ctx, base: &str, failed: bool, output: Option<&str>) -> CliResult<()> {
-    let answer: Reply<TaskBody> = ctx.client.get(base, A_TASK)?;
+fn step_done(ctx: &Ctx, id: &str, failed: bool, output: Option<&str>) -> CliResult<()> {
+    let answer: Reply<TaskBody> = ctx.client.get(&routes::at(routes::TASK, &[id]), A_TASK)?;
     let running = answer
         .value
         .task
@@ -160,7 +162,7 @@ fn step_done(ctx: &Ctx, base: &str, failed: bool, output: Option<&str>) -> CliRe
         output: output.map(str::to_string),
     };
     let answer: Reply<StepBody> = ctx.client.patch(
-        &format!("{base}/steps/{}", segment(&running.id)),
+        &routes::at(routes::TASK_STEP, &[id, &running.id]),
         &body,
         A_STEP,
     )?;

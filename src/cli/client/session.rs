@@ -1,7 +1,7 @@
 //! `orchestra session …`
 
 use super::error::{CliError, CliResult};
-use super::http::{Reply, segment};
+use super::http::Reply;
 use super::output::{Table, ago, clean, clean_lines, out, short_id, truncate};
 use super::{Ctx, SessionCmd, absolute_dir, resolve_id, trash_place};
 use orchestra_proto::wire::request::{NewSession, SendMessage};
@@ -9,7 +9,7 @@ use orchestra_proto::wire::{
     MessageBody, Peek, SessionBody, SessionCreated, SessionInfo, SessionList,
 };
 
-pub const SESSIONS: &str = "/api/coding-agents/sessions";
+use orchestra_proto::routes::{self, SESSIONS};
 
 const A_SESSION: &str = "a session (`{session}`)";
 
@@ -76,7 +76,10 @@ pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
         SessionCmd::Transcript { id, bytes } => transcript(ctx, id, *bytes),
         SessionCmd::Delete { id } => {
             let answer: Reply<SessionBody> = ctx.client.delete(
-                &format!("{}?remove=true", session_path(ctx, id)?),
+                &format!(
+                    "{}?remove=true",
+                    routes::at(routes::SESSION, &[&session_id(ctx, id)?])
+                ),
                 A_SESSION,
             )?;
             print(ctx, &answer, |s| {
@@ -89,8 +92,10 @@ pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
             Ok(())
         }
         SessionCmd::Kill { id } => {
-            let answer: Reply<SessionBody> =
-                ctx.client.delete(&session_path(ctx, id)?, A_SESSION)?;
+            let answer: Reply<SessionBody> = ctx.client.delete(
+                &routes::at(routes::SESSION, &[&session_id(ctx, id)?]),
+                A_SESSION,
+            )?;
             print(ctx, &answer, |s| {
                 format!(
                     "ended session {}{}",
@@ -103,14 +108,14 @@ pub fn run(ctx: &Ctx, cmd: &SessionCmd) -> CliResult<()> {
     }
 }
 
-fn session_path(ctx: &Ctx, id: &str) -> CliResult<String> {
-    let id = resolve_id(ctx, "session", id, |ctx| {
+/// The session's id, resolved from a prefix if need be.
+fn session_id(ctx: &Ctx, id: &str) -> CliResult<String> {
+    resolve_id(ctx, "session", id, |ctx| {
         let list: Reply<SessionList> = ctx
             .client
             .get(SESSIONS, "the session list (`{sessions}`)")?;
         Ok(list.value.sessions.into_iter().map(|s| s.id).collect())
-    })?;
-    Ok(format!("{SESSIONS}/{}", segment(&id)))
+    })
 }
 
 /// `exit 0`, `signal SIGKILL`.
@@ -168,7 +173,7 @@ fn list(ctx: &Ctx) -> CliResult<()> {
 }
 
 fn message(ctx: &Ctx, id: &str, body: &SendMessage, verb: &str) -> CliResult<()> {
-    let path = format!("{}/messages", session_path(ctx, id)?);
+    let path = routes::at(routes::SESSION_MESSAGES, &[&session_id(ctx, id)?]);
     let answer: Reply<MessageBody> = ctx.client.post(&path, body, "a message (`{message}`)")?;
     if ctx.json {
         answer.print_json();
@@ -180,7 +185,7 @@ fn message(ctx: &Ctx, id: &str, body: &SendMessage, verb: &str) -> CliResult<()>
 
 /// GET …/peek with these query parameters.
 fn get_peek(ctx: &Ctx, id: &str, scrollback: Option<u32>, ansi: bool) -> CliResult<Reply<Peek>> {
-    let mut path = format!("{}/peek", session_path(ctx, id)?);
+    let mut path = routes::at(routes::SESSION_PEEK, &[&session_id(ctx, id)?]);
     let mut query = Vec::new();
     if let Some(n) = scrollback {
         query.push(format!("lines={n}"));
@@ -257,7 +262,7 @@ fn last_lines<'a>(scrollback: Option<&'a str>, screen: &'a str, n: usize) -> Vec
 
 /// `session transcript ID [--bytes N]`: the raw bytes to stdout, as the session printed them.
 fn transcript(ctx: &Ctx, id: &str, bytes: Option<u64>) -> CliResult<()> {
-    let mut path = format!("{}/transcript", session_path(ctx, id)?);
+    let mut path = routes::at(routes::SESSION_TRANSCRIPT, &[&session_id(ctx, id)?]);
     if let Some(n) = bytes {
         path = format!("{path}?bytes={n}");
     }

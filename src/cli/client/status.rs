@@ -10,11 +10,13 @@ use orchestra_proto::wire::{RunState, Status};
 const STATUS: &str = "orchestra's status";
 
 pub fn run(ctx: &Ctx) -> CliResult<()> {
-    let status: Reply<Status> = ctx.client.get("/api/status", STATUS)?;
+    let status: Reply<Status> = ctx.client.get(orchestra_proto::routes::STATUS, STATUS)?;
     if ctx.json {
         // Both routes' answers as the server sent them (the JSON output's shape since the
         // start; both routes give the same summary).
-        let agents: Reply<Status> = ctx.client.get("/api/coding-agents/status", STATUS)?;
+        let agents: Reply<Status> = ctx
+            .client
+            .get(orchestra_proto::routes::AGENTS_STATUS, STATUS)?;
         let raw = |r: &Reply<Status>| -> serde_json::Value {
             serde_json::from_str(r.raw()).unwrap_or(serde_json::Value::Null)
         };

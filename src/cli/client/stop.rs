@@ -20,7 +20,7 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
     }
     let ctx = Ctx::connect(args, global)?;
     let answer: Reply<DaemonStopped> = ctx.client.post(
-        "/api/daemon/stop",
+        orchestra_proto::routes::DAEMON_STOP,
         &(),
         "the answer to a stop (`{ok, ended, pid, graceMs}`)",
     )?;
@@ -36,7 +36,7 @@ pub fn run(args: &ClientArgs, global: &GlobalArgs) -> CliResult<()> {
         Some(pid) => process::wait_exit(pid, budget),
         None => process::poll_until(budget, || {
             ctx.client
-                .get::<Status>("/api/status", "orchestra's status")
+                .get::<Status>(orchestra_proto::routes::STATUS, "orchestra's status")
                 .is_err_and(|e| e.exit == Exit::Unreachable)
         }),
     };

@@ -8,7 +8,7 @@ use orchestra_proto::task::{Isolation, StepStatus, Task, TaskStatus};
 use orchestra_proto::wire::request::{ContinueTask, NewTask, TaskChange};
 use orchestra_proto::wire::{TaskBody, TaskList};
 
-pub const TASKS: &str = "/api/coding-agents/tasks";
+use orchestra_proto::routes::{self, TASKS};
 
 /// What the answers of the task routes are called in errors.
 pub const A_TASK: &str = "a task (`{task}`)";
@@ -61,13 +61,12 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
     }
 }
 
-/// The task's path, its id resolved from a prefix if need be.
-pub fn task_path(ctx: &Ctx, id: &str) -> CliResult<String> {
-    let id = resolve_id(ctx, "task", id, |ctx| {
+/// The task's id, resolved from a prefix if need be.
+pub fn task_id(ctx: &Ctx, id: &str) -> CliResult<String> {
+    resolve_id(ctx, "task", id, |ctx| {
         let list: Reply<TaskList> = ctx.client.get(TASKS, "the task list (`{tasks}`)")?;
         Ok(list.value.tasks.iter().map(|t| t.id.clone()).collect())
-    })?;
-    Ok(format!("{TASKS}/{}", segment(&id)))
+    })
 }
 
 /// Prints a task route's answer: as the server sent it with --json, else `line` of its task.
@@ -95,8 +94,11 @@ fn add(ctx: &Ctx, body: &NewTask, start: bool) -> CliResult<()> {
 /// server then refuses with 409 and the task is running; that is what was asked for, so it is
 /// reported as started, not as a failure.
 fn start_created(ctx: &Ctx, id: &str) -> CliResult<(Reply<TaskBody>, &'static str)> {
-    let path = format!("{TASKS}/{}", segment(id));
-    let refused = match ctx.client.post(&format!("{path}/start"), &(), A_TASK) {
+    let path = routes::at(routes::TASK, &[id]);
+    let refused = match ctx
+        .client
+        .post(&routes::at(routes::TASK_START, &[id]), &(), A_TASK)
+    {
         Ok(answer) => return Ok((answer, "started")),
         Err(e) => e,
     };
@@ -222,7 +224,9 @@ fn list(ctx: &Ctx, status: Option<&str>, limit: Option<u32>) -> CliResult<()> {
 }
 
 fn show(ctx: &Ctx, id: &str, output_lines: usize) -> CliResult<()> {
-    let answer: Reply<TaskBody> = ctx.client.get(&task_path(ctx, id)?, A_TASK)?;
+    let answer: Reply<TaskBody> = ctx
+        .client
+        .get(&routes::at(routes::TASK, &[&task_id(ctx, id)?]), A_TASK)?;
     print(ctx, &answer, |t| render_task(t, output_lines));
     Ok(())
 }
@@ -341,8 +345,14 @@ fn step_status(s: StepStatus) -> &'static str {
 
 fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
     // A rerun is a retry (the same route, from any finished state).
-    let route = if op == "rerun" { "retry" } else { op };
-    let path = format!("{}/{route}", task_path(ctx, id)?);
+    let route = match op {
+        "start" => routes::TASK_START,
+        "pause" => routes::TASK_PAUSE,
+        "resume" => routes::TASK_RESUME,
+        "cancel" => routes::TASK_CANCEL,
+        _ => routes::TASK_RETRY,
+    };
+    let path = routes::at(route, &[&task_id(ctx, id)?]);
     let answer: Reply<TaskBody> = ctx.client.post(&path, &(), A_TASK)?;
     let verb = match op {
         "start" => "started",
@@ -358,7 +368,7 @@ fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
 
 /// `task continue ID [--message M]`: the agent again, on the task's conversation.
 fn continue_task(ctx: &Ctx, id: &str, message: Option<String>) -> CliResult<()> {
-    let path = format!("{}/continue", task_path(ctx, id)?);
+    let path = routes::at(routes::TASK_CONTINUE, &[&task_id(ctx, id)?]);
     let answer: Reply<TaskBody> = ctx.client.post(&path, &ContinueTask { message }, A_TASK)?;
     print(ctx, &answer, |t| one_line(t, "continued"));
     Ok(())
@@ -374,14 +384,20 @@ fn edit(ctx: &Ctx, id: &str, name: Option<&str>, description: Option<&str>) -> C
         description: description.map(str::to_string),
         ..Default::default()
     };
-    let answer: Reply<TaskBody> = ctx.client.patch(&task_path(ctx, id)?, &body, A_TASK)?;
+    let answer: Reply<TaskBody> = ctx.client.patch(
+        &routes::at(routes::TASK, &[&task_id(ctx, id)?]),
+        &body,
+        A_TASK,
+    )?;
     print(ctx, &answer, |t| one_line(t, "edited"));
     Ok(())
 }
 
 /// `task delete ID`: a finished task goes, a copy is kept in the state directory's trash.
 fn delete(ctx: &Ctx, id: &str) -> CliResult<()> {
-    let answer: Reply<TaskBody> = ctx.client.delete(&task_path(ctx, id)?, A_TASK)?;
+    let answer: Reply<TaskBody> = ctx
+        .client
+        .delete(&routes::at(routes::TASK, &[&task_id(ctx, id)?]), A_TASK)?;
     print(ctx, &answer, |t| {
         format!(
             "deleted task {}  {}; a copy (task, sessions, transcripts) is kept in {}",

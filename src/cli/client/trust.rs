@@ -9,7 +9,7 @@ use orchestra_proto::wire::request::TrustPath;
 use orchestra_proto::wire::{RepoAskKind, Revoked, TrustList, Trusted};
 use std::path::Path;
 
-const TRUST: &str = "/api/coding-agents/trust";
+use orchestra_proto::routes::{self, TRUST};
 
 pub fn run(ctx: &Ctx, args: &TrustArgs) -> CliResult<()> {
     if args.list {
@@ -113,7 +113,7 @@ fn revoke(ctx: &Ctx, path: &Path) -> CliResult<()> {
         path: absolute(path)?,
     };
     let answer: Reply<Revoked> = ctx.client.post(
-        &format!("{TRUST}/revoke"),
+        routes::TRUST_REVOKE,
         &body,
         "the trust taken back (`{revoked}`)",
     )?;

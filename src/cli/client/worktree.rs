@@ -5,7 +5,8 @@ use super::Ctx;
 use super::error::CliResult;
 use super::http::Reply;
 use super::output::{clean, out, short_id};
-use super::task::task_path;
+use super::task::task_id;
+use orchestra_proto::routes;
 use orchestra_proto::units::human_bytes;
 use orchestra_proto::wire::request::Gc;
 use orchestra_proto::wire::{CollectedList, Diff, DiffBody, Discarded, MergedTask};
@@ -85,7 +86,7 @@ pub fn render_diff(d: &Diff, colour: bool) -> String {
 
 pub fn diff(ctx: &Ctx, id: &str) -> CliResult<()> {
     let answer: Reply<DiffBody> = ctx.client.get(
-        &format!("{}/diff", task_path(ctx, id)?),
+        &routes::at(routes::TASK_DIFF, &[&task_id(ctx, id)?]),
         "a diff (`{diff}`)",
     )?;
     if ctx.json {
@@ -98,7 +99,7 @@ pub fn diff(ctx: &Ctx, id: &str) -> CliResult<()> {
 
 pub fn merge(ctx: &Ctx, id: &str) -> CliResult<()> {
     let answer: Reply<MergedTask> = ctx.client.post(
-        &format!("{}/merge", task_path(ctx, id)?),
+        &routes::at(routes::TASK_MERGE, &[&task_id(ctx, id)?]),
         &(),
         "a merged task (`{task, merge}`)",
     )?;
@@ -123,7 +124,7 @@ pub fn merge(ctx: &Ctx, id: &str) -> CliResult<()> {
 
 pub fn discard(ctx: &Ctx, id: &str) -> CliResult<()> {
     let answer: Reply<Discarded> = ctx.client.post(
-        &format!("{}/discard", task_path(ctx, id)?),
+        &routes::at(routes::TASK_DISCARD, &[&task_id(ctx, id)?]),
         &(),
         "a discarded task (`{task, snapshotRef}`)",
     )?;
@@ -161,7 +162,7 @@ pub fn parse_age(s: &str) -> Result<u64, String> {
 
 pub fn gc(ctx: &Ctx, older_than_secs: u64) -> CliResult<()> {
     let answer: Reply<CollectedList> = ctx.client.post(
-        "/api/coding-agents/worktrees/gc",
+        routes::WORKTREES_GC,
         &Gc {
             older_than_seconds: older_than_secs as f64,
         },

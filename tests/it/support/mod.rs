@@ -336,6 +336,7 @@ impl Server {
     /// SIGTERM and wait; returns the exit status code.
     pub fn stop(&mut self) -> Option<i32> {
         let mut child = self.child.take()?;
+        // SAFETY: kill(2) takes no pointers; a pid that is gone is an error return.
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {

@@ -72,6 +72,7 @@ fn local_seconds_of_day(now_ms: i64) -> Option<i64> {
     let secs = (now_ms / 1000) as libc::time_t;
     // SAFETY: localtime_r writes only into the `tm` we pass; both pointers are valid.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live locals.
     let ok = unsafe { !libc::localtime_r(&secs, &mut tm).is_null() };
     ok.then(|| i64::from(tm.tm_hour) * 3600 + i64::from(tm.tm_min) * 60 + i64::from(tm.tm_sec))
 }

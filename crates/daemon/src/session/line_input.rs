@@ -33,6 +33,7 @@ fn line_mode(master: RawFd) -> Option<(bool, bool)> {
     // SAFETY: a zeroed termios is a valid out-parameter; `master` is an open descriptor of
     // the caller's (a failure is an error return, not undefined behaviour).
     let mut termios: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: `termios` is a live local; a bad descriptor is an error return.
     if unsafe { libc::tcgetattr(master, &mut termios) } != 0 {
         return None;
     }

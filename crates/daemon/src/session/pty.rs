@@ -681,6 +681,7 @@ fn read_loop(mut reader: Box<dyn Read + Send>, sh: Arc<Shared>) {
 fn set_nonblocking(fd: RawFd) -> Result<(), SessionError> {
     // SAFETY: fcntl on a descriptor we own; F_GETFL/F_SETFL only read and set its flags.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: fcntl on a descriptor we own, setting only its flags.
     if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
         return Err(SessionError::Io(std::io::Error::last_os_error()));
     }
@@ -830,6 +831,7 @@ fn wait_exit_nowait(pid: i32) -> ExitInfo {
     loop {
         // SAFETY: siginfo_t is plain data; waitid fills it.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a live siginfo_t for waitid to fill.
         let r = unsafe {
             libc::waitid(
                 libc::P_PID,

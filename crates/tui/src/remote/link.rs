@@ -3,8 +3,9 @@
 //! have been missed (a connection made or made again, a `lagged` notice). When the daemon
 //! goes away the snapshot says so (`offline`) and the link tries again with a backoff.
 
-use super::http::Api;
 use crate::backend::{ProviderChoice, Snapshot};
+use orchestra_client::http::Api;
+use orchestra_proto::routes;
 use orchestra_proto::wire::{
     Event, EventFrame, OutputLines, ProviderList, RunState, SessionEventKind, SessionList, Status,
     TaskEventKind, TaskList,
@@ -44,7 +45,7 @@ impl Shared {
         let (events, _) = broadcast::channel(4096);
         Arc::new(Shared {
             snap: Mutex::new(Snapshot {
-                url: Some(api.base.clone()),
+                url: Some(api.base().to_string()),
                 ..Default::default()
             }),
             api: RwLock::new(api),
@@ -115,23 +116,19 @@ impl Shared {
 
 /// Reads tasks, sessions and autopilot whole.
 pub fn fetch_snapshot(api: &Api) -> Result<Snapshot, String> {
-    let e = |e: super::http::ApiError| e.to_string();
-    let list: TaskList = api
-        .read("/api/coding-agents/tasks", "the task list")
-        .map_err(e)?;
+    let e = |e: orchestra_client::http::ApiError| e.to_string();
+    let list: TaskList = api.read(routes::TASKS, "the task list").map_err(e)?;
     let mut tasks = list.tasks;
     // The API lists newest first; the app wants oldest first.
     tasks.reverse();
     tasks.iter_mut().for_each(keep_newest_line);
-    let sessions: SessionList = api
-        .read("/api/coding-agents/sessions", "the session list")
-        .map_err(e)?;
-    let status: Status = api.read("/api/status", "orchestra's status").map_err(e)?;
+    let sessions: SessionList = api.read(routes::SESSIONS, "the session list").map_err(e)?;
+    let status: Status = api.read(routes::STATUS, "orchestra's status").map_err(e)?;
     Ok(Snapshot {
         tasks,
         sessions: sessions.sessions,
         autopilot: status.autopilot,
-        url: Some(api.base.clone()),
+        url: Some(api.base().to_string()),
         offline: None,
     })
 }
@@ -139,7 +136,7 @@ pub fn fetch_snapshot(api: &Api) -> Result<Snapshot, String> {
 /// The providers the new-task form offers, and the default one.
 pub fn fetch_providers(api: &Api) -> Result<(Vec<ProviderChoice>, Option<String>), String> {
     let list: ProviderList = api
-        .read("/api/coding-agents/providers", "the provider list")
+        .read(routes::PROVIDERS, "the provider list")
         .map_err(|e| e.to_string())?;
     let default = list.default_id().map(str::to_string);
     let choices = list
@@ -236,7 +233,7 @@ fn run(shared: &Shared, locate: &Locate) {
         let gone = |why: String| {
             format!(
                 "orchestra is not answering; reconnecting… ({}: {why})",
-                api.base
+                api.base()
             )
         };
         match connect(shared, &api) {
@@ -258,7 +255,7 @@ fn connect(shared: &Shared, api: &Api) -> Result<ureq::Body, String> {
     // Parsing each busy agent's whole output four times a second was most of what the TUI
     // did, then parsing a flooding agent's every line (grid) most of what its link did.
     let body = api
-        .open_stream("/api/coding-agents/events?output=last")
+        .open(&format!("{}?output=last", routes::EVENTS), true)
         .map_err(|e| e.to_string())?;
     let snap = fetch_snapshot(api)?;
     *shared.api.write() = api.clone();
@@ -465,13 +462,21 @@ mod tests {
 
     #[test]
     fn an_answer_that_is_no_wire_type_is_an_error_naming_what_was_expected() {
-        let api = Api::new(&answering(r#"{"tasks": [{"id": 1}]}"#), None);
+        let api = Api::new(
+            &answering(r#"{"tasks": [{"id": 1}]}"#),
+            None,
+            orchestra_client::http::Caller::Tui,
+        );
         let Err(e) = fetch_snapshot(&api) else {
             panic!("a task list of numbers read as one")
         };
         assert!(e.contains("the answer is not the task list"), "{e}");
         assert!(e.contains("invalid type: integer `1`"), "{e}");
-        let api = Api::new(&answering(r#"{"providers": {}}"#), None);
+        let api = Api::new(
+            &answering(r#"{"providers": {}}"#),
+            None,
+            orchestra_client::http::Caller::Tui,
+        );
         let Err(e) = fetch_providers(&api) else {
             panic!("an object read as a provider list")
         };

@@ -3,7 +3,6 @@
 //! terminal comes over its WebSocket ([`stream`]). Agents belong to the daemon, so the TUI can
 //! go away and come back without ending them.
 
-pub mod http;
 mod key_writer;
 pub mod link;
 pub mod stream;
@@ -11,8 +10,9 @@ pub mod stream;
 use crate::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, Snapshot};
 use crate::diff_view::{PreparedDiff, TaskDiff, WorktreeUsage};
 use crate::transcript_view::TRANSCRIPT_BYTES;
-use http::{Api, ApiError, Method, segment};
 use link::{Locate, Shared};
+use orchestra_client::http::{Api, ApiError, Method};
+use orchestra_proto::routes;
 use orchestra_proto::task::{Task, TaskStatus};
 use orchestra_proto::wire;
 use orchestra_proto::wire::request::{Answer, NewTask, Resize, SendMessage, TaskChange};
@@ -50,7 +50,7 @@ pub struct RemoteCockpit {
 
 /// How many agents run, asked of the daemon now (not from the last snapshot).
 pub fn live_agents(api: &Api) -> Result<usize, ApiError> {
-    let status: Status = api.read("/api/status", "orchestra's status")?;
+    let status: Status = api.read(routes::STATUS, "orchestra's status")?;
     Ok(status.sessions.active)
 }
 
@@ -284,9 +284,8 @@ fn run_command(
     cmd: Command,
 ) -> Result<Outcome, String> {
     let e = |e: ApiError| e.to_string();
-    let task =
-        |id: &str, action: &str| format!("/api/coding-agents/tasks/{}/{action}", segment(id));
-    let session = |id: &str| format!("/api/coding-agents/sessions/{}", segment(id));
+    let task = |pattern: &str, id: &str| routes::at(pattern, &[id]);
+    let session = |id: &str| routes::at(routes::SESSION, &[id]);
     let trash = |rest: &str| match &state_dir {
         Some(d) => d.join("trash").join(rest).display().to_string(),
         None => "the trash of its state directory".into(),
@@ -306,17 +305,15 @@ fn run_command(
                 working_directory,
                 ..Default::default()
             };
-            let created =
-                task_call(api, Method::Post, "/api/coding-agents/tasks", &body).map_err(e)?;
+            let created = task_call(api, Method::Post, routes::TASKS, &body).map_err(e)?;
             let id = created.id.clone();
             let mut note = None;
-            if start && let Err(err) = task_call(api, Method::Post, &task(&id, "start"), &()) {
+            if start
+                && let Err(err) = task_call(api, Method::Post, &task(routes::TASK_START, &id), &())
+            {
                 // Started meanwhile by someone else (autopilot): what was asked for happened.
                 let started = api
-                    .read::<TaskBody>(
-                        &format!("/api/coding-agents/tasks/{}", segment(&id)),
-                        "a task",
-                    )
+                    .read::<TaskBody>(&routes::at(routes::TASK, &[&id]), "a task")
                     .is_ok_and(|t| {
                         matches!(t.task.status(), TaskStatus::Running | TaskStatus::Paused)
                     });
@@ -330,26 +327,28 @@ fn run_command(
             Ok(Outcome::Created { task_id: id, note })
         }
         Command::Start(id) => {
-            let t = task_call(api, Method::Post, &task(&id, "start"), &()).map_err(e)?;
+            let t = task_call(api, Method::Post, &task(routes::TASK_START, &id), &()).map_err(e)?;
             Ok(Outcome::Done(super::backend::started_note(
                 &t,
                 &task_name(&t),
             )))
         }
         Command::Pause(id) => {
-            let t = task_call(api, Method::Post, &task(&id, "pause"), &()).map_err(e)?;
+            let t = task_call(api, Method::Post, &task(routes::TASK_PAUSE, &id), &()).map_err(e)?;
             Ok(Outcome::Done(format!("paused {}", task_name(&t))))
         }
         Command::Resume(id) => {
-            let t = task_call(api, Method::Post, &task(&id, "resume"), &()).map_err(e)?;
+            let t =
+                task_call(api, Method::Post, &task(routes::TASK_RESUME, &id), &()).map_err(e)?;
             Ok(Outcome::Done(format!("resumed {}", task_name(&t))))
         }
         Command::Cancel(id) => {
-            let t = task_call(api, Method::Post, &task(&id, "cancel"), &()).map_err(e)?;
+            let t =
+                task_call(api, Method::Post, &task(routes::TASK_CANCEL, &id), &()).map_err(e)?;
             Ok(Outcome::Done(format!("cancelled {}", task_name(&t))))
         }
         Command::Retry(id) => {
-            let t = task_call(api, Method::Post, &task(&id, "retry"), &()).map_err(e)?;
+            let t = task_call(api, Method::Post, &task(routes::TASK_RETRY, &id), &()).map_err(e)?;
             Ok(Outcome::Created {
                 task_id: t.id.clone(),
                 note: Some(format!("retry of {} created", task_name(&t))),
@@ -357,14 +356,15 @@ fn run_command(
         }
         Command::Continue { id, message } => {
             let body = orchestra_proto::wire::request::ContinueTask { message };
-            let t = task_call(api, Method::Post, &task(&id, "continue"), &body).map_err(e)?;
+            let t = task_call(api, Method::Post, &task(routes::TASK_CONTINUE, &id), &body)
+                .map_err(e)?;
             Ok(Outcome::Done(format!("continued {}", task_name(&t))))
         }
         Command::SetAutopilot(on) => {
             let path = if on {
-                "/api/agent/resume"
+                routes::AGENT_RESUME
             } else {
-                "/api/agent/pause"
+                routes::AGENT_PAUSE
             };
             api.send::<_, orchestra_proto::wire::Switched>(
                 Method::Post,
@@ -381,7 +381,7 @@ fn run_command(
         Command::Message { session_id, text } => {
             api.send::<_, MessageBody>(
                 Method::Post,
-                &format!("{}/messages", session(&session_id)),
+                &routes::at(routes::SESSION_MESSAGES, &[&session_id]),
                 &SendMessage::Text(text),
                 "a message",
             )
@@ -395,7 +395,7 @@ fn run_command(
             session_call(
                 api,
                 Method::Post,
-                &format!("{}/answer", session(&session_id)),
+                &routes::at(routes::SESSION_ANSWER, &[&session_id]),
                 &Answer {
                     option: option.clone(),
                 },
@@ -410,7 +410,13 @@ fn run_command(
             let body = Answer {
                 option: option.clone(),
             };
-            let t = task_call(api, Method::Post, &task(&task_id, "answer"), &body).map_err(e)?;
+            let t = task_call(
+                api,
+                Method::Post,
+                &task(routes::TASK_ANSWER, &task_id),
+                &body,
+            )
+            .map_err(e)?;
             Ok(Outcome::Done(format!(
                 "answered {option} for {}",
                 task_name(&t)
@@ -424,7 +430,10 @@ fn run_command(
             let bytes = api
                 .request_bytes(
                     Method::Get,
-                    &format!("{}/transcript?bytes={TRANSCRIPT_BYTES}", session(&id)),
+                    &format!(
+                        "{}?bytes={TRANSCRIPT_BYTES}",
+                        routes::at(routes::SESSION_TRANSCRIPT, &[&id])
+                    ),
                     None,
                 )
                 .map_err(e)?;
@@ -453,13 +462,7 @@ fn run_command(
                 .find(|t| t.id == id)
                 .map(|t| format!("{:?}", t.name))
                 .unwrap_or_else(|| "the task".into());
-            task_call(
-                api,
-                Method::Delete,
-                &format!("/api/coding-agents/tasks/{}", segment(&id)),
-                &(),
-            )
-            .map_err(e)?;
+            task_call(api, Method::Delete, &routes::at(routes::TASK, &[&id]), &()).map_err(e)?;
             Ok(Outcome::Done(format!(
                 "deleted {name}; it is kept in {}",
                 trash(&id)
@@ -478,7 +481,7 @@ fn run_command(
             let t = task_call(
                 api,
                 Method::Patch,
-                &format!("/api/coding-agents/tasks/{}", segment(&task_id)),
+                &routes::at(routes::TASK, &[&task_id]),
                 &change,
             )
             .map_err(e)?;
@@ -492,7 +495,7 @@ fn run_command(
             session_call(
                 api,
                 Method::Post,
-                &format!("{}/resize", session(&session_id)),
+                &routes::at(routes::SESSION_RESIZE, &[&session_id]),
                 &Resize { cols, rows },
             )
             .map_err(e)?;
@@ -500,7 +503,7 @@ fn run_command(
         }
         Command::Diff(id) => {
             let diff = api
-                .read::<wire::DiffBody>(&task(&id, "diff"), "a task's diff")
+                .read::<wire::DiffBody>(&task(routes::TASK_DIFF, &id), "a task's diff")
                 .map(|b| Box::new(PreparedDiff::new(&id, TaskDiff::from(b.diff))))
                 .map_err(e);
             Ok(Outcome::Diff { task_id: id, diff })
@@ -509,7 +512,7 @@ fn run_command(
             let result = api
                 .send::<_, wire::MergedTask>(
                     Method::Post,
-                    &task(&id, "merge"),
+                    &task(routes::TASK_MERGE, &id),
                     &(),
                     "a merged task",
                 )
@@ -531,7 +534,7 @@ fn run_command(
             let result = api
                 .send::<_, wire::Discarded>(
                     Method::Post,
-                    &task(&id, "discard"),
+                    &task(routes::TASK_DISCARD, &id),
                     &(),
                     "a discarded task",
                 )
@@ -544,7 +547,7 @@ fn run_command(
         }
         Command::WorktreeUsage => {
             let list = api
-                .read::<wire::WorktreeList>("/api/coding-agents/worktrees", "the worktree list")
+                .read::<wire::WorktreeList>(routes::WORKTREES, "the worktree list")
                 .map_err(e)?;
             Ok(Outcome::Usage(WorktreeUsage {
                 bytes: list.bytes,
@@ -566,12 +569,12 @@ fn run_command(
                         .ok()
                         .flatten()
                 })
-                .filter(|f| f.url.trim_end_matches('/') == api.base)
+                .filter(|f| f.url.trim_end_matches('/') == api.base())
                 .and_then(|f| f.pid);
             let r: DaemonStopped = api
                 .send(
                     Method::Post,
-                    "/api/daemon/stop",
+                    routes::DAEMON_STOP,
                     &(),
                     "the answer to a stop",
                 )

@@ -2,11 +2,11 @@
 //! parser fed by the server's output messages, input and resizes sent up the same socket.
 //! One stream per shown session; dropping it closes the socket.
 
-use super::http::{Api, segment};
 use super::key_writer;
 use crate::keys::InputModes;
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
+use orchestra_client::http::Api;
 use orchestra_proto::wire::Event;
 use orchestra_proto::wire::{StreamEvent, StreamRequest};
 use parking_lot::Mutex;
@@ -103,9 +103,9 @@ impl Stream {
         });
         let (up, rx) = mpsc::unbounded_channel();
         let url = format!(
-            "{}/api/coding-agents/sessions/{}/stream",
-            api.base.replacen("http://", "ws://", 1),
-            segment(session_id)
+            "{}{}",
+            api.base().replacen("http://", "ws://", 1),
+            orchestra_proto::routes::at(orchestra_proto::routes::SESSION_STREAM, &[session_id])
         );
         let task = rt.spawn(run(
             url,
@@ -378,7 +378,11 @@ mod tests {
         let (events, _) = broadcast::channel(16);
         Stream::open(
             &tokio::runtime::Handle::current(),
-            &Api::new(&format!("http://{addr}"), None),
+            &Api::new(
+                &format!("http://{addr}"),
+                None,
+                orchestra_client::http::Caller::Tui,
+            ),
             "s1",
             (24, 80),
             None,
@@ -545,7 +549,11 @@ mod tests {
         let (events, _) = broadcast::channel(16);
         let stream = Stream::open(
             tui.handle(),
-            &Api::new(&format!("http://{addr}"), None),
+            &Api::new(
+                &format!("http://{addr}"),
+                None,
+                orchestra_client::http::Caller::Tui,
+            ),
             "s1",
             (24, 80),
             None,

@@ -1,9 +1,9 @@
 //! The attention queue in the app: arrivals queued unless looked at, the jump to the next
 //! one, and the alerts the loop turns into notifications.
 
+use crate::app::*;
 use crate::attention::{self, Waiting};
 use crate::backend::Snapshot;
-use crate::state::*;
 
 impl App {
     /// Queues what came to need the user since `old`, except what the user is looking at:

@@ -4,10 +4,10 @@
 //! in the task's diff view. The worktrees' disk use is asked for when tasks start, finish or
 //! go, one request at a time.
 
+use crate::app::*;
 use crate::backend::{Command, Outcome};
 use crate::diff_view::{Body, DiffView, PreparedDiff, no_diff_reason};
 use crate::keymap::{Action, Context};
-use crate::state::*;
 use crossterm::event::KeyEvent;
 use orchestra_proto::task::Task;
 use orchestra_proto::wire::TaskEventKind;

@@ -3,10 +3,10 @@
 //! layout change (a tile's size is sent once, and again only when it changes), and back to its
 //! size before when the grid closes.
 
+use crate::app::*;
 use crate::backend::Command;
 use crate::grid;
 use crate::keymap::Action;
-use crate::state::*;
 use ratatui::layout::Rect;
 
 impl App {

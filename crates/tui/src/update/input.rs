@@ -1,10 +1,10 @@
 //! Input: keys and pasted text — typing into an agent, the overlays, and the commands of the panes.
 
+use crate::app::*;
 use crate::backend::Command;
 use crate::form::{Form, FormAction, LineEdit};
 use crate::keymap::{self, Action, Context};
 use crate::keys;
-use crate::state::*;
 use crate::text_edit::Edited;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind};
 use orchestra_proto::task::{Task, TaskStatus};

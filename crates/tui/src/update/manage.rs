@@ -1,9 +1,9 @@
 //! Managing the list from the app: deleting finished tasks and ended sessions, editing a
 //! pending task, and the list's order.
 
+use crate::app::{App, Confirm, Level, Modal, Selected};
 use crate::form::Form;
 use crate::list_prefs;
-use crate::state::{App, Confirm, Level, Modal, Selected};
 use orchestra_proto::task::TaskStatus;
 
 impl App {

@@ -2,8 +2,8 @@
 //! commands go to the cockpit. The PTY size is decided here (after a frame is laid out), never
 //! while drawing.
 
+use crate::app::*;
 use crate::backend::{Command, Outcome};
-use crate::state::*;
 use orchestra_proto::task::TaskStatus;
 use orchestra_proto::wire::{Event, TaskEventKind};
 use std::time::{Duration, Instant};

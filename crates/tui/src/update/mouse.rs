@@ -1,6 +1,6 @@
 //! The mouse: clicks select and focus, the wheel scrolls (or goes to a full-screen program).
 
-use crate::state::*;
+use crate::app::*;
 use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use orchestra_proto::keys::Key;
 use ratatui::layout::{Position, Rect};

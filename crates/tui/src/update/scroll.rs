@@ -1,6 +1,6 @@
 //! Scrolling the shown terminal back and forward.
 
-use crate::state::*;
+use crate::app::*;
 
 impl App {
     pub(crate) fn scroll_page(&mut self, up: bool) {

@@ -1,10 +1,10 @@
 //! The app's transcript view: loading a session's transcript into the terminal pane,
 //! scrolling it, and searching it.
 
+use crate::app::{App, Level, Modal, Origin};
 use crate::backend::Command;
 use crate::form::LineEdit;
 use crate::keymap::Action;
-use crate::state::{App, Level, Modal, Origin};
 use crate::transcript_view::{TRANSCRIPT_BYTES, Transcript};
 use crossterm::event::KeyEvent;
 
@@ -36,7 +36,7 @@ impl App {
         }
         match self.shown_session_id() {
             Some(sid) => {
-                self.focus = crate::state::Focus::Terminal;
+                self.focus = crate::app::Focus::Terminal;
                 self.request_transcript(sid);
             }
             None => self.notify(

@@ -1,7 +1,7 @@
 //! The bottom bar: the keys that work here, a notice, or the filter, message or search being typed.
 
 use super::*;
-use crate::state::MessageTo;
+use crate::app::MessageTo;
 
 impl App {
     pub(super) fn draw_bottom(&self, frame: &mut Frame, area: Rect) {

@@ -14,11 +14,11 @@ mod top_bar;
 
 pub use help::{help_lines, help_lines_for};
 
-use crate::form::LineEdit;
-use crate::keymap::{Action, Context, KeyMap};
-use crate::state::{
+use crate::app::{
     App, Areas, Confirm, Focus, Level, Modal, PromptOwner, Row, ShownPrompt, session_name,
 };
+use crate::form::LineEdit;
+use crate::keymap::{Action, Context, KeyMap};
 use crate::term_view::TermView;
 use orchestra_proto::task::{StepStatus, Task, TaskStatus};
 use ratatui::Frame;
