@@ -1776,3 +1776,26 @@ fn w_goes_to_a_waiting_session_the_filter_hid() {
         "{shown}"
     );
 }
+
+/// The README's picture (docs/tui.svg) is this rendering: the tasks, the selected task's
+/// steps and its live terminal. Regenerate with `ORCHESTRA_WRITE_DOCS=1 cargo test --test it
+/// the_readme_picture`.
+#[test]
+fn the_readme_picture_is_current() {
+    let f = fake();
+    let mut a = app(&f);
+    let t = render(&mut a, 120, 30);
+    let want = crate::support::svg::buffer_svg(t.backend().buffer());
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tui.svg");
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    if have != want {
+        if std::env::var_os("ORCHESTRA_WRITE_DOCS").is_some() {
+            std::fs::write(&path, &want).expect("write docs/tui.svg");
+        } else {
+            panic!(
+                "docs/tui.svg is not the TUI as it draws now; regenerate it with \
+                 ORCHESTRA_WRITE_DOCS=1 cargo test --test it the_readme_picture"
+            );
+        }
+    }
+}

@@ -14,6 +14,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 pub mod engine_cockpit;
 #[path = "procfs.rs"]
 mod procfs;
+pub mod svg;
 #[allow(unused_imports)] // each test binary uses a part of `support`
 pub use procfs::rss_kib;
 
