@@ -32,9 +32,13 @@ impl Method {
     }
 }
 
-/// Why a request did not give the answer asked for.
+/// Why a request did not give the answer asked for (boxed: it travels in every `Result`).
 #[derive(Debug, Clone)]
-pub enum ApiError {
+pub struct ApiError(Box<Failure>);
+
+/// What went wrong, with what each front end needs to say it its own way.
+#[derive(Debug, Clone)]
+pub enum Failure {
     /// The request could not be encoded as JSON.
     Encode(String),
     /// Nothing answered: `cause` says why in a few words ("nothing accepts connections there").
@@ -73,18 +77,28 @@ pub enum ApiError {
     },
 }
 
+impl From<Failure> for ApiError {
+    fn from(f: Failure) -> Self {
+        ApiError(Box::new(f))
+    }
+}
+
 impl ApiError {
+    pub fn failure(&self) -> &Failure {
+        &self.0
+    }
+
     /// The sentence for a refusal: the server's own, else the status; with the token hint
     /// on a 401 sent without one.
     pub fn refusal_sentence(&self) -> Option<String> {
-        let ApiError::Refused {
+        let Failure::Refused {
             method,
             path,
             status,
             sentence,
             text,
             tokenless,
-        } = self
+        } = self.failure()
         else {
             return None;
         };
@@ -108,16 +122,16 @@ impl ApiError {
 
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ApiError::Encode(e) => write!(f, "cannot encode the request: {e}"),
-            ApiError::Transport { base, cause, .. } => {
+        match self.failure() {
+            Failure::Encode(e) => write!(f, "cannot encode the request: {e}"),
+            Failure::Transport { base, cause, .. } => {
                 write!(f, "cannot reach orchestra at {base}: {cause}")
             }
-            ApiError::Unreadable { base, cause, .. } => {
+            Failure::Unreadable { base, cause, .. } => {
                 write!(f, "cannot read the answer from {base}: {cause}")
             }
-            ApiError::Refused { .. } => f.write_str(&self.refusal_sentence().unwrap_or_default()),
-            ApiError::NotWire {
+            Failure::Refused { .. } => f.write_str(&self.refusal_sentence().unwrap_or_default()),
+            Failure::NotWire {
                 base, path, error, ..
             } => write!(f, "{base}{path}: {error}; is that an orchestra?"),
         }
@@ -224,17 +238,20 @@ impl Api {
         body: &B,
         expected: &str,
     ) -> Result<Reply<T>, ApiError> {
-        let payload = serde_json::to_string(body).map_err(|e| ApiError::Encode(e.to_string()))?;
+        let payload = serde_json::to_string(body)
+            .map_err(|e| ApiError::from(Failure::Encode(e.to_string())))?;
         let payload = (payload != "null").then_some(payload);
         let (status, bytes) = self.exchange(method, path, payload)?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let value = decode(&bytes, expected).map_err(|error| ApiError::NotWire {
-            method,
-            path: path.to_string(),
-            base: self.base.clone(),
-            status,
-            text: text.clone(),
-            error,
+        let value = decode(&bytes, expected).map_err(|error| {
+            ApiError::from(Failure::NotWire {
+                method,
+                path: path.to_string(),
+                base: self.base.clone(),
+                status,
+                text: text.clone(),
+                error,
+            })
         })?;
         Ok(Reply { value, raw: text })
     }
@@ -254,11 +271,13 @@ impl Api {
             .with_config()
             .limit(MAX_BODY)
             .read_to_vec()
-            .map_err(|e| ApiError::Unreadable {
-                method,
-                path: path.to_string(),
-                base: self.base.clone(),
-                cause: e.to_string(),
+            .map_err(|e| {
+                ApiError::from(Failure::Unreadable {
+                    method,
+                    path: path.to_string(),
+                    base: self.base.clone(),
+                    cause: e.to_string(),
+                })
             })?;
         if !(200..300).contains(&status) {
             return Err(self.refused(method, path, status, &bytes));
@@ -299,7 +318,7 @@ impl Api {
     }
 
     fn refused(&self, method: Method, path: &str, status: u16, bytes: &[u8]) -> ApiError {
-        ApiError::Refused {
+        Failure::Refused {
             method,
             path: path.to_string(),
             status,
@@ -307,6 +326,7 @@ impl Api {
             text: String::from_utf8_lossy(bytes).into_owned(),
             tokenless: self.token.is_none(),
         }
+        .into()
     }
 
     fn call(
@@ -347,11 +367,14 @@ impl Api {
                 }
             }
         };
-        result.map_err(|e| ApiError::Transport {
-            method,
-            path: path.to_string(),
-            base: self.base.clone(),
-            cause: transport_cause(&e),
+        result.map_err(|e| {
+            Failure::Transport {
+                method,
+                path: path.to_string(),
+                base: self.base.clone(),
+                cause: transport_cause(&e),
+            }
+            .into()
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use super::error::{CliError, CliResult};
 pub use orchestra_client::http::Method;
-use orchestra_client::http::{Api, ApiError, Caller};
+use orchestra_client::http::{Api, ApiError, Caller, Failure};
 use orchestra_sys::process::pid_alive;
 use orchestra_sys::server_file::{ServerFile, ServerFileError};
 use serde::Serialize;
@@ -249,9 +249,9 @@ impl Client {
     /// provider is not installed): the server is fine, the request cannot be done. A 500, or
     /// a 5xx that is not orchestra's answer, is a server failure.
     fn cli_error(&self, e: ApiError) -> CliError {
-        match &e {
-            ApiError::Encode(why) => CliError::usage(format!("cannot encode the request: {why}")),
-            ApiError::Transport {
+        match e.failure() {
+            Failure::Encode(why) => CliError::usage(format!("cannot encode the request: {why}")),
+            Failure::Transport {
                 method,
                 path,
                 base,
@@ -269,7 +269,7 @@ impl Client {
                     method.as_str()
                 )),
             },
-            ApiError::Unreadable {
+            Failure::Unreadable {
                 method,
                 path,
                 base,
@@ -278,7 +278,7 @@ impl Client {
                 "{} {path}: cannot read the answer from {base}: {cause}",
                 method.as_str()
             )),
-            ApiError::Refused {
+            Failure::Refused {
                 status, sentence, ..
             } => {
                 let refused = *status < 500 || (*status == 503 && sentence.is_some());
@@ -290,7 +290,7 @@ impl Client {
                 };
                 error.with_http_status(*status)
             }
-            ApiError::NotWire {
+            Failure::NotWire {
                 method,
                 path,
                 base,
