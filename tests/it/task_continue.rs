@@ -298,10 +298,10 @@ fn the_cli_continues_a_task_by_a_prefix_of_its_id() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tui_continues_a_finished_task_with_a_typed_request() {
-    use crate::support::engine_cockpit::EngineCockpit;
     use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
-    use orchestra_daemon::engine::{CreateTask, Engine, EngineConfig};
+    use orchestra_daemon::engine::{Engine, EngineConfig};
     use orchestra_proto::task::TaskStatus;
+    use orchestra_proto::wire::request::NewTask;
     use orchestra_tui::App;
     let key = |c| E::Key(KeyEvent::new(c, KeyModifiers::NONE));
     let dir = tempfile::tempdir().unwrap();
@@ -317,10 +317,11 @@ async fn the_tui_continues_a_finished_task_with_a_typed_request() {
     let engine = Engine::open(&state, EngineConfig::new(providers, work))
         .await
         .unwrap();
-    let mut events = engine.subscribe();
-    let mut app = App::new(std::sync::Arc::new(EngineCockpit::new(engine.clone())));
+    let cockpit = crate::support::attach_tui(&engine).await;
+    let mut events = orchestra_tui::Cockpit::subscribe(&*cockpit);
+    let mut app = App::new(cockpit);
     let task = engine
-        .create_task(CreateTask {
+        .create_task(NewTask {
             name: "t".into(),
             description: "work one".into(),
             provider_id: Some("fake".into()),
@@ -328,6 +329,11 @@ async fn the_tui_continues_a_finished_task_with_a_typed_request() {
         })
         .await
         .unwrap();
+    let id = task.id.clone();
+    app_wait_for(&mut app, &mut events, "the task in the list", |a| {
+        a.snapshot().tasks.iter().any(|t| t.id == id)
+    })
+    .await;
     app.select_task(&task.id);
     // Not finished yet: C says so.
     app.on_terminal_event(key(KeyCode::Char('C')));

@@ -2,13 +2,13 @@
 
 use crate::support;
 
-use crate::support::engine_cockpit::EngineCockpit;
 use crossterm::event::{Event as E, KeyCode, KeyEvent, KeyModifiers};
 use orchestra_daemon::engine::{Engine, EngineConfig};
 use orchestra_daemon::providers::Providers;
 use orchestra_proto::task::TaskStatus;
 use orchestra_sys::state_dir::StateDir;
 use orchestra_tui::App;
+use orchestra_tui::Cockpit;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::sync::Arc;
@@ -36,8 +36,8 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     let mut config = EngineConfig::new(shell_in_an_empty_home(dir.path()), work.clone());
     config.grace = Duration::from_millis(500);
     let engine = Engine::open(&state, config).await.unwrap();
-    let cockpit = Arc::new(EngineCockpit::new(engine.clone()));
-    let mut events = engine.subscribe();
+    let cockpit = support::attach_tui(&engine).await;
+    let mut events = cockpit.subscribe();
     let mut app = App::new(cockpit);
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
     term.draw(|f| app.draw(f)).unwrap();
@@ -222,7 +222,12 @@ async fn keys_create_start_pause_resume_cancel_retry() {
     wait_for(&mut app, &mut events, "the stop question", asked).await;
     app.on_terminal_event(key(KeyCode::Char('y')));
     wait_for(&mut app, &mut events, "the stop", |a| a.should_quit()).await;
-    assert_eq!(engine.session_counts().0, 0);
+    // The TUI waits for a daemon process to exit; this one is served in-process, so its
+    // agents are seen to end instead.
+    assert!(support::wait_until(Duration::from_secs(20), || engine
+        .session_counts()
+        .0
+        == 0));
     assert_eq!(
         app.farewell.as_deref(),
         Some("orchestra stopped; 1 agent ended")
@@ -260,11 +265,12 @@ async fn changes_from_the_api_side_show_up_and_filter_works() {
     )
     .await
     .unwrap();
-    let mut events = engine.subscribe();
-    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let cockpit = support::attach_tui(&engine).await;
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
     for name in ["alpha", "beta", "gamma"] {
         engine
-            .create_task(orchestra_daemon::engine::CreateTask {
+            .create_task(orchestra_proto::wire::request::NewTask {
                 name: name.into(),
                 description: "x".into(),
                 provider_id: Some("shell".into()),
@@ -308,9 +314,9 @@ async fn keys_typed_before_the_shell_settles_come_after_the_first_line() {
     let state = StateDir::lock(&dir.path().join("state")).unwrap();
     let config = EngineConfig::new(shell_in_an_empty_home(dir.path()), dir.path().into());
     let engine = Engine::open(&state, config).await.unwrap();
-    let cockpit = EngineCockpit::new(engine.clone());
+    let cockpit = support::attach_tui(&engine).await;
     let task = engine
-        .create_task(orchestra_daemon::engine::CreateTask {
+        .create_task(orchestra_proto::wire::request::NewTask {
             name: "first line".into(),
             description: "echo first-$((1+1))".into(),
             provider_id: Some("shell".into()),
@@ -323,6 +329,12 @@ async fn keys_typed_before_the_shell_settles_come_after_the_first_line() {
     // Paused and resumed at once, then keys: the shell has not settled at its prompt yet.
     engine.pause_task(&task.id).await.unwrap();
     engine.resume_task(&task.id).await.unwrap();
+    // The TUI types into a session it has seen on its event stream.
+    assert!(support::wait_until(Duration::from_secs(15), || cockpit
+        .snapshot()
+        .sessions
+        .iter()
+        .any(|s| s.id == sid)));
     cockpit
         .write_input(&sid, b"echo second-$((2+2))\r".to_vec())
         .unwrap();
@@ -362,13 +374,14 @@ async fn a_digit_answers_a_blocked_agent() {
     let mut config = EngineConfig::new(fake_agent_providers(dir.path()), work.clone());
     config.grace = Duration::from_millis(500);
     let engine = Engine::open(&state, config).await.unwrap();
-    let mut events = engine.subscribe();
-    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let cockpit = support::attach_tui(&engine).await;
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
 
     // The task's description is typed into the agent: "perm" asks a permission.
     let task = engine
-        .create_task(orchestra_daemon::engine::CreateTask {
+        .create_task(orchestra_proto::wire::request::NewTask {
             name: "needs a yes".into(),
             description: "perm".into(),
             provider_id: Some("fake".into()),
@@ -377,6 +390,11 @@ async fn a_digit_answers_a_blocked_agent() {
         })
         .await
         .unwrap();
+    let id = task.id.clone();
+    wait_for(&mut app, &mut events, "the task in the list", |a| {
+        a.snapshot().tasks.iter().any(|t| t.id == id)
+    })
+    .await;
     app.select_task(&task.id);
     // Before anything waits, a digit only says there is nothing to answer.
     app.on_terminal_event(key(KeyCode::Char('1')));
@@ -462,7 +480,8 @@ async fn a_digit_answers_a_blocked_agent() {
     // Answering again: the engine's refusal (409) shows in the bottom bar.
     app.on_result(orchestra_tui::app::AppMsg {
         origin: orchestra_tui::app::Origin::Action,
-        result: EngineCockpit::new(engine.clone())
+        result: support::attach_tui(&engine)
+            .await
             .execute(orchestra_tui::backend::Command::Answer {
                 session_id: sid.clone(),
                 option: "1".into(),
@@ -490,8 +509,9 @@ async fn engine_and_app(
     let mut config = EngineConfig::new(shell_in_an_empty_home(dir), work.clone());
     config.grace = Duration::from_millis(500);
     let engine = Engine::open(&state, config).await.unwrap();
-    let events = engine.subscribe();
-    let app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let cockpit = support::attach_tui(&engine).await;
+    let events = cockpit.subscribe();
+    let app = App::new(cockpit);
     (engine, app, events, work)
 }
 
@@ -681,7 +701,7 @@ async fn a_two_hundred_line_paste_keeps_its_lines() {
 /// The engine's cockpit, recording every command the app asks for (the engine still runs
 /// each one): a key that does nothing asks for nothing.
 struct Recording {
-    inner: EngineCockpit,
+    inner: Arc<orchestra_tui::RemoteCockpit>,
     commands: parking_lot::Mutex<Vec<orchestra_tui::backend::Command>>,
 }
 
@@ -730,13 +750,14 @@ async fn command_keys_with_ctrl_or_alt_do_nothing() {
     let mut config = EngineConfig::new(shell_in_an_empty_home(dir.path()), work.clone());
     config.grace = Duration::from_millis(500);
     let engine = Engine::open(&state, config).await.unwrap();
-    let mut events = engine.subscribe();
+    let inner = support::attach_tui(&engine).await;
+    let mut events = inner.subscribe();
     let cockpit = Arc::new(Recording {
-        inner: EngineCockpit::new(engine.clone()),
+        inner,
         commands: Default::default(),
     });
     let mut app = App::new(cockpit.clone());
-    let new = |name: &str| orchestra_daemon::engine::CreateTask {
+    let new = |name: &str| orchestra_proto::wire::request::NewTask {
         name: name.into(),
         description: "sleep 100".into(),
         provider_id: Some("shell".into()),
@@ -821,7 +842,7 @@ async fn open_engine(dir: &std::path::Path) -> (StateDir, Engine) {
 async fn run_to_end(engine: &Engine, script: &str, with_task: bool) -> String {
     let sid = if with_task {
         let t = engine
-            .create_task(orchestra_daemon::engine::CreateTask {
+            .create_task(orchestra_proto::wire::request::NewTask {
                 name: "earlier task".into(),
                 description: script.into(),
                 provider_id: Some("exec".into()),
@@ -886,14 +907,17 @@ async fn an_earlier_runs_session_shows_its_transcript_searchable_and_can_be_dele
 
     // A new orchestra: those sessions' terminals are gone, their transcripts are not.
     let (_state, engine) = open_engine(dir.path()).await;
-    let mut events = engine.subscribe();
-    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let cockpit = support::attach_tui(&engine).await;
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
     assert!(engine.session_pty(&task_sid).is_none());
     let (w, h) = (120, 40);
     screen_rows(&mut app, w, h);
     assert_eq!(app.shown_session_id().as_deref(), Some(task_sid.as_str()));
-    // Shown without asking, from the end.
+    // Shown without asking, from the end, once the session's stream says it has no terminal
+    // (each draw looks, as the TUI's loop draws on every change).
     wait_for(&mut app, &mut events, "the transcript", |a| {
+        screen_rows(a, w, h);
         a.shown_transcript().is_some()
     })
     .await;
@@ -961,6 +985,7 @@ async fn an_earlier_runs_session_shows_its_transcript_searchable_and_can_be_dele
     // t shows it again.
     app.on_terminal_event(key(KeyCode::Char('t')));
     wait_for(&mut app, &mut events, "the transcript again", |a| {
+        screen_rows(a, w, h);
         a.shown_transcript().is_some()
     })
     .await;
@@ -974,7 +999,10 @@ async fn an_earlier_runs_session_shows_its_transcript_searchable_and_can_be_dele
         &mut app,
         &mut events,
         "the free session's transcript",
-        |a| a.shown_transcript().is_some(),
+        |a| {
+            screen_rows(a, w, h);
+            a.shown_transcript().is_some()
+        },
     )
     .await;
     assert!(screen_rows(&mut app, w, h).join("\n").contains("free-21"));
@@ -1006,7 +1034,6 @@ async fn an_earlier_runs_session_shows_its_transcript_searchable_and_can_be_dele
 async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
     let dir = tempfile::tempdir().unwrap();
     let (_state, engine) = open_engine(dir.path()).await;
-    let mut events = engine.subscribe();
     let s = engine
         .spawn_session(orchestra_daemon::engine::SpawnSession {
             // It asks for the mouse, as full-screen agents do: the wheel goes to it, except
@@ -1017,7 +1044,9 @@ async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
         })
         .await
         .unwrap();
-    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let cockpit = support::attach_tui(&engine).await;
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
     wait_for(&mut app, &mut events, "the session row", |a| {
         a.shown_session_id().as_deref() == Some(s.id.as_str())
     })
@@ -1069,14 +1098,15 @@ async fn a_live_session_cannot_be_deleted_but_shows_its_transcript() {
 async fn delete_edit_rerun_and_order_the_list() {
     let dir = tempfile::tempdir().unwrap();
     let (_state, engine) = open_engine(dir.path()).await;
-    let mut events = engine.subscribe();
-    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let cockpit = support::attach_tui(&engine).await;
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
     let create = |name: &str, description: &str| {
         let engine = engine.clone();
         let (name, description) = (name.to_string(), description.to_string());
         async move {
             engine
-                .create_task(orchestra_daemon::engine::CreateTask {
+                .create_task(orchestra_proto::wire::request::NewTask {
                     name,
                     description,
                     provider_id: Some("exec".into()),
@@ -1214,7 +1244,7 @@ async fn delete_edit_rerun_and_order_the_list() {
         0o600
     );
     // A new TUI over the same state directory keeps the grouping; headings are skipped.
-    let mut again = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let mut again = App::new(support::attach_tui(&engine).await);
     assert_eq!(
         names(&mut again),
         ["pending", "zulu pending renamed", "completed", "alpha done"]
@@ -1280,8 +1310,9 @@ async fn a_provider_that_is_not_installed_is_offered_but_refused() {
     let engine = Engine::open(&state, EngineConfig::new(providers, work.clone()))
         .await
         .unwrap();
-    let mut events = engine.subscribe();
-    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let cockpit = support::attach_tui(&engine).await;
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
     app.on_terminal_event(key(KeyCode::Char('n')));
     typed(&mut app, "needs a ghost");
     app.on_terminal_event(key(KeyCode::Tab));
@@ -1355,7 +1386,7 @@ async fn a_key_typed_into_the_agent_draws_with_its_echo_not_before() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, mut app, mut events, _work) = engine_and_app(dir.path()).await;
     let task = engine
-        .create_task(orchestra_daemon::engine::CreateTask {
+        .create_task(orchestra_proto::wire::request::NewTask {
             name: "typed into".into(),
             description: String::new(),
             provider_id: Some("shell".into()),
@@ -1367,7 +1398,7 @@ async fn a_key_typed_into_the_agent_draws_with_its_echo_not_before() {
     let sid = task.metadata.session_id.clone().unwrap();
     let pty = engine.session_pty(&sid).unwrap();
     wait_for(&mut app, &mut events, "the shell shown", |a| {
-        a.selected_task().is_some_and(|t| t.id == task.id)
+        a.selected_task().is_some_and(|t| t.id == task.id) && a.selected_session_info().is_some()
     })
     .await;
     app.on_terminal_event(key(KeyCode::Enter));
@@ -1411,7 +1442,8 @@ fn fake_agent_and_shell(dir: &std::path::Path) -> Providers {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_grid_shows_every_agent_types_pauses_and_w_goes_to_the_one_waiting() {
-    use orchestra_daemon::engine::{CreateTask, SessionStatus};
+    use orchestra_daemon::engine::SessionStatus;
+    use orchestra_proto::wire::request::NewTask;
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
@@ -1419,15 +1451,16 @@ async fn the_grid_shows_every_agent_types_pauses_and_w_goes_to_the_one_waiting()
     let mut config = EngineConfig::new(fake_agent_and_shell(dir.path()), work.clone());
     config.grace = Duration::from_millis(500);
     let engine = Engine::open(&state, config).await.unwrap();
-    let mut events = engine.subscribe();
-    let mut app = App::new(Arc::new(EngineCockpit::new(engine.clone())));
+    let cockpit = support::attach_tui(&engine).await;
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
     let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
 
     // Three shells, each printing its own number (40, 41, 42) once started.
     let mut ids = Vec::new();
     for i in 0..3 {
         let t = engine
-            .create_task(CreateTask {
+            .create_task(NewTask {
                 name: format!("shell {i}"),
                 description: format!("echo agent-$((40+{i}))"),
                 provider_id: Some("shell".into()),
@@ -1526,7 +1559,7 @@ async fn the_grid_shows_every_agent_types_pauses_and_w_goes_to_the_one_waiting()
     // An agent that asks a question while another is selected: queued, alerted, and `w`
     // selects it.
     let asking = engine
-        .create_task(CreateTask {
+        .create_task(NewTask {
             name: "needs a yes".into(),
             description: "perm".into(),
             provider_id: Some("fake".into()),
@@ -1649,7 +1682,7 @@ async fn only_the_selected_tasks_output_asks_for_a_frame() {
     let mut ids = Vec::new();
     for name in ["shown", "elsewhere"] {
         let t = engine
-            .create_task(orchestra_daemon::engine::CreateTask {
+            .create_task(orchestra_proto::wire::request::NewTask {
                 name: name.into(),
                 description: String::new(),
                 ..Default::default()
@@ -1723,7 +1756,7 @@ async fn a_key_answers_the_trust_question_a_task_waits_on() {
     let mut ids = Vec::new();
     for name in ["first", "second"] {
         let t = engine
-            .create_task(orchestra_daemon::engine::CreateTask {
+            .create_task(orchestra_proto::wire::request::NewTask {
                 name: name.into(),
                 description: "true".into(),
                 provider_id: Some("exec".into()),

@@ -342,66 +342,6 @@ async fn merge_and_discard_after_y_and_a_refusal_shown_whole() {
     .await;
 }
 
-/// The same keys over an in-process engine (the cockpit the other app tests use): the diff
-/// is read, and `M`, `y` merge it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn over_an_in_process_engine_too() {
-    use orchestra_daemon::engine::{CreateTask, Engine, EngineConfig};
-    use orchestra_daemon::providers::{Config, Providers};
-    use orchestra_proto::task::{Isolation, TaskStatus};
-    let dir = tempfile::tempdir().unwrap();
-    let r = git_repo();
-    let repo = r.path();
-    let state = orchestra_sys::state_dir::StateDir::lock(&dir.path().join("state")).unwrap();
-    let providers = Providers::from_config(&Config::default(), None).unwrap();
-    let engine = Engine::open(&state, EngineConfig::new(providers, repo.to_path_buf()))
-        .await
-        .unwrap();
-    let task = engine
-        .create_task(CreateTask {
-            name: "Edit a".into(),
-            description: "echo agent > a.txt".into(),
-            provider_id: Some("exec".into()),
-            working_directory: Some(repo.display().to_string()),
-            isolation: Some(Isolation::Worktree),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let mut events = engine.subscribe();
-    engine.start_task(&task.id).await.unwrap();
-    let cockpit = Arc::new(crate::support::engine_cockpit::EngineCockpit::new(
-        engine.clone(),
-    ));
-    let mut app = App::new(cockpit);
-    wait_for(&mut app, &mut events, "the task to complete", |a| {
-        a.snapshot()
-            .tasks
-            .iter()
-            .any(|t| t.id == task.id && t.status() == TaskStatus::Completed)
-    })
-    .await;
-    screen(&mut app, 100, 30);
-    app.select_task(&task.id);
-    press(&mut app, "d");
-    wait_for(&mut app, &mut events, "the diff", |a| loaded(a)).await;
-    let files: Vec<String> = app
-        .diff_view()
-        .unwrap()
-        .files()
-        .iter()
-        .map(|f| f.path.clone())
-        .collect();
-    assert_eq!(files, vec!["a.txt".to_string()]);
-    press(&mut app, "My");
-    wait_for(&mut app, &mut events, "the merge", |a| {
-        outcome(a, &task.id) == Some(WorktreeOutcome::Merged) && a.diff_view().is_none()
-    })
-    .await;
-    assert_eq!(git(repo, &["show", "main:a.txt"]), "agent");
-    engine.shutdown_because("test over").await;
-}
-
 /// The view of a task that still runs: `M` says to wait; when the agent finishes, the view
 /// reads the diff again by itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 
-pub mod engine_cockpit;
 #[path = "procfs.rs"]
 mod procfs;
 pub mod svg;
@@ -637,7 +636,11 @@ pub async fn app_wait_for(
         if ok(app) {
             return;
         }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}; the TUI's last notice: {:?}",
+            app.notice().map(|n| n.text.clone())
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -655,4 +658,49 @@ pub fn shell_in_an_empty_home(dir: &Path) -> orchestra_daemon::providers::Provid
     std::fs::write(&path, config).unwrap();
     let config = orchestra_daemon::providers::Config::load(Some(&path)).unwrap();
     orchestra_daemon::providers::Providers::from_config(&config, None).unwrap()
+}
+
+/// The TUI's own cockpit (the one client over HTTP, the event stream and the session
+/// streams) attached to `engine`, which this process serves on 127.0.0.1 port 0: the TUI's
+/// tests drive what users run, with the engine at hand to set things up and check them.
+pub async fn attach_tui(
+    engine: &orchestra_daemon::engine::Engine,
+) -> std::sync::Arc<orchestra_tui::RemoteCockpit> {
+    use orchestra_client::http::{Api, Caller};
+    use orchestra_daemon::api;
+    let bound = api::bind("127.0.0.1:0".parse().expect("address"), None)
+        .await
+        .expect("bind the API");
+    let url = bound.url.clone();
+    engine.set_url(url.clone());
+    let router = api::router(
+        engine.clone(),
+        api::Access {
+            token: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+        },
+    );
+    // As the daemon does: a stop asked over the API closes the server, then ends every agent.
+    let served = engine.clone();
+    tokio::spawn(async move {
+        let closing = served.closing();
+        let _ = api::serve(bound.listener, router, closing).await;
+        served
+            .shutdown_because(orchestra_daemon::engine::STOPPED_BY_USER)
+            .await;
+    });
+    // The TUI keeps its own small choices (the list's order) in the state directory.
+    let state_dir = engine.state_dir().to_path_buf();
+    let cockpit = tokio::task::spawn_blocking(move || {
+        orchestra_tui::RemoteCockpit::attach(
+            Api::new(&url, None, Caller::Tui),
+            Box::new(|| None),
+            Some(state_dir),
+        )
+    })
+    .await
+    .expect("attaching")
+    .expect("attach");
+    std::sync::Arc::new(cockpit)
 }

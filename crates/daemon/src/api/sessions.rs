@@ -2,12 +2,15 @@
 
 use super::body::Body;
 use super::error::ApiError;
+use super::requests::{FromBody, Req};
 use crate::engine::{Engine, EngineError, HookRefusal, Input, SpawnSession};
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use orchestra_proto::wire::request::{HOOK_TOKEN_HEADER, HookReport};
+use orchestra_proto::wire::request::{
+    Answer, HOOK_TOKEN_HEADER, HookReport, NewSession, Resize, SendMessage,
+};
 use orchestra_proto::wire::{MessageBody, MessageList, SessionBody, SessionCreated, SessionList};
 
 type ApiResult = Result<Response, ApiError>;
@@ -16,20 +19,15 @@ fn session_body(session: orchestra_proto::wire::SessionInfo) -> SessionBody {
     SessionBody { session }
 }
 
-/// Terminal sizes we accept: anything a real terminal could be.
-const MAX_COLS: u16 = 1000;
-const MAX_ROWS: u16 = 500;
-
-pub async fn spawn(State(engine): State<Engine>, body: Body) -> ApiResult {
-    let task = body.opt_str("task")?.unwrap_or_default();
+pub async fn spawn(State(engine): State<Engine>, Req(new): Req<NewSession>) -> ApiResult {
     let req = SpawnSession {
-        task,
-        provider_id: body.opt_str("providerId")?,
-        working_directory: body.opt_str("workingDirectory")?,
-        cols: body.opt_u16("cols", 2, MAX_COLS)?,
-        rows: body.opt_u16("rows", 2, MAX_ROWS)?,
+        task: new.task.unwrap_or_default(),
+        provider_id: new.provider_id,
+        working_directory: new.working_directory,
+        cols: new.cols,
+        rows: new.rows,
         task_id: None,
-        approval: super::sessions_common::approval(&body)?,
+        approval: new.approval,
         conversation_args: Vec::new(),
     };
     let info = engine.spawn_session(req).await?;
@@ -109,24 +107,9 @@ pub async fn transcript(
 
 pub async fn send(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_session(&id)?;
-    let text = body.opt_str("text")?;
-    let keys = body.opt_str_list("keys")?;
-    let input = match (text, keys) {
-        (Some(_), Some(_)) => {
-            return Err(ApiError::bad_request(
-                "give either `text` or `keys`, not both",
-            ));
-        }
-        (None, None) => {
-            return Err(ApiError::bad_request(
-                "missing field: give `text` (a string) or `keys` (an array of key names)",
-            ));
-        }
-        (Some(t), None) => Input::Text(t),
-        (None, Some(k)) if k.is_empty() => {
-            return Err(ApiError::bad_request("`keys` must not be empty"));
-        }
-        (None, Some(k)) => Input::Keys(k),
+    let input = match SendMessage::from_body(&body)? {
+        SendMessage::Text(t) => Input::Text(t),
+        SendMessage::Keys(k) => Input::Keys(k),
     };
     let message = engine.send_message(&id, input).await?;
     Ok((StatusCode::CREATED, Json(MessageBody { message })).into_response())
@@ -170,15 +153,7 @@ pub async fn peek(
 
 pub async fn resize(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_session(&id)?;
-    let need = |k: &str, max: u16| -> Result<u16, ApiError> {
-        body.opt_u16(k, 2, max)?.ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "missing field `{k}` (a whole number from 2 to {max})"
-            ))
-        })
-    };
-    let cols = need("cols", MAX_COLS)?;
-    let rows = need("rows", MAX_ROWS)?;
+    let Resize { cols, rows } = Resize::from_body(&body)?;
     Ok(Json(session_body(engine.resize_session(&id, cols, rows).await?)).into_response())
 }
 
@@ -192,7 +167,7 @@ pub async fn resume(State(engine): State<Engine>, Path(id): Path<String>) -> Api
 
 pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_session(&id)?;
-    let option = super::sessions_common::option(&body)?;
+    let Answer { option } = Answer::from_body(&body)?;
     Ok(Json(session_body(engine.answer_prompt(&id, &option).await?)).into_response())
 }
 
@@ -202,15 +177,8 @@ pub async fn hook(
     State(engine): State<Engine>,
     Path(id): Path<String>,
     headers: axum::http::HeaderMap,
-    body: Body,
+    Req(report): Req<HookReport>,
 ) -> ApiResult {
-    let report = HookReport {
-        event: body.str("event")?,
-        message: body.opt_str("message")?,
-        notification_type: body.opt_str("notificationType")?,
-        asks: body.opt_str("asks")?,
-        input_messages: body.opt_str_list("inputMessages")?,
-    };
     let token = headers.get(HOOK_TOKEN_HEADER).and_then(|v| v.to_str().ok());
     match engine.session_hook(&id, token, report).await {
         Ok(session) => Ok(Json(session_body(session)).into_response()),

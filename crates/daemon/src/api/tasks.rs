@@ -2,12 +2,16 @@
 
 use super::body::Body;
 use super::error::ApiError;
-use crate::engine::{CreateTask, Engine, TaskPatch};
+use super::requests::{FromBody, Req};
+use crate::engine::Engine;
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use orchestra_proto::task::{Isolation, Progress, StepStatus, TaskResult, TaskStatus};
+use orchestra_proto::task::{TaskResult, TaskStatus};
+use orchestra_proto::wire::request::{
+    Answer, ContinueTask, NewStep, NewTask, OutputLines, StepChange, TaskChange,
+};
 use orchestra_proto::wire::{DiffBody, Discarded, MergedTask, StepAdded, StepBody, TaskBody};
 use serde::Serialize;
 use std::sync::Arc;
@@ -26,23 +30,7 @@ fn created(v: impl Serialize) -> ApiResult {
     Ok((StatusCode::CREATED, Json(v)).into_response())
 }
 
-pub async fn create(State(engine): State<Engine>, body: Body) -> ApiResult {
-    let req = CreateTask {
-        name: body.non_empty_str("name")?,
-        // Whether the provider needs one is the engine's call.
-        description: body.opt_str("description")?.unwrap_or_default(),
-        provider_id: body.opt_str("providerId")?,
-        working_directory: body.opt_str("workingDirectory")?,
-        required_capabilities: body
-            .opt_str_list("requiredCapabilities")?
-            .unwrap_or_default(),
-        approval: super::sessions_common::approval(&body)?,
-        isolation: body
-            .opt_str("isolation")?
-            .map(|s| s.parse::<Isolation>().map_err(ApiError::bad_request))
-            .transpose()?,
-        base_ref: body.opt_str("baseRef")?.filter(|s| !s.is_empty()),
-    };
+pub async fn create(State(engine): State<Engine>, Req(req): Req<NewTask>) -> ApiResult {
     let task = engine.create_task(req).await?;
     created(task_body(&task))
 }
@@ -141,44 +129,8 @@ pub async fn get(State(engine): State<Engine>, Path(id): Path<String>) -> ApiRes
 
 pub async fn patch(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_task(&id)?;
-    let status = body
-        .opt_str("status")?
-        .map(|s| s.parse::<TaskStatus>().map_err(ApiError::bad_request))
-        .transpose()?;
-    let progress = body
-        .opt_f64("progress")?
-        .map(|p| {
-            Progress::new(p).ok_or_else(|| {
-                ApiError::bad_request(format!("progress must be a number from 0 to 100, not {p}"))
-            })
-        })
-        .transpose()?;
-    let error = body.opt_str("error")?;
-    let name = body.opt_str("name")?;
-    let description = body.opt_str("description")?;
-    if status.is_none()
-        && progress.is_none()
-        && error.is_none()
-        && name.is_none()
-        && description.is_none()
-    {
-        return Err(ApiError::bad_request(
-            "nothing to change: give at least one of status, progress, error, name, description",
-        ));
-    }
-    let task = engine
-        .patch_task(
-            &id,
-            TaskPatch {
-                status,
-                progress,
-                error,
-                name,
-                description,
-            },
-        )
-        .await?;
-    ok(task_body(&task))
+    let change = TaskChange::from_body(&body)?;
+    ok(task_body(&engine.patch_task(&id, change).await?))
 }
 
 /// Deletes a finished task; answers with the task as it was.
@@ -219,7 +171,7 @@ pub async fn start(State(engine): State<Engine>, Path(id): Path<String>) -> ApiR
 /// `POST /tasks/:id/answer {option}`: answers the question the task waits on.
 pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_task(&id)?;
-    let option = super::sessions_common::option(&body)?;
+    let Answer { option } = Answer::from_body(&body)?;
     ok(task_body(&engine.answer_task(&id, &option).await?))
 }
 
@@ -243,9 +195,8 @@ pub async fn retry(State(engine): State<Engine>, Path(id): Path<String>) -> ApiR
 pub async fn continue_(
     State(engine): State<Engine>,
     Path(id): Path<String>,
-    body: Body,
+    Req(ContinueTask { message }): Req<ContinueTask>,
 ) -> ApiResult {
-    let message = body.opt_str("message")?;
     ok(task_body(
         &engine.continue_task(&id, message.as_deref()).await?,
     ))
@@ -253,8 +204,8 @@ pub async fn continue_(
 
 pub async fn output(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_task(&id)?;
-    let text = body.str("output")?;
-    ok(task_body(&engine.append_output(&id, &text).await?))
+    let OutputLines { output } = OutputLines::from_body(&body)?;
+    ok(task_body(&engine.append_output(&id, &output).await?))
 }
 
 pub async fn add_step(
@@ -263,7 +214,7 @@ pub async fn add_step(
     body: Body,
 ) -> ApiResult {
     engine.get_task(&id)?;
-    let description = body.non_empty_str("description")?;
+    let NewStep { description } = NewStep::from_body(&body)?;
     let (_, step) = engine.add_step(&id, &description).await?;
     created(StepAdded {
         step_id: step.id.clone(),
@@ -282,24 +233,14 @@ pub async fn update_step(
             "task {id:?} has no step with id {step_id:?}"
         )));
     }
-    let status = body
-        .str("status")?
-        .parse::<StepStatus>()
-        .map_err(ApiError::bad_request)?;
-    let output = body.opt_str("output")?;
+    let StepChange { status, output } = StepChange::from_body(&body)?;
     let (_, step) = engine.update_step(&id, &step_id, status, output).await?;
     ok(StepBody { step })
 }
 
 pub async fn result(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_task(&id)?;
-    let result = TaskResult {
-        success: body.bool("success")?,
-        summary: body.str("summary")?,
-        files_modified: body.opt_str_list("filesModified")?.unwrap_or_default(),
-        files_created: body.opt_str_list("filesCreated")?.unwrap_or_default(),
-        error: body.opt_str("error")?,
-    };
+    let result = TaskResult::from_body(&body)?;
     ok(task_body(&engine.set_result(&id, result).await?))
 }
 

@@ -1,10 +1,11 @@
 //! `/api/coding-agents/worktrees`: the disk task worktrees use, and collecting old ones.
 
-use super::body::Body;
 use super::error::ApiError;
+use super::requests::Req;
 use crate::engine::Engine;
 use axum::Json;
 use axum::extract::State;
+use orchestra_proto::wire::request::Gc;
 use orchestra_proto::wire::{CollectedList, WorktreeList};
 use std::time::Duration;
 
@@ -17,15 +18,11 @@ pub async fn list(State(engine): State<Engine>) -> Json<WorktreeList> {
 
 /// Removes worktrees of tasks finished more than `olderThanSeconds` ago (default 7 days),
 /// each after a snapshot; their branches stay.
-pub async fn gc(State(engine): State<Engine>, body: Body) -> Result<Json<CollectedList>, ApiError> {
-    let secs = body
-        .opt_f64("olderThanSeconds")?
-        .unwrap_or(orchestra_proto::wire::request::Gc::DEFAULT_OLDER_THAN_SECS);
-    if !(secs.is_finite() && secs >= 0.0) {
-        return Err(ApiError::bad_request(
-            "olderThanSeconds must be a number of seconds, 0 or more",
-        ));
-    }
+pub async fn gc(
+    State(engine): State<Engine>,
+    Req(gc): Req<Gc>,
+) -> Result<Json<CollectedList>, ApiError> {
+    let secs = gc.older_than_seconds;
     let collected = engine
         .collect_worktrees(Duration::from_secs_f64(secs.min(1e12)))
         .await?;

@@ -37,7 +37,6 @@ pub use orchestra_proto::wire::{
 };
 pub use repo_file::{REPO_FILE, RepoConfig, RepoSetup};
 pub use sessions::{Input, SpawnSession};
-pub use tasks::{CreateTask, TaskPatch};
 pub use trust::{DECLINE_OPTION, TRUST_OPTION};
 pub use trust_store::{TRUST_FILE, TRUST_FILE_TMP};
 pub use worktrees::disk_usage;

@@ -9,6 +9,9 @@ use super::{
 use orchestra_proto::task::{
     Isolation, NewTask, Progress, Step, StepStatus, Task, TaskResult, TaskStatus, text_lines,
 };
+// The API's `NewTask` (what a client asks for) under another name here: the task model's
+// `NewTask` is what the engine makes of it.
+use orchestra_proto::wire::request::{NewTask as TaskRequest, TaskChange};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -27,21 +30,6 @@ pub(crate) enum Durability {
     Later,
 }
 
-/// A request to create a task, as the API or the TUI's form gives it.
-#[derive(Debug, Clone, Default)]
-pub struct CreateTask {
-    pub name: String,
-    pub description: String,
-    pub provider_id: Option<String>,
-    pub working_directory: Option<String>,
-    pub required_capabilities: Vec<String>,
-    pub approval: Option<orchestra_proto::task::Approval>,
-    /// `None`: the default rule (see `Engine::resolve_isolation`).
-    pub isolation: Option<Isolation>,
-    /// The branch a worktree task starts from; the checked-out one when absent.
-    pub base_ref: Option<String>,
-}
-
 /// Where a new task will run: in its own worktree (from which base branch) or not.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Placement {
@@ -52,7 +40,7 @@ pub(crate) struct Placement {
 /// A partial update of a task's status, progress and error, and (while it is pending) of
 /// its name and description.
 #[derive(Debug, Clone, Default)]
-pub struct TaskPatch {
+pub(crate) struct TaskPatch {
     pub status: Option<TaskStatus>,
     pub progress: Option<Progress>,
     pub error: Option<String>,
@@ -137,7 +125,7 @@ impl Engine {
         Ok(())
     }
 
-    pub async fn create_task(&self, req: CreateTask) -> EngineResult<Arc<Task>> {
+    pub async fn create_task(&self, req: TaskRequest) -> EngineResult<Arc<Task>> {
         if req.name.trim().is_empty() {
             return Err(EngineError::Invalid(
                 "name must be a non-empty string".into(),
@@ -371,7 +359,33 @@ impl Engine {
 
     /// PATCH: status along the machine, progress 0–100, error. Status changes of a task that
     /// runs in a session act on the session (pause, resume, cancel).
-    pub async fn patch_task(&self, id: &str, mut patch: TaskPatch) -> EngineResult<Arc<Task>> {
+    /// Applies a `PATCH /tasks/:id`: text edits (while pending), then a status move (acting
+    /// on the agent where the move means it), then progress and error.
+    pub async fn patch_task(&self, id: &str, change: TaskChange) -> EngineResult<Arc<Task>> {
+        let progress = change
+            .progress
+            .map(|p| {
+                Progress::new(p).ok_or_else(|| {
+                    EngineError::Invalid(format!(
+                        "progress must be a number from 0 to 100, not {p}"
+                    ))
+                })
+            })
+            .transpose()?;
+        self.apply_patch(
+            id,
+            TaskPatch {
+                status: change.status,
+                progress,
+                error: change.error,
+                name: change.name,
+                description: change.description,
+            },
+        )
+        .await
+    }
+
+    async fn apply_patch(&self, id: &str, mut patch: TaskPatch) -> EngineResult<Arc<Task>> {
         let current = self.get_task(id)?;
         if patch.edits_text() {
             // Text edits first and alone: they need the task still pending.

@@ -311,12 +311,22 @@ fn run_command(
             if start
                 && let Err(err) = task_call(api, Method::Post, &task(routes::TASK_START, &id), &())
             {
-                // Started meanwhile by someone else (autopilot): what was asked for happened.
-                let started = api
-                    .read::<TaskBody>(&routes::at(routes::TASK, &[&id]), "a task")
-                    .is_ok_and(|t| {
-                        matches!(t.task.status(), TaskStatus::Running | TaskStatus::Paused)
-                    });
+                // Started meanwhile by someone else (autopilot): what was asked for happened,
+                // once. Its start may still be under way (the server says so), or it may
+                // have run and finished already.
+                let elsewhere = err.to_string().contains("started elsewhere");
+                let started = elsewhere
+                    || api
+                        .read::<TaskBody>(&routes::at(routes::TASK, &[&id]), "a task")
+                        .is_ok_and(|t| {
+                            matches!(
+                                t.task.status(),
+                                TaskStatus::Running
+                                    | TaskStatus::Paused
+                                    | TaskStatus::Completed
+                                    | TaskStatus::Failed
+                            )
+                        });
                 if !started {
                     note = Some(format!(
                         "created {}, but it did not start: {err}",
