@@ -40,7 +40,7 @@ fn token(state_dir: Option<&Path>) -> CliResult<String> {
             ))
         });
     }
-    orchestra_sys::state_dir::create_private_dir(&dir)
+    orchestra_sys::private::create_private_dir(&dir)
         .map_err(|e| CliError::refused(format!("cannot use {}: {e}", dir.display())))?;
     orchestra_sys::credentials::token_for(&dir).map_err(|e| CliError::refused(e.to_string()))
 }

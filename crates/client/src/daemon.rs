@@ -221,11 +221,11 @@ fn spawn_daemon(
     // The state directory first, so that it is made private (0700), not with the usual mode.
     let logs = state_dir.join("logs");
     for dir in [state_dir, &logs] {
-        orchestra_sys::state_dir::create_private_dir(dir)
+        orchestra_sys::private::create_private_dir(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let log = logs.join(DAEMON_LOG);
-    let out = orchestra_sys::state_dir::private_file()
+    let out = orchestra_sys::private::private_file()
         .create(true)
         .append(true)
         .open(&log)

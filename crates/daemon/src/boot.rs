@@ -38,9 +38,9 @@ fn init_logging(
 ) -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use tracing_subscriber::prelude::*;
     let dir = state.log_dir();
-    state_dir::create_private_dir(&dir).ok()?;
+    orchestra_sys::private::create_private_dir(&dir).ok()?;
     // The appender creates its file with the usual mode; made private first, it stays so.
-    state_dir::private_file()
+    orchestra_sys::private::private_file()
         .create(true)
         .append(true)
         .open(dir.join("orchestra.log"))

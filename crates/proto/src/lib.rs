@@ -5,11 +5,11 @@
 
 pub mod clock;
 pub mod keys;
-pub mod output_line;
+pub mod prompt;
 pub mod routes;
 pub mod task;
-pub mod task_output;
 pub mod terminal;
+pub mod trust;
 pub mod units;
 pub mod wire;
 pub mod worktree;

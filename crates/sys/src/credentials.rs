@@ -98,7 +98,7 @@ pub fn token_for(state_dir: &Path) -> Result<String, TokenError> {
     // Aside under a name of its own: another maker (a thread, a process) writes its own.
     let aside = state_dir.join(format!(".{TOKEN_FILE}.{}", &token[..16]));
     let write = || -> std::io::Result<()> {
-        let mut f = crate::state_dir::private_file()
+        let mut f = crate::private::private_file()
             .write(true)
             .create(true)
             .truncate(true)

@@ -6,6 +6,7 @@
 pub mod credentials;
 pub mod niceness;
 pub mod paths;
+pub mod private;
 pub mod process;
 pub mod server_file;
 pub mod state_dir;

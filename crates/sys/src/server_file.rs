@@ -62,7 +62,7 @@ impl ServerFile {
         let path = ServerFile::path(state_dir);
         let tmp = path.with_extension("json.tmp");
         let body = serde_json::to_vec(self).map_err(std::io::Error::other)?;
-        let mut f = crate::state_dir::private_file()
+        let mut f = crate::private::private_file()
             .write(true)
             .create(true)
             .truncate(true)

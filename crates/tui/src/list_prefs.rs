@@ -105,7 +105,7 @@ pub fn load(state_dir: &Path) -> ListOrder {
 
 /// Keeps the order in the state directory, readable by the user only.
 pub fn save(state_dir: &Path, order: ListOrder) -> std::io::Result<()> {
-    orchestra_sys::state_dir::replace_private_file(
+    orchestra_sys::private::replace_private_file(
         state_dir,
         FILE,
         FILE_TMP,

@@ -114,7 +114,7 @@ pub async fn list(
             .collect(),
         None => engine.list_tasks(status, limit),
     };
-    match orchestra_proto::wire::encoded::task_list_pieces(&tasks) {
+    match orchestra_proto::task::encoded::task_list_pieces(&tasks) {
         Ok(pieces) => Ok(super::pieces::JsonPieces::new(pieces).into_response()),
         Err(e) => Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,

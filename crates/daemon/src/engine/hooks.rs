@@ -167,7 +167,7 @@ pub(crate) fn write_settings(
     orchestra: &Path,
 ) -> Option<PathBuf> {
     let text = serde_json::to_string_pretty(&claude_settings(orchestra)).ok()?;
-    orchestra_sys::state_dir::write_private_file(
+    orchestra_sys::private::write_private_file(
         &state_dir.join("hooks"),
         &format!("{session_id}.json"),
         text.as_bytes(),

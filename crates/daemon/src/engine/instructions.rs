@@ -23,7 +23,7 @@ pub(crate) fn text(task_id: &str) -> String {
 /// Writes the instructions to `<state>/instructions/<session>.md` (0600, in the private
 /// state directory) for CLIs that take a file.
 pub(crate) fn write_file(state_dir: &Path, session_id: &str, text: &str) -> Option<PathBuf> {
-    orchestra_sys::state_dir::write_private_file(
+    orchestra_sys::private::write_private_file(
         &state_dir.join("instructions"),
         &format!("{session_id}.md"),
         text.as_bytes(),
@@ -41,7 +41,7 @@ pub(crate) fn write_dir(
 ) -> Option<PathBuf> {
     let dir = place.join(session_id);
     for (name, content) in files(&dir) {
-        orchestra_sys::state_dir::write_private_file(&dir, &name, content.as_bytes()).ok()?;
+        orchestra_sys::private::write_private_file(&dir, &name, content.as_bytes()).ok()?;
     }
     Some(dir)
 }

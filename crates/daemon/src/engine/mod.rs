@@ -35,7 +35,7 @@ pub use orchestra_proto::wire::SessionStatus;
 pub use orchestra_proto::wire::{
     Approval, Event, Message, Role, RunState, SessionEventKind, SessionInfo, TaskEventKind,
 };
-pub use repo_file::{REPO_FILE, RepoConfig, RepoSetup};
+pub use repo_file::{REPO_FILE, RepoSetup};
 pub use sessions::{Input, SpawnSession};
 pub use trust::{DECLINE_OPTION, TRUST_OPTION};
 pub use trust_store::{TRUST_FILE, TRUST_FILE_TMP};
@@ -71,7 +71,7 @@ pub struct EngineConfig {
     /// The configured default isolation; `None` applies the default rule.
     pub isolation: Option<orchestra_proto::task::Isolation>,
     /// Per-repository worktree set-up from the user config (`[[repo]]`).
-    pub repos: Vec<RepoConfig>,
+    pub repos: Vec<crate::providers::RepoConfig>,
     /// Continue a `limited` agent by itself once its limit resets.
     pub continue_after_limit: bool,
     /// When a CLI names no reset time: how long before trying again.
@@ -414,7 +414,7 @@ pub(crate) fn task_record(task: &Task, seq: i64) -> Record {
 /// [`task_record`] of a task version, through the version's one encoding: the same text,
 /// made once for the store and every reader (the API, the event stream).
 pub(crate) fn version_record(task: &Arc<Task>, seq: i64) -> Record {
-    let json = orchestra_proto::wire::encoded::joined_text(task).unwrap_or_else(|_| "{}".into());
+    let json = orchestra_proto::task::encoded::joined_text(task).unwrap_or_else(|_| "{}".into());
     record_of(task, seq, json)
 }
 

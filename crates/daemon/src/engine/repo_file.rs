@@ -8,6 +8,7 @@
 //! trust with no other change. The user's own config file (`[[repo]]`) is theirs and needs
 //! no trust; what it sets replaces what the repository's file says.
 
+use crate::providers::RepoConfig;
 use orchestra_proto::wire::{RepoAsk, RepoAskKind, TrustRequest};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -33,17 +34,6 @@ impl RepoSetup {
     pub fn command(&self) -> Option<&str> {
         self.setup.as_deref().filter(|c| !c.trim().is_empty())
     }
-}
-
-/// The user config's entry for one repository.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RepoConfig {
-    pub path: PathBuf,
-    #[serde(default)]
-    pub copy: Vec<String>,
-    #[serde(default)]
-    pub setup: Option<String>,
 }
 
 /// `.orchestra.toml`: `[worktree]` with `copy` and `setup`.

@@ -470,7 +470,7 @@ impl Engine {
         let id = uuid::Uuid::new_v4().to_string();
         let (cols, rows) = (req.cols.unwrap_or(120), req.rows.unwrap_or(40));
         let transcripts = self.state_dir().join("transcripts");
-        let transcript = orchestra_sys::state_dir::create_private_dir(&transcripts)
+        let transcript = orchestra_sys::private::create_private_dir(&transcripts)
             .ok()
             .map(|_| transcripts.join(format!("{id}.log")));
         let instruction_arg = if provider.deliver == Delivery::Arg {

@@ -85,7 +85,7 @@ fn private_dir(path: &Path) -> std::io::Result<()> {
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = orchestra_sys::state_dir::private_file()
+    let mut f = orchestra_sys::private::private_file()
         .write(true)
         .create(true)
         .truncate(true)

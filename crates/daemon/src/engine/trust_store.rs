@@ -87,7 +87,7 @@ impl TrustStore {
             trusted: files.values().cloned().collect(),
         })
         .map_err(std::io::Error::other)?;
-        orchestra_sys::state_dir::replace_private_file(dir, TRUST_FILE, TRUST_FILE_TMP, &json)
+        orchestra_sys::private::replace_private_file(dir, TRUST_FILE, TRUST_FILE_TMP, &json)
     }
 
     /// The directory the list is kept in.

@@ -92,7 +92,7 @@ pub fn create(
 ) -> Result<Worktree, GitError> {
     let branch = branch_name(task_name, task_id);
     let dir = repo_dir(worktrees, &base.repo.root);
-    orchestra_sys::state_dir::create_private_dir(worktrees)
+    orchestra_sys::private::create_private_dir(worktrees)
         .and_then(|()| std::fs::create_dir_all(&dir))
         .map_err(|e| GitError::Missing(format!("cannot create {}: {e}", dir.display())))?;
     let path = dir.join(short(task_id));

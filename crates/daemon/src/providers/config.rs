@@ -30,7 +30,7 @@ pub struct Config {
     /// Per-repository worktree set-up (`[[repo]]` with `path`, `copy`, `setup`), on top of
     /// the repository's own `.orchestra.toml`.
     #[serde(default)]
-    pub repo: Vec<crate::engine::RepoConfig>,
+    pub repo: Vec<RepoConfig>,
     /// The TUI's keys (`[keys]`, `[keys.terminal]`…), read by `tui::keymap_config`.
     #[serde(default)]
     pub keys: toml::Table,
@@ -104,6 +104,17 @@ impl Config {
         }
         Ok(config)
     }
+}
+
+/// `[[repo]]`: the user's own set-up for one repository (trusted: it is the user's file).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepoConfig {
+    pub path: PathBuf,
+    #[serde(default)]
+    pub copy: Vec<String>,
+    #[serde(default)]
+    pub setup: Option<String>,
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ pub mod flags;
 pub mod line_question;
 pub mod patterns;
 
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, RepoConfig};
 pub use patterns::{Classifier, NoticeRule, PromptOption, PromptRule, ScreenPatterns, Verdict};
 
 use orchestra_proto::wire::Approval;

@@ -35,9 +35,9 @@ impl Transcript {
     pub fn open(path: &Path, cap: u64) -> std::io::Result<Self> {
         // What a session prints often holds keys and code: only the owner may read it.
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            orchestra_sys::state_dir::create_private_dir(dir)?;
+            orchestra_sys::private::create_private_dir(dir)?;
         }
-        let file = orchestra_sys::state_dir::private_file()
+        let file = orchestra_sys::private::private_file()
             .create(true)
             .append(true)
             .open(path)?;

@@ -129,7 +129,7 @@ impl Store {
     pub fn open(path: &Path) -> Result<(Store, Loaded), StoreError> {
         // Made private before SQLite opens it: SQLite gives the -wal and -shm files the mode of
         // the database file.
-        let file = orchestra_sys::state_dir::private_file()
+        let file = orchestra_sys::private::private_file()
             .create(true)
             .append(true)
             .read(true)

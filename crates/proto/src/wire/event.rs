@@ -4,9 +4,9 @@
 //! that keeps its own copy of each task's output may ask for `task:output` events with only
 //! the new lines ([`OutputForm::Lines`]).
 
-use super::encoded::Encoded;
 use super::{Message, RunState, SessionInfo};
 use crate::task::Task;
+use crate::task::encoded::Encoded;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::HashSet;

@@ -21,24 +21,25 @@
 //! - `/sessions/:id/stream`: [`StreamEvent`] and [`StreamRequest`] (`stream.rs`)
 //! - any error: [`ErrorBody`] (`error.rs`); request bodies clients send: [`request`]
 
-pub mod encoded;
 mod error;
 mod event;
-mod prompt;
 mod provider;
 pub mod request;
 mod session;
 mod status;
 mod stream;
-mod task;
-mod trust;
+pub(crate) mod task;
 mod worktree;
 
+pub use crate::prompt::{Prompt, PromptKind, PromptOption};
+pub use crate::trust::{
+    DECLINE_OPTION, RepoAsk, RepoAskKind, Revoked, TRUST_OPTION, TrustList, TrustRequest, Trusted,
+    TrustedFile,
+};
 pub use error::{DecodeError, ErrorBody, TOKEN_HINT, decode, error_sentence};
 pub use event::{
     Event, EventFrame, Framer, Lagged, OutputForm, OutputLines, SessionEventKind, TaskEventKind,
 };
-pub use prompt::{Prompt, PromptKind, PromptOption};
 pub use provider::{ProviderInfo, ProviderList};
 pub use session::{
     Approval, Cursor, Message, MessageBody, MessageList, Peek, Role, SessionBody, SessionCreated,
@@ -47,10 +48,6 @@ pub use session::{
 pub use status::{DaemonStopped, Limits, RunState, SessionCounts, Status, Switched, TaskCounts};
 pub use stream::{MouseEncoding, MouseMode, StreamEvent, StreamRequest, TerminalModes};
 pub use task::{Discarded, StepAdded, StepBody, TaskBody, TaskList};
-pub use trust::{
-    DECLINE_OPTION, RepoAsk, RepoAskKind, Revoked, TRUST_OPTION, TrustList, TrustRequest, Trusted,
-    TrustedFile,
-};
 pub use worktree::{
     Collected, CollectedList, Diff, DiffBody, FileDiff, FileStatus, Merged, MergedTask,
     WorktreeInfo, WorktreeList,

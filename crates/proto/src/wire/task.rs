@@ -10,14 +10,14 @@ use std::sync::Arc;
 /// `{task}`: the answer of most task routes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskBody {
-    #[serde(serialize_with = "super::encoded::task")]
+    #[serde(serialize_with = "crate::task::encoded::task")]
     pub task: Arc<Task>,
 }
 
 /// `GET /tasks`: `{tasks}`, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskList {
-    #[serde(serialize_with = "super::encoded::tasks")]
+    #[serde(serialize_with = "crate::task::encoded::tasks")]
     pub tasks: Vec<Arc<Task>>,
 }
 

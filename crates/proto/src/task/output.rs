@@ -8,7 +8,7 @@
 //! [`BLOCK_LINES`]; every block but the last is full and never changes again, so a copy
 //! shares it, and its encoding is made once for all the versions that hold it.
 
-use crate::output_line::OutputLine;
+use crate::task::output_line::OutputLine;
 use bytes::Bytes;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::VecDeque;

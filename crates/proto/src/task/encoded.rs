@@ -209,7 +209,7 @@ mod tests {
     /// whose text looks like the empty list the pieces are split at, and steps with output.
     fn varied_tasks() -> Vec<Arc<Task>> {
         let mut tasks = Vec::new();
-        for lines in [0, 3, 2 * crate::task_output::BLOCK_LINES + 5, 2_100] {
+        for lines in [0, 3, 2 * crate::task::output::BLOCK_LINES + 5, 2_100] {
             let mut t = a_task();
             t.append_output_lines((0..lines).map(|i| format!("line {i} \"quoted\"")));
             tasks.push(Arc::new(t));

@@ -5,8 +5,12 @@ use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
-pub use crate::output_line::OutputLine;
-pub use crate::task_output::TaskOutput;
+pub mod encoded;
+pub mod output;
+pub mod output_line;
+
+pub use output::TaskOutput;
+pub use output_line::OutputLine;
 
 /// Where a task is in its life. `Completed`, `Failed` and `Cancelled` are final.
 #[derive(
@@ -228,11 +232,11 @@ pub struct TaskMetadata {
     /// commands the user has not trusted yet). The task is `running` meanwhile, with no
     /// session; `POST /tasks/:id/answer` answers it. Gone once answered or the task ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<crate::wire::Prompt>,
-    /// The repository file whose trust the start needs (see [`crate::wire::TrustRequest`]):
+    pub prompt: Option<crate::prompt::Prompt>,
+    /// The repository file whose trust the start needs (see [`crate::trust::TrustRequest`]):
     /// set with `prompt`, kept after the answer until the agent has started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trust: Option<crate::wire::TrustRequest>,
+    pub trust: Option<crate::trust::TrustRequest>,
 }
 
 /// How much a session's agent may do without asking: the preset chooses the CLI's own flags
@@ -356,10 +360,10 @@ pub struct Task {
     pub name: String,
     pub description: String,
     pub metadata: TaskMetadata,
-    /// This version's JSON once encoded for a reader (see `crate::wire::encoded`); not part
+    /// This version's JSON once encoded for a reader (see `crate::task::encoded`); not part
     /// of the task's data.
     #[serde(skip)]
-    pub(crate) encoded: crate::wire::encoded::EncodedOnce,
+    pub(crate) encoded: crate::task::encoded::EncodedOnce,
 }
 
 /// Why a change to a task was refused.
