@@ -67,10 +67,12 @@ async fn a_task_created_typed_into_and_resized_over_the_api() {
     assert_eq!(cockpit.default_provider().as_deref(), Some("shell"));
     let created = cockpit
         .execute(Command::CreateTask {
-            name: "remote shell".into(),
-            description: "echo first-$((2+3))".into(),
-            provider_id: Some("shell".into()),
-            working_directory: None,
+            task: orchestra_proto::wire::request::NewTask {
+                name: "remote shell".into(),
+                description: "echo first-$((2+3))".into(),
+                provider_id: Some("shell".into()),
+                ..Default::default()
+            },
             start: true,
         })
         .await

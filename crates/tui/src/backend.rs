@@ -56,11 +56,9 @@ pub fn started_note(t: &Task, name: &str) -> String {
 /// What the TUI asks an orchestra to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
+    /// The API's own request, as `POST /tasks` takes it.
     CreateTask {
-        name: String,
-        description: String,
-        provider_id: Option<String>,
-        working_directory: Option<String>,
+        task: orchestra_proto::wire::request::NewTask,
         /// Start it right after creating it.
         start: bool,
     },

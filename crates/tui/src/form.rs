@@ -5,6 +5,7 @@ pub use super::text_edit::LineEdit;
 use super::text_edit::{Edited, is_new_line_key};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use orchestra_proto::task::Task;
+use orchestra_proto::wire::request::NewTask;
 
 /// The fields of the new-task form, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,10 +144,13 @@ impl Form {
                 description,
             },
             None => Command::CreateTask {
-                name,
-                description,
-                provider_id: self.provider_id().map(str::to_string),
-                working_directory: Some(self.dir.text().trim().to_string()),
+                task: NewTask {
+                    name,
+                    description,
+                    provider_id: self.provider_id().map(str::to_string),
+                    working_directory: Some(self.dir.text().trim().to_string()),
+                    ..NewTask::default()
+                },
                 start: self.start_now,
             },
         }
@@ -415,7 +419,7 @@ mod tests {
         assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::Submit);
         assert!(matches!(
             f.command(),
-            Command::CreateTask { ref description, .. } if description.is_empty()
+            Command::CreateTask { ref task, .. } if task.description.is_empty()
         ));
         // exec runs its description: required, and the message says why.
         f.provider = 2;

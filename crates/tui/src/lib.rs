@@ -253,23 +253,7 @@ where
     tokio::pin!(term_signal);
     let mut pacer = frame::FramePacer::default();
     loop {
-        // Draw when something changed, at most once per frame period (see `frame`).
-        let mut frame_due: Option<Instant> = None;
-        if let Some(by) = app.frame_wanted_by() {
-            let now = Instant::now();
-            if by > now {
-                frame_due = Some(pacer.earliest().map_or(by, |earliest| earliest.max(by)));
-            } else if pacer.may_draw(now) {
-                terminal.draw(|f| app.draw(f))?;
-                // The period runs from the frame's start: counted from its end, every frame
-                // took its own drawing and writing on top of the period.
-                pacer.drawn(now);
-                // After the frame, so the bell and the top bar's count come together.
-                notify::deliver(&alerts, &app.take_alerts(), &mut std::io::stdout());
-            } else {
-                frame_due = pacer.earliest();
-            }
-        }
+        let frame_due = draw_when_due(terminal, &mut app, &mut pacer, &alerts)?;
         if app.should_quit() {
             break;
         }
@@ -277,12 +261,7 @@ where
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let sleep = async {
-            match wake {
-                Some(t) => tokio::time::sleep_until(t.into()).await,
-                None => std::future::pending().await,
-            }
-        };
+        let sleep = sleep_until(wake);
         let mut had_input = false;
         tokio::select! {
             biased;
@@ -318,18 +297,7 @@ where
             // is drawn (the sockets' tasks run on this thread).
             tokio::task::yield_now().await;
         }
-        while let Ok(m) = results.try_recv() {
-            app.on_result(m);
-        }
-        loop {
-            match events.try_recv() {
-                Ok(ev) => app.on_engine(Ok(ev)),
-                Err(tokio::sync::broadcast::error::TryRecvError::Lagged(n)) => {
-                    app.on_engine(Err(tokio::sync::broadcast::error::RecvError::Lagged(n)))
-                }
-                Err(_) => break,
-            }
-        }
+        drain_results_and_events(&mut app, &mut results, &mut events);
         if let Some(t) = app.next_wake()
             && t <= Instant::now()
         {
@@ -337,6 +305,64 @@ where
         }
     }
     Ok(app.farewell.take())
+}
+
+/// Draws a frame when something changed and the frame period allows (see `frame`), then
+/// delivers the alerts it shows. When a frame is wanted but not yet allowed: when it is due.
+fn draw_when_due<B: ratatui::backend::Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    pacer: &mut frame::FramePacer,
+    alerts: &notify::NotifyConfig,
+) -> Result<Option<Instant>>
+where
+    B::Error: Send + Sync + 'static,
+{
+    let mut frame_due: Option<Instant> = None;
+    if let Some(by) = app.frame_wanted_by() {
+        let now = Instant::now();
+        if by > now {
+            frame_due = Some(pacer.earliest().map_or(by, |earliest| earliest.max(by)));
+        } else if pacer.may_draw(now) {
+            terminal.draw(|f| app.draw(f))?;
+            // The period runs from the frame's start: counted from its end, every frame
+            // took its own drawing and writing on top of the period.
+            pacer.drawn(now);
+            // After the frame, so the bell and the top bar's count come together.
+            notify::deliver(alerts, &app.take_alerts(), &mut std::io::stdout());
+        } else {
+            frame_due = pacer.earliest();
+        }
+    }
+    Ok(frame_due)
+}
+
+/// Sleeps until `wake`, or for ever without one.
+async fn sleep_until(wake: Option<Instant>) {
+    match wake {
+        Some(t) => tokio::time::sleep_until(t.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Hands the app every command result and engine event already waiting, without waiting.
+fn drain_results_and_events(
+    app: &mut App,
+    results: &mut mpsc::UnboundedReceiver<app::AppMsg>,
+    events: &mut tokio::sync::broadcast::Receiver<orchestra_proto::wire::Event>,
+) {
+    while let Ok(m) = results.try_recv() {
+        app.on_result(m);
+    }
+    loop {
+        match events.try_recv() {
+            Ok(ev) => app.on_engine(Ok(ev)),
+            Err(tokio::sync::broadcast::error::TryRecvError::Lagged(n)) => {
+                app.on_engine(Err(tokio::sync::broadcast::error::RecvError::Lagged(n)))
+            }
+            Err(_) => break,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use super::body::Body;
 use super::error::ApiError;
 use super::requests::{FromBody, Req};
-use crate::engine::{Engine, EngineError, HookRefusal, Input, SpawnSession};
+use crate::engine::{Engine, EngineError, HookRefusal, SpawnSession};
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -20,17 +20,7 @@ fn session_body(session: orchestra_proto::wire::SessionInfo) -> SessionBody {
 }
 
 pub async fn spawn(State(engine): State<Engine>, Req(new): Req<NewSession>) -> ApiResult {
-    let req = SpawnSession {
-        task: new.task.unwrap_or_default(),
-        provider_id: new.provider_id,
-        working_directory: new.working_directory,
-        cols: new.cols,
-        rows: new.rows,
-        task_id: None,
-        approval: new.approval,
-        conversation_args: Vec::new(),
-    };
-    let info = engine.spawn_session(req).await?;
+    let info = engine.spawn_session(SpawnSession::from(new)).await?;
     Ok((
         StatusCode::CREATED,
         Json(SessionCreated {
@@ -107,10 +97,7 @@ pub async fn transcript(
 
 pub async fn send(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_session(&id)?;
-    let input = match SendMessage::from_body(&body)? {
-        SendMessage::Text(t) => Input::Text(t),
-        SendMessage::Keys(k) => Input::Keys(k),
-    };
+    let input = SendMessage::from_body(&body)?;
     let message = engine.send_message(&id, input).await?;
     Ok((StatusCode::CREATED, Json(MessageBody { message })).into_response())
 }

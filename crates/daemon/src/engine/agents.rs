@@ -15,7 +15,7 @@
 
 use super::Engine;
 use super::session_info::reply_text;
-use super::sessions::{Input, SessionEntry};
+use super::sessions::{SendMessage, SessionEntry};
 use super::status::{Fact, SessionStatus};
 use crate::providers::Delivery;
 use crate::providers::line_question::line_question;
@@ -313,7 +313,10 @@ impl Engine {
             .unwrap_or_else(|| vec![option.key.clone()]);
         let reason = auto_reason(&prompt, &option.label, approval);
         tracing::info!(session = %entry.info.lock().id, %reason, "automatic answer");
-        if let Err(e) = self.type_now(entry, Input::Keys(keys), Some(reason)).await {
+        if let Err(e) = self
+            .type_now(entry, SendMessage::Keys(keys), Some(reason))
+            .await
+        {
             tracing::warn!(error = %e, "could not answer a prompt automatically");
             return;
         }

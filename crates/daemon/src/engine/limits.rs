@@ -5,7 +5,7 @@
 //! messages. A CLI that names no time is tried again after `EngineConfig::limit_retry`.
 
 use super::Engine;
-use super::sessions::{Input, SessionEntry};
+use super::sessions::{SendMessage, SessionEntry};
 use super::status::Fact;
 use crate::providers::patterns::{Verdict, find_option};
 use orchestra_proto::wire::SessionStatus;
@@ -132,7 +132,7 @@ impl Engine {
         }
     }
 
-    /// Input given to a limited session: the limit is the CLI's business again.
+    /// SendMessage given to a limited session: the limit is the CLI's business again.
     pub(crate) fn limit_over(&self, entry: &Arc<SessionEntry>) {
         if entry.facts.lock().limited.is_some() {
             self.apply_fact(entry, Fact::LimitOver);
@@ -168,8 +168,8 @@ impl Engine {
                 ),
             };
             let (input, why) = match limit_dialog_answer(&entry) {
-                Some((keys, label)) => (Input::Keys(keys), format!("{why} (\"{label}\")")),
-                None => (Input::Text(CONTINUE.into()), why),
+                Some((keys, label)) => (SendMessage::Keys(keys), format!("{why} (\"{label}\")")),
+                None => (SendMessage::Text(CONTINUE.into()), why),
             };
             if let Err(e) = engine.send_to(&entry, input, Some(why)).await {
                 tracing::warn!(error = %e, "could not continue after a usage limit");

@@ -36,7 +36,7 @@ pub use orchestra_proto::wire::{
     Approval, Event, Message, Role, RunState, SessionEventKind, SessionInfo, TaskEventKind,
 };
 pub use repo_file::{REPO_FILE, RepoSetup};
-pub use sessions::{Input, SpawnSession};
+pub use sessions::{SendMessage, SpawnSession};
 pub use trust::{DECLINE_OPTION, TRUST_OPTION};
 pub use trust_store::{TRUST_FILE, TRUST_FILE_TMP};
 pub use worktrees::disk_usage;

@@ -3,7 +3,7 @@
 //! The session runtime reports facts — output activity (silent, active, quiet since), paused,
 //! exited — and the provider's screen patterns say what a quiet screen shows (a prompt, a
 //! busy indicator, an input prompt). [`decide`] combines them; [`SessionEntry::record_fact`]
-//! is the only writer of a session's `status` and `prompt` (`sessions.rs` publishes
+//! is the only writer of a session's `status` and `prompt` (`sessions/status_updates.rs` publishes
 //! `session:status` and `session:prompt` for what it returns), and what the API and the TUI
 //! read.
 //! Hook events, when agents report through them (`hooks.rs`), come before the screen

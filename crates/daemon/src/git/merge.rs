@@ -86,113 +86,19 @@ fn merge_locked(repo: &Repo, wt: &Worktree, message: &str) -> Result<Merged, Git
     } else if is_ancestor(repo, &base, &work)? {
         (work.clone(), true)
     } else {
-        let out = git(
-            &repo.root,
-            &[
-                "merge-tree",
-                "--write-tree",
-                "--name-only",
-                "--no-messages",
-                "-z",
-            ],
-        )
-        .arg(&base)
-        .arg(&work)
-        .output()?;
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let mut fields = nul_fields(&text);
-        let tree = fields.next().unwrap_or("").to_string();
-        match out.code {
-            Some(0) => {}
-            Some(1) => {
-                let files: BTreeSet<String> = fields.map(str::to_string).collect();
-                return Err(GitError::Conflicts(files.into_iter().collect()));
-            }
-            _ => {
-                return Err(GitError::Failed {
-                    command: "merge-tree".into(),
-                    message: out.stderr.trim().to_string(),
-                });
-            }
-        }
-        let msg = format!(
-            "Merge branch '{}' into {}\n\n{message}",
-            wt.branch, wt.base_branch
-        );
-        (
-            snapshot::commit_tree(&repo.root, &tree, &[&base, &work], &msg)?,
-            false,
-        )
+        (merge_commit(repo, wt, &base, &work, message)?, false)
     };
-    let touched: Vec<String> = nul_fields(
-        &git(
-            &repo.root,
-            &["diff", "--name-only", "--no-renames", "-z", &base, &new],
-        )
-        .run()?,
-    )
-    .map(str::to_string)
-    .collect();
+    let touched = changed_files(repo, &base, &new)?;
     if new != base {
         match checked_out_at(repo, &wt.base_branch)? {
-            Some(dir) => {
-                let dirty = dirty_paths(&dir)?;
-                let in_way: Vec<String> = touched
-                    .iter()
-                    .filter(|f| dirty.contains(*f))
-                    .cloned()
-                    .collect();
-                if !in_way.is_empty() {
-                    return Err(GitError::Dirty {
-                        branch: wt.base_branch.clone(),
-                        files: in_way,
-                    });
-                }
-                // Like `git checkout`: moves index and files from base to new, keeping
-                // every other change of the user's; refuses (changing nothing) if one is
-                // in the way after all.
-                git(&dir, &["read-tree", "-m", "-u", &base, &new]).run()?;
-                let moved = git(
-                    &dir,
-                    &[
-                        "update-ref",
-                        "-m",
-                        "orchestra: merge",
-                        &base_ref,
-                        &new,
-                        &base,
-                    ],
-                )
-                .run();
-                if let Err(e) = moved {
-                    // Put the files back as they were; the branch did not move.
-                    let _ = git(&dir, &["read-tree", "-m", "-u", &new, &base]).run();
-                    return Err(e);
-                }
-            }
+            Some(dir) => move_checked_out_base(&dir, wt, &base_ref, &base, &new, &touched)?,
             None => {
-                git(
-                    &repo.root,
-                    &[
-                        "update-ref",
-                        "-m",
-                        "orchestra: merge",
-                        &base_ref,
-                        &new,
-                        &base,
-                    ],
-                )
-                .run()
-                .map_err(|_| GitError::Moved(wt.base_branch.clone()))?;
+                update_base_ref(&repo.root, &base_ref, &base, &new)
+                    .map_err(|_| GitError::Moved(wt.base_branch.clone()))?;
             }
         }
     }
-    // The task's branch now holds the agent's leftovers as a commit; its index follows.
-    let head = git(wt.path(), &["rev-parse", "HEAD"]).run()?;
-    if work != head {
-        git(wt.path(), &["update-ref", "HEAD", &work, &head]).run()?;
-        git(wt.path(), &["reset", "-q"]).run()?;
-    }
+    follow_task_branch(wt, &work)?;
     Ok(Merged {
         base_branch: wt.base_branch.clone(),
         commit: new,
@@ -200,6 +106,119 @@ fn merge_locked(repo: &Repo, wt: &Worktree, message: &str) -> Result<Merged, Git
         base_moved: base != wt.base_commit,
         files: touched,
     })
+}
+
+/// The merge commit of `base` and `work` (neither an ancestor of the other), computed with
+/// `merge-tree` without touching any work tree: refused with the conflicting files when the
+/// merge is not clean.
+fn merge_commit(
+    repo: &Repo,
+    wt: &Worktree,
+    base: &str,
+    work: &str,
+    message: &str,
+) -> Result<String, GitError> {
+    let out = git(
+        &repo.root,
+        &[
+            "merge-tree",
+            "--write-tree",
+            "--name-only",
+            "--no-messages",
+            "-z",
+        ],
+    )
+    .arg(base)
+    .arg(work)
+    .output()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut fields = nul_fields(&text);
+    let tree = fields.next().unwrap_or("").to_string();
+    match out.code {
+        Some(0) => {}
+        Some(1) => {
+            let files: BTreeSet<String> = fields.map(str::to_string).collect();
+            return Err(GitError::Conflicts(files.into_iter().collect()));
+        }
+        _ => {
+            return Err(GitError::Failed {
+                command: "merge-tree".into(),
+                message: out.stderr.trim().to_string(),
+            });
+        }
+    }
+    let msg = format!(
+        "Merge branch '{}' into {}\n\n{message}",
+        wt.branch, wt.base_branch
+    );
+    snapshot::commit_tree(&repo.root, &tree, &[base, work], &msg)
+}
+
+/// The files that differ between two commits.
+fn changed_files(repo: &Repo, from: &str, to: &str) -> Result<Vec<String>, GitError> {
+    Ok(nul_fields(
+        &git(
+            &repo.root,
+            &["diff", "--name-only", "--no-renames", "-z", from, to],
+        )
+        .run()?,
+    )
+    .map(str::to_string)
+    .collect())
+}
+
+/// Moves `base_ref` from `base` to `new`, only if it still points at `base`.
+fn update_base_ref(dir: &Path, base_ref: &str, base: &str, new: &str) -> Result<String, GitError> {
+    git(
+        dir,
+        &["update-ref", "-m", "orchestra: merge", base_ref, new, base],
+    )
+    .run()
+}
+
+/// Moves the base branch checked out in `dir` from `base` to `new`, its index and files with
+/// it: refused, changing nothing, when the user's uncommitted changes are in the `touched`
+/// files.
+fn move_checked_out_base(
+    dir: &Path,
+    wt: &Worktree,
+    base_ref: &str,
+    base: &str,
+    new: &str,
+    touched: &[String],
+) -> Result<(), GitError> {
+    let dirty = dirty_paths(dir)?;
+    let in_way: Vec<String> = touched
+        .iter()
+        .filter(|f| dirty.contains(*f))
+        .cloned()
+        .collect();
+    if !in_way.is_empty() {
+        return Err(GitError::Dirty {
+            branch: wt.base_branch.clone(),
+            files: in_way,
+        });
+    }
+    // Like `git checkout`: moves index and files from base to new, keeping every other
+    // change of the user's; refuses (changing nothing) if one is in the way after all.
+    git(dir, &["read-tree", "-m", "-u", base, new]).run()?;
+    if let Err(e) = update_base_ref(dir, base_ref, base, new) {
+        // Put the files back as they were; the branch did not move.
+        let _ = git(dir, &["read-tree", "-m", "-u", new, base]).run();
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// The task's branch now holds the agent's leftovers as a commit (`work`); its index
+/// follows.
+fn follow_task_branch(wt: &Worktree, work: &str) -> Result<(), GitError> {
+    let head = git(wt.path(), &["rev-parse", "HEAD"]).run()?;
+    if work != head {
+        git(wt.path(), &["update-ref", "HEAD", work, &head]).run()?;
+        git(wt.path(), &["reset", "-q"]).run()?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use orchestra_proto::wire::request::{Answer, NewTask, Resize, SendMessage, TaskC
 use orchestra_proto::wire::{DaemonStopped, Event, MessageBody, SessionBody, Status, TaskBody};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::broadcast;
@@ -276,327 +276,405 @@ impl Cockpit for RemoteCockpit {
     }
 }
 
-/// One command as HTTP calls (blocking; run off the UI thread).
+/// One command as HTTP calls (blocking; run off the UI thread): each command's calls are in
+/// a function of their own, grouped as below.
 fn run_command(
     api: &Api,
     snap: &Snapshot,
     state_dir: Option<PathBuf>,
     cmd: Command,
 ) -> Result<Outcome, String> {
-    let e = |e: ApiError| e.to_string();
-    let task = |pattern: &str, id: &str| routes::at(pattern, &[id]);
-    let session = |id: &str| routes::at(routes::SESSION, &[id]);
-    let trash = |rest: &str| match &state_dir {
-        Some(d) => d.join("trash").join(rest).display().to_string(),
-        None => "the trash of its state directory".into(),
-    };
+    let state_dir = state_dir.as_deref();
     match cmd {
-        Command::CreateTask {
-            name,
-            description,
-            provider_id,
-            working_directory,
-            start,
-        } => {
-            let body = NewTask {
-                name,
-                description,
-                provider_id,
-                working_directory,
-                ..Default::default()
-            };
-            let created = task_call(api, Method::Post, routes::TASKS, &body).map_err(e)?;
-            let id = created.id.clone();
-            let mut note = None;
-            if start
-                && let Err(err) = task_call(api, Method::Post, &task(routes::TASK_START, &id), &())
-            {
-                // Started meanwhile by someone else (autopilot): what was asked for happened,
-                // once. Its start may still be under way (the server says so), or it may
-                // have run and finished already.
-                let elsewhere = err.to_string().contains("started elsewhere");
-                let started = elsewhere
-                    || api
-                        .read::<TaskBody>(&routes::at(routes::TASK, &[&id]), "a task")
-                        .is_ok_and(|t| {
-                            matches!(
-                                t.task.status(),
-                                TaskStatus::Running
-                                    | TaskStatus::Paused
-                                    | TaskStatus::Completed
-                                    | TaskStatus::Failed
-                            )
-                        });
-                if !started {
-                    note = Some(format!(
-                        "created {}, but it did not start: {err}",
-                        task_name(&created)
-                    ));
-                }
-            }
-            Ok(Outcome::Created { task_id: id, note })
-        }
-        Command::Start(id) => {
-            let t = task_call(api, Method::Post, &task(routes::TASK_START, &id), &()).map_err(e)?;
-            Ok(Outcome::Done(super::backend::started_note(
-                &t,
-                &task_name(&t),
-            )))
-        }
-        Command::Pause(id) => {
-            let t = task_call(api, Method::Post, &task(routes::TASK_PAUSE, &id), &()).map_err(e)?;
-            Ok(Outcome::Done(format!("paused {}", task_name(&t))))
-        }
-        Command::Resume(id) => {
-            let t =
-                task_call(api, Method::Post, &task(routes::TASK_RESUME, &id), &()).map_err(e)?;
-            Ok(Outcome::Done(format!("resumed {}", task_name(&t))))
-        }
-        Command::Cancel(id) => {
-            let t =
-                task_call(api, Method::Post, &task(routes::TASK_CANCEL, &id), &()).map_err(e)?;
-            Ok(Outcome::Done(format!("cancelled {}", task_name(&t))))
-        }
-        Command::Retry(id) => {
-            let t = task_call(api, Method::Post, &task(routes::TASK_RETRY, &id), &()).map_err(e)?;
-            Ok(Outcome::Created {
-                task_id: t.id.clone(),
-                note: Some(format!("retry of {} created", task_name(&t))),
-            })
-        }
-        Command::Continue { id, message } => {
-            let body = orchestra_proto::wire::request::ContinueTask { message };
-            let t = task_call(api, Method::Post, &task(routes::TASK_CONTINUE, &id), &body)
-                .map_err(e)?;
-            Ok(Outcome::Done(format!("continued {}", task_name(&t))))
-        }
-        Command::SetAutopilot(on) => {
-            let path = if on {
-                routes::AGENT_RESUME
-            } else {
-                routes::AGENT_PAUSE
-            };
-            api.send::<_, orchestra_proto::wire::Switched>(
-                Method::Post,
-                path,
-                &(),
-                "the autopilot's state",
-            )
-            .map_err(e)?;
-            Ok(Outcome::Done(format!(
-                "autopilot {}",
-                if on { "on" } else { "off" }
-            )))
-        }
-        Command::Message { session_id, text } => {
-            api.send::<_, MessageBody>(
-                Method::Post,
-                &routes::at(routes::SESSION_MESSAGES, &[&session_id]),
-                &SendMessage::Text(text),
-                "a message",
-            )
-            .map_err(e)?;
-            Ok(Outcome::Done(format!(
-                "message sent to {}",
-                named(snap, &session_id)
-            )))
-        }
-        Command::Answer { session_id, option } => {
-            session_call(
-                api,
-                Method::Post,
-                &routes::at(routes::SESSION_ANSWER, &[&session_id]),
-                &Answer {
-                    option: option.clone(),
-                },
-            )
-            .map_err(e)?;
-            Ok(Outcome::Done(format!(
-                "answered {option} in {}",
-                named(snap, &session_id)
-            )))
-        }
-        Command::AnswerTask { task_id, option } => {
-            let body = Answer {
-                option: option.clone(),
-            };
-            let t = task_call(
-                api,
-                Method::Post,
-                &task(routes::TASK_ANSWER, &task_id),
-                &body,
-            )
-            .map_err(e)?;
-            Ok(Outcome::Done(format!(
-                "answered {option} for {}",
-                task_name(&t)
-            )))
-        }
-        Command::EndSession(id) => {
-            session_call(api, Method::Delete, &session(&id), &()).map_err(e)?;
-            Ok(Outcome::Done(format!("ended {}", named(snap, &id))))
-        }
-        Command::Transcript(id) => {
-            let bytes = api
-                .request_bytes(
-                    Method::Get,
-                    &format!(
-                        "{}?bytes={TRANSCRIPT_BYTES}",
-                        routes::at(routes::SESSION_TRANSCRIPT, &[&id])
-                    ),
-                    None,
-                )
-                .map_err(e)?;
-            Ok(Outcome::Transcript {
-                session_id: id,
-                bytes,
-            })
-        }
-        Command::RemoveSession(id) => {
-            session_call(
-                api,
-                Method::Delete,
-                &format!("{}?remove=true", session(&id)),
-                &(),
-            )
-            .map_err(e)?;
-            Ok(Outcome::Done(format!(
-                "removed the session; its transcript is kept in {}",
-                trash(&format!("sessions/{id}"))
-            )))
-        }
-        Command::DeleteTask(id) => {
-            let name = snap
-                .tasks
-                .iter()
-                .find(|t| t.id == id)
-                .map(|t| format!("{:?}", t.name))
-                .unwrap_or_else(|| "the task".into());
-            task_call(api, Method::Delete, &routes::at(routes::TASK, &[&id]), &()).map_err(e)?;
-            Ok(Outcome::Done(format!(
-                "deleted {name}; it is kept in {}",
-                trash(&id)
-            )))
-        }
+        // A task's life.
+        Command::CreateTask { task, start } => create_task(api, &task, start),
+        Command::Start(id) => task_step(api, routes::TASK_START, &id, |t| {
+            super::backend::started_note(t, &task_name(t))
+        }),
+        Command::Pause(id) => task_step(api, routes::TASK_PAUSE, &id, |t| {
+            format!("paused {}", task_name(t))
+        }),
+        Command::Resume(id) => task_step(api, routes::TASK_RESUME, &id, |t| {
+            format!("resumed {}", task_name(t))
+        }),
+        Command::Cancel(id) => task_step(api, routes::TASK_CANCEL, &id, |t| {
+            format!("cancelled {}", task_name(t))
+        }),
+        Command::Retry(id) => retry_task(api, &id),
+        Command::Continue { id, message } => continue_task(api, &id, message),
+        Command::AnswerTask { task_id, option } => answer_task(api, &task_id, option),
+        Command::DeleteTask(id) => delete_task(api, snap, state_dir, &id),
         Command::EditTask {
             task_id,
             name,
             description,
-        } => {
-            let change = TaskChange {
-                name: Some(name),
-                description: Some(description),
-                ..Default::default()
-            };
-            let t = task_call(
-                api,
-                Method::Patch,
-                &routes::at(routes::TASK, &[&task_id]),
-                &change,
-            )
-            .map_err(e)?;
-            Ok(Outcome::Done(format!("saved {}", task_name(&t))))
-        }
+        } => edit_task(api, &task_id, name, description),
+        // Sessions.
+        Command::Message { session_id, text } => send_message(api, snap, &session_id, text),
+        Command::Answer { session_id, option } => answer_prompt(api, snap, &session_id, option),
+        Command::EndSession(id) => end_session(api, snap, &id),
+        Command::Transcript(id) => read_transcript(api, id),
+        Command::RemoveSession(id) => remove_session(api, state_dir, &id),
         Command::Resize {
             session_id,
             cols,
             rows,
-        } => {
-            session_call(
-                api,
-                Method::Post,
-                &routes::at(routes::SESSION_RESIZE, &[&session_id]),
-                &Resize { cols, rows },
-            )
-            .map_err(e)?;
-            Ok(Outcome::Done(String::new()))
-        }
-        Command::Diff(id) => {
-            let diff = api
-                .read::<wire::DiffBody>(&task(routes::TASK_DIFF, &id), "a task's diff")
-                .map(|b| Box::new(PreparedDiff::new(&id, TaskDiff::from(b.diff))))
-                .map_err(e);
-            Ok(Outcome::Diff { task_id: id, diff })
-        }
-        Command::Merge(id) => {
-            let result = api
-                .send::<_, wire::MergedTask>(
-                    Method::Post,
-                    &task(routes::TASK_MERGE, &id),
-                    &(),
-                    "a merged task",
-                )
-                .map(|m| {
-                    crate::diff_view::merged_note(
-                        &m.task.name,
-                        &m.merge.base_branch,
-                        m.merge.fast_forward,
-                        m.merge.files.len(),
+        } => resize_session(api, &session_id, cols, rows),
+        // Worktrees: what the diff view asks for.
+        Command::Diff(id) => Ok(read_diff(api, id)),
+        Command::Merge(id) => Ok(merge_task(api, id)),
+        Command::Discard(id) => Ok(discard_task(api, id)),
+        Command::WorktreeUsage => worktree_usage(api),
+        // Orchestra itself.
+        Command::SetAutopilot(on) => set_autopilot(api, on),
+        Command::CountLive => live_agents(api)
+            .map(Outcome::Live)
+            .map_err(|e| e.to_string()),
+        Command::StopOrchestra => stop_orchestra(api, state_dir),
+    }
+}
+
+/// A task route of the task `id` (`pattern` one of `routes::TASK_*`).
+fn task_route(pattern: &str, id: &str) -> String {
+    routes::at(pattern, &[id])
+}
+
+/// Where the trash keeps `rest`, for a notice.
+fn in_trash(state_dir: Option<&Path>, rest: &str) -> String {
+    match state_dir {
+        Some(d) => d.join("trash").join(rest).display().to_string(),
+        None => "the trash of its state directory".into(),
+    }
+}
+
+/// Creates a task and, when asked, starts it; a start that fails is a note on the creation.
+fn create_task(api: &Api, body: &NewTask, start: bool) -> Result<Outcome, String> {
+    let e = |e: ApiError| e.to_string();
+    let task = |pattern: &str, id: &str| routes::at(pattern, &[id]);
+    let created = task_call(api, Method::Post, routes::TASKS, body).map_err(e)?;
+    let id = created.id.clone();
+    let mut note = None;
+    if start && let Err(err) = task_call(api, Method::Post, &task(routes::TASK_START, &id), &()) {
+        // Started meanwhile by someone else (autopilot): what was asked for happened, once.
+        // Its start may still be under way (the server says so), or it may have run and
+        // finished already.
+        let elsewhere = err.to_string().contains("started elsewhere");
+        let started = elsewhere
+            || api
+                .read::<TaskBody>(&routes::at(routes::TASK, &[&id]), "a task")
+                .is_ok_and(|t| {
+                    matches!(
+                        t.task.status(),
+                        TaskStatus::Running
+                            | TaskStatus::Paused
+                            | TaskStatus::Completed
+                            | TaskStatus::Failed
                     )
-                })
-                .map_err(e);
-            Ok(Outcome::Finished {
-                task_id: id,
-                result,
-            })
-        }
-        Command::Discard(id) => {
-            let result = api
-                .send::<_, wire::Discarded>(
-                    Method::Post,
-                    &task(routes::TASK_DISCARD, &id),
-                    &(),
-                    "a discarded task",
-                )
-                .map(|d| crate::diff_view::discarded_note(&d.task.name, &d.snapshot_ref))
-                .map_err(e);
-            Ok(Outcome::Finished {
-                task_id: id,
-                result,
-            })
-        }
-        Command::WorktreeUsage => {
-            let list = api
-                .read::<wire::WorktreeList>(routes::WORKTREES, "the worktree list")
-                .map_err(e)?;
-            Ok(Outcome::Usage(WorktreeUsage {
-                bytes: list.bytes,
-                per_task: list
-                    .worktrees
-                    .into_iter()
-                    .map(|w| (w.task_id, w.bytes))
-                    .collect(),
-            }))
-        }
-        Command::CountLive => live_agents(api).map(Outcome::Live).map_err(e),
-        Command::StopOrchestra => {
-            // Found through its state directory: wait until it is gone (its agents ended),
-            // as `orchestra stop` does, so that nothing runs once the TUI has left.
-            let pid = state_dir
-                .as_deref()
-                .and_then(|d| {
-                    orchestra_sys::server_file::ServerFile::read(d)
-                        .ok()
-                        .flatten()
-                })
-                .filter(|f| f.url.trim_end_matches('/') == api.base())
-                .and_then(|f| f.pid);
-            let r: DaemonStopped = api
-                .send(
-                    Method::Post,
-                    routes::DAEMON_STOP,
-                    &(),
-                    "the answer to a stop",
-                )
-                .map_err(e)?;
-            if let Some(pid) = pid {
-                orchestra_sys::process::wait_exit(pid, STOP_BUDGET);
-            }
-            let ended = r.ended;
-            Ok(Outcome::Stopped(format!(
-                "orchestra stopped; {ended} agent{} ended",
-                if ended == 1 { "" } else { "s" }
-            )))
+                });
+        if !started {
+            note = Some(format!(
+                "created {}, but it did not start: {err}",
+                task_name(&created)
+            ));
         }
     }
+    Ok(Outcome::Created { task_id: id, note })
+}
+
+/// A step in a task's life with no body (start, pause, resume, cancel), and the notice
+/// `done` makes of the task it answers with.
+fn task_step(
+    api: &Api,
+    pattern: &str,
+    id: &str,
+    done: impl FnOnce(&Task) -> String,
+) -> Result<Outcome, String> {
+    let t =
+        task_call(api, Method::Post, &task_route(pattern, id), &()).map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(done(&t)))
+}
+
+fn retry_task(api: &Api, id: &str) -> Result<Outcome, String> {
+    let t = task_call(api, Method::Post, &task_route(routes::TASK_RETRY, id), &())
+        .map_err(|e| e.to_string())?;
+    Ok(Outcome::Created {
+        task_id: t.id.clone(),
+        note: Some(format!("retry of {} created", task_name(&t))),
+    })
+}
+
+fn continue_task(api: &Api, id: &str, message: Option<String>) -> Result<Outcome, String> {
+    let body = orchestra_proto::wire::request::ContinueTask { message };
+    let t = task_call(
+        api,
+        Method::Post,
+        &task_route(routes::TASK_CONTINUE, id),
+        &body,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(format!("continued {}", task_name(&t))))
+}
+
+fn answer_task(api: &Api, task_id: &str, option: String) -> Result<Outcome, String> {
+    let body = Answer {
+        option: option.clone(),
+    };
+    let t = task_call(
+        api,
+        Method::Post,
+        &task_route(routes::TASK_ANSWER, task_id),
+        &body,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(format!(
+        "answered {option} for {}",
+        task_name(&t)
+    )))
+}
+
+fn delete_task(
+    api: &Api,
+    snap: &Snapshot,
+    state_dir: Option<&Path>,
+    id: &str,
+) -> Result<Outcome, String> {
+    let name = snap
+        .tasks
+        .iter()
+        .find(|t| t.id == id)
+        .map(|t| format!("{:?}", t.name))
+        .unwrap_or_else(|| "the task".into());
+    task_call(api, Method::Delete, &routes::at(routes::TASK, &[id]), &())
+        .map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(format!(
+        "deleted {name}; it is kept in {}",
+        in_trash(state_dir, id)
+    )))
+}
+
+fn edit_task(
+    api: &Api,
+    task_id: &str,
+    name: String,
+    description: String,
+) -> Result<Outcome, String> {
+    let change = TaskChange {
+        name: Some(name),
+        description: Some(description),
+        ..Default::default()
+    };
+    let t = task_call(
+        api,
+        Method::Patch,
+        &routes::at(routes::TASK, &[task_id]),
+        &change,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(format!("saved {}", task_name(&t))))
+}
+
+fn send_message(
+    api: &Api,
+    snap: &Snapshot,
+    session_id: &str,
+    text: String,
+) -> Result<Outcome, String> {
+    api.send::<_, MessageBody>(
+        Method::Post,
+        &routes::at(routes::SESSION_MESSAGES, &[session_id]),
+        &SendMessage::Text(text),
+        "a message",
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(format!(
+        "message sent to {}",
+        named(snap, session_id)
+    )))
+}
+
+fn answer_prompt(
+    api: &Api,
+    snap: &Snapshot,
+    session_id: &str,
+    option: String,
+) -> Result<Outcome, String> {
+    session_call(
+        api,
+        Method::Post,
+        &routes::at(routes::SESSION_ANSWER, &[session_id]),
+        &Answer {
+            option: option.clone(),
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(format!(
+        "answered {option} in {}",
+        named(snap, session_id)
+    )))
+}
+
+fn end_session(api: &Api, snap: &Snapshot, id: &str) -> Result<Outcome, String> {
+    session_call(
+        api,
+        Method::Delete,
+        &routes::at(routes::SESSION, &[id]),
+        &(),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(format!("ended {}", named(snap, id))))
+}
+
+fn read_transcript(api: &Api, id: String) -> Result<Outcome, String> {
+    let bytes = api
+        .request_bytes(
+            Method::Get,
+            &format!(
+                "{}?bytes={TRANSCRIPT_BYTES}",
+                routes::at(routes::SESSION_TRANSCRIPT, &[&id])
+            ),
+            None,
+        )
+        .map_err(|e| e.to_string())?;
+    Ok(Outcome::Transcript {
+        session_id: id,
+        bytes,
+    })
+}
+
+fn remove_session(api: &Api, state_dir: Option<&Path>, id: &str) -> Result<Outcome, String> {
+    session_call(
+        api,
+        Method::Delete,
+        &format!("{}?remove=true", routes::at(routes::SESSION, &[id])),
+        &(),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(format!(
+        "removed the session; its transcript is kept in {}",
+        in_trash(state_dir, &format!("sessions/{id}"))
+    )))
+}
+
+fn resize_session(api: &Api, session_id: &str, cols: u16, rows: u16) -> Result<Outcome, String> {
+    session_call(
+        api,
+        Method::Post,
+        &routes::at(routes::SESSION_RESIZE, &[session_id]),
+        &Resize { cols, rows },
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(String::new()))
+}
+
+/// The diff of a worktree task, or why there is none (for its view: not a failed command).
+fn read_diff(api: &Api, id: String) -> Outcome {
+    let diff = api
+        .read::<wire::DiffBody>(&task_route(routes::TASK_DIFF, &id), "a task's diff")
+        .map(|b| Box::new(PreparedDiff::new(&id, TaskDiff::from(b.diff))))
+        .map_err(|e| e.to_string());
+    Outcome::Diff { task_id: id, diff }
+}
+
+/// Merges a worktree task; what it did, or orchestra's refusal, for the diff view.
+fn merge_task(api: &Api, id: String) -> Outcome {
+    let result = api
+        .send::<_, wire::MergedTask>(
+            Method::Post,
+            &task_route(routes::TASK_MERGE, &id),
+            &(),
+            "a merged task",
+        )
+        .map(|m| {
+            crate::diff_view::merged_note(
+                &m.task.name,
+                &m.merge.base_branch,
+                m.merge.fast_forward,
+                m.merge.files.len(),
+            )
+        })
+        .map_err(|e| e.to_string());
+    Outcome::Finished {
+        task_id: id,
+        result,
+    }
+}
+
+/// Discards a worktree task's worktree; what it did, or orchestra's refusal.
+fn discard_task(api: &Api, id: String) -> Outcome {
+    let result = api
+        .send::<_, wire::Discarded>(
+            Method::Post,
+            &task_route(routes::TASK_DISCARD, &id),
+            &(),
+            "a discarded task",
+        )
+        .map(|d| crate::diff_view::discarded_note(&d.task.name, &d.snapshot_ref))
+        .map_err(|e| e.to_string());
+    Outcome::Finished {
+        task_id: id,
+        result,
+    }
+}
+
+fn worktree_usage(api: &Api) -> Result<Outcome, String> {
+    let list = api
+        .read::<wire::WorktreeList>(routes::WORKTREES, "the worktree list")
+        .map_err(|e| e.to_string())?;
+    Ok(Outcome::Usage(WorktreeUsage {
+        bytes: list.bytes,
+        per_task: list
+            .worktrees
+            .into_iter()
+            .map(|w| (w.task_id, w.bytes))
+            .collect(),
+    }))
+}
+
+fn set_autopilot(api: &Api, on: bool) -> Result<Outcome, String> {
+    let path = if on {
+        routes::AGENT_RESUME
+    } else {
+        routes::AGENT_PAUSE
+    };
+    api.send::<_, orchestra_proto::wire::Switched>(
+        Method::Post,
+        path,
+        &(),
+        "the autopilot's state",
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(format!(
+        "autopilot {}",
+        if on { "on" } else { "off" }
+    )))
+}
+
+/// Stops orchestra, waiting until it is gone.
+fn stop_orchestra(api: &Api, state_dir: Option<&Path>) -> Result<Outcome, String> {
+    // Found through its state directory: wait until it is gone (its agents ended),
+    // as `orchestra stop` does, so that nothing runs once the TUI has left.
+    let pid = state_dir
+        .and_then(|d| {
+            orchestra_sys::server_file::ServerFile::read(d)
+                .ok()
+                .flatten()
+        })
+        .filter(|f| f.url.trim_end_matches('/') == api.base())
+        .and_then(|f| f.pid);
+    let r: DaemonStopped = api
+        .send(
+            Method::Post,
+            routes::DAEMON_STOP,
+            &(),
+            "the answer to a stop",
+        )
+        .map_err(|e| e.to_string())?;
+    if let Some(pid) = pid {
+        orchestra_sys::process::wait_exit(pid, STOP_BUDGET);
+    }
+    let ended = r.ended;
+    Ok(Outcome::Stopped(format!(
+        "orchestra stopped; {ended} agent{} ended",
+        if ended == 1 { "" } else { "s" }
+    )))
 }

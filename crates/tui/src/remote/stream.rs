@@ -4,7 +4,7 @@
 
 use super::key_writer;
 use crate::keys::InputModes;
-use futures_util::stream::SplitSink;
+use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use orchestra_client::http::Api;
 use orchestra_proto::wire::Event;
@@ -16,6 +16,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{broadcast, mpsc};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::handshake::client::Request;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 /// What the local terminal knows.
@@ -275,17 +276,8 @@ async fn run(
                 .await;
         }
     };
-    let request = match url.as_str().into_client_request() {
-        Ok(mut r) => {
-            if let Some(t) = token
-                .as_deref()
-                .and_then(|t| format!("Bearer {t}").parse().ok())
-            {
-                r.headers_mut().insert("Authorization", t);
-            }
-            r
-        }
-        Err(_) => return finish(None).await,
+    let Some(request) = stream_request(&url, token.as_deref()) else {
+        return finish(None).await;
     };
     // Without Nagle's algorithm: a key waited behind the previous key's acknowledgement.
     let socket = match tokio_tungstenite::connect_async_with_config(request, None, true).await {
@@ -301,39 +293,7 @@ async fn run(
     // and `up` goes with it, so a key sent after that is refused (`Stream::input`).
     let mut writing = key_writer::spawn(write_up(sink, up));
     let writing_goes_with_this_task = key_writer::AbortOnDrop(writing.abort_handle());
-    let reading = async {
-        let mut got_screen = false;
-        loop {
-            let op = match source.next().await {
-                Some(Ok(Message::Binary(bytes))) => {
-                    got_screen = true;
-                    TermOp::Output(bytes.to_vec())
-                }
-                Some(Ok(Message::Text(text))) => match serde_json::from_str::<StreamEvent>(&text) {
-                    Ok(StreamEvent::Hello { cols, rows, .. }) => {
-                        // Sizes from the network: never one vt100 panics on.
-                        let (rows, cols) = orchestra_proto::terminal::parser_size(rows, cols);
-                        TermOp::Reset(rows, cols)
-                    }
-                    Ok(StreamEvent::Size { cols, rows }) => {
-                        let (rows, cols) = orchestra_proto::terminal::parser_size(rows, cols);
-                        TermOp::Resize(rows, cols)
-                    }
-                    // Status changes arrive on the event stream too; modes come with the
-                    // output that follows.
-                    _ => continue,
-                },
-                // A session from an earlier run: hello, exit, close, and no screen.
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
-                    return Ended::Socket(Some(got_screen));
-                }
-                Some(Ok(_)) => continue,
-            };
-            if to_term.send(op).await.is_err() {
-                return Ended::Terminal;
-            }
-        }
-    };
+    let reading = read_down(&mut source, &to_term);
     let ended = tokio::select! {
         ended = reading => ended,
         ended = &mut writing => ended.unwrap_or(Ended::Terminal),
@@ -341,6 +301,54 @@ async fn run(
     drop(writing_goes_with_this_task);
     if let Ended::Socket(has_terminal) = ended {
         finish(has_terminal).await;
+    }
+}
+
+/// The request that opens the stream at `url`, the token (if any) as its bearer credential.
+fn stream_request(url: &str, token: Option<&str>) -> Option<Request> {
+    let mut r = url.into_client_request().ok()?;
+    if let Some(t) = token.and_then(|t| format!("Bearer {t}").parse().ok()) {
+        r.headers_mut().insert("Authorization", t);
+    }
+    Some(r)
+}
+
+/// Turns what the server sends down the socket into changes for the terminal's thread, in
+/// order, until the socket closes or the local side goes.
+async fn read_down(
+    source: &mut SplitStream<WebSocketStream<MaybeTlsStream<TcpStream>>>,
+    to_term: &mpsc::Sender<TermOp>,
+) -> Ended {
+    let mut got_screen = false;
+    loop {
+        let op = match source.next().await {
+            Some(Ok(Message::Binary(bytes))) => {
+                got_screen = true;
+                TermOp::Output(bytes.to_vec())
+            }
+            Some(Ok(Message::Text(text))) => match serde_json::from_str::<StreamEvent>(&text) {
+                Ok(StreamEvent::Hello { cols, rows, .. }) => {
+                    // Sizes from the network: never one vt100 panics on.
+                    let (rows, cols) = orchestra_proto::terminal::parser_size(rows, cols);
+                    TermOp::Reset(rows, cols)
+                }
+                Ok(StreamEvent::Size { cols, rows }) => {
+                    let (rows, cols) = orchestra_proto::terminal::parser_size(rows, cols);
+                    TermOp::Resize(rows, cols)
+                }
+                // Status changes arrive on the event stream too; modes come with the
+                // output that follows.
+                _ => continue,
+            },
+            // A session from an earlier run: hello, exit, close, and no screen.
+            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
+                return Ended::Socket(Some(got_screen));
+            }
+            Some(Ok(_)) => continue,
+        };
+        if to_term.send(op).await.is_err() {
+            return Ended::Terminal;
+        }
     }
 }
 

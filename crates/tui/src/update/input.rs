@@ -329,79 +329,19 @@ impl App {
                 self.focus = Focus::Tasks;
                 self.open(Modal::Filter(LineEdit::new(&self.filter)));
             }
-            Action::Back => {
-                let was_scrolled = self.scroll.take().is_some();
-                if !was_scrolled && !self.filter.is_empty() {
-                    self.filter.clear();
-                    self.rebuild_rows();
-                }
-            }
-            Action::NewTask => {
-                let form = Form::new(
-                    self.cockpit.providers(),
-                    self.cockpit.default_provider().as_deref(),
-                    &self.cockpit.default_dir(),
-                );
-                self.open(Modal::Form(Box::new(form)));
-            }
-            Action::Start => {
-                if let Some(t) = self.selected_task_or_notice() {
-                    self.run(Command::Start(t.id.clone()), Origin::Action);
-                }
-            }
-            Action::Pause => {
-                if let Some(t) = self.selected_task_or_notice() {
-                    self.run(Command::Pause(t.id.clone()), Origin::Action);
-                }
-            }
-            Action::Resume => {
-                if let Some(t) = self.selected_task_or_notice() {
-                    self.run(Command::Resume(t.id.clone()), Origin::Action);
-                }
-            }
-            Action::Retry => {
-                if let Some(t) = self.selected_task_or_notice() {
-                    self.run(Command::Retry(t.id.clone()), Origin::Action);
-                }
-            }
-            Action::Continue => {
-                if let Some(t) = self.selected_task_or_notice() {
-                    if t.status().is_final() {
-                        self.open(Modal::Message {
-                            to: MessageTo::Continue(t.id.clone()),
-                            name: t.name.clone(),
-                            edit: LineEdit::default(),
-                        });
-                    } else {
-                        self.notify(
-                            format!(
-                                "task is {}; only a finished task can be continued",
-                                t.status()
-                            ),
-                            Level::Error,
-                        );
-                    }
-                }
-            }
+            Action::Back => self.go_back(),
+            Action::NewTask => self.open_new_task(),
+            Action::Start => self.run_on_selected_task(Command::Start),
+            Action::Pause => self.run_on_selected_task(Command::Pause),
+            Action::Resume => self.run_on_selected_task(Command::Resume),
+            Action::Retry => self.run_on_selected_task(Command::Retry),
+            Action::Continue => self.ask_continue(),
             Action::Cancel => self.ask_cancel(),
             Action::Autopilot => {
                 let on = !self.snap.autopilot;
                 self.run(Command::SetAutopilot(on), Origin::Action);
             }
-            Action::Message => match self.shown_session_id() {
-                Some(sid) if self.shown_session_live() => {
-                    let name = self.shown_name();
-                    self.open(Modal::Message {
-                        to: MessageTo::Session(sid),
-                        name,
-                        edit: LineEdit::default(),
-                    });
-                }
-                _ => self.notify(
-                    "no running agent to message: start the task first",
-                    Level::Error,
-                ),
-            },
+            Action::Message => self.ask_message(),
             Action::Transcript => self.toggle_transcript(),
             Action::Search => self.open_search(),
             Action::CloseTranscript => self.close_transcript(),
@@ -482,6 +422,72 @@ impl App {
             | Action::DiffRight
             | Action::ReloadDiff
             | Action::CloseDiff => {}
+        }
+    }
+
+    /// `Esc`: leaves the scrolled-back view; else clears the filter.
+    fn go_back(&mut self) {
+        let was_scrolled = self.scroll.take().is_some();
+        if !was_scrolled && !self.filter.is_empty() {
+            self.filter.clear();
+            self.rebuild_rows();
+        }
+    }
+
+    /// `n`: the new-task form, with the providers and the defaults of orchestra.
+    fn open_new_task(&mut self) {
+        let form = Form::new(
+            self.cockpit.providers(),
+            self.cockpit.default_provider().as_deref(),
+            &self.cockpit.default_dir(),
+        );
+        self.open(Modal::Form(Box::new(form)));
+    }
+
+    /// Runs the command `command` makes of the selected task's id (a notice when no task is
+    /// selected).
+    fn run_on_selected_task(&mut self, command: fn(String) -> Command) {
+        if let Some(t) = self.selected_task_or_notice() {
+            self.run(command(t.id.clone()), Origin::Action);
+        }
+    }
+
+    /// `C`: asks for the request to continue the selected finished task's conversation with.
+    fn ask_continue(&mut self) {
+        if let Some(t) = self.selected_task_or_notice() {
+            if t.status().is_final() {
+                self.open(Modal::Message {
+                    to: MessageTo::Continue(t.id.clone()),
+                    name: t.name.clone(),
+                    edit: LineEdit::default(),
+                });
+            } else {
+                self.notify(
+                    format!(
+                        "task is {}; only a finished task can be continued",
+                        t.status()
+                    ),
+                    Level::Error,
+                );
+            }
+        }
+    }
+
+    /// `m`: asks for a one-line message to the shown agent, if it runs.
+    fn ask_message(&mut self) {
+        match self.shown_session_id() {
+            Some(sid) if self.shown_session_live() => {
+                let name = self.shown_name();
+                self.open(Modal::Message {
+                    to: MessageTo::Session(sid),
+                    name,
+                    edit: LineEdit::default(),
+                });
+            }
+            _ => self.notify(
+                "no running agent to message: start the task first",
+                Level::Error,
+            ),
         }
     }
 

@@ -88,56 +88,19 @@ pub(super) fn prompt_lines(p: &ShownPrompt) -> Vec<Line<'static>> {
     lines
 }
 
+/// A field's name in the details pane, dim and padded so the values line up.
+fn label(s: &'static str) -> Span<'static> {
+    Span::styled(format!("{s:<8}"), Style::default().fg(Color::DarkGray))
+}
+
 impl App {
+    /// The details pane: the selected task's progress, steps and facts, or, with no task
+    /// selected, the selected session's facts.
     pub(super) fn draw_steps(&self, frame: &mut Frame, area: Rect) {
         let focused = self.focus == Focus::Steps && !self.typing;
         let dim = Style::default().fg(Color::DarkGray);
-        let label = |s: &'static str| Span::styled(format!("{s:<8}"), dim);
         let Some(t) = self.selected_task() else {
-            let pane = PaneFrame::new(
-                Line::from(Span::styled(
-                    " Details ",
-                    Style::default().add_modifier(Modifier::BOLD),
-                )),
-                focused,
-                false,
-            );
-            let inner = pane.inner(area);
-            pane.render(frame, area);
-            let mut lines = Vec::new();
-            if let Some(p) = self.shown_prompt() {
-                lines.extend(prompt_lines(&p));
-            }
-            if let Some(s) = self.selected_session_info() {
-                lines.push(Line::from(vec![label("session"), Span::raw(s.id.clone())]));
-                lines.push(Line::from(vec![
-                    label("agent"),
-                    Span::raw(s.provider_id.clone()),
-                ]));
-                lines.push(Line::from(vec![
-                    label("dir"),
-                    Span::raw(s.working_directory.clone()),
-                ]));
-                let status = status_with_source(s);
-                lines.push(Line::from(vec![
-                    label("status"),
-                    Span::raw(format!("{status} · pid {}", s.pid)),
-                ]));
-                if let Some(code) = s.exit_code {
-                    lines.push(Line::from(vec![label("exit"), Span::raw(code.to_string())]));
-                }
-                if let Some(sig) = &s.signal {
-                    lines.push(Line::from(vec![label("signal"), Span::raw(sig.clone())]));
-                }
-            } else {
-                lines.push(Line::from(Span::styled("Nothing selected.", dim)));
-            }
-            frame.render_widget(
-                Paragraph::new(lines)
-                    .wrap(Wrap { trim: false })
-                    .scroll((self.steps_scroll, 0)),
-                inner,
-            );
+            self.draw_session_details(frame, area, focused);
             return;
         };
         let done = t
@@ -156,19 +119,7 @@ impl App {
         if inner.height == 0 {
             return;
         }
-        let st = t.status();
-        let ratio = (t.metadata.progress.value() / 100.0).clamp(0.0, 1.0);
-        let gauge = LineGauge::default()
-            .ratio(ratio)
-            .label(Span::styled(
-                format!("{:>3.0}% {} ", t.metadata.progress.value(), st.as_str()),
-                Style::default()
-                    .fg(status_color(st))
-                    .add_modifier(Modifier::BOLD),
-            ))
-            .filled_style(Style::default().fg(status_color(st)))
-            .unfilled_style(dim);
-        frame.render_widget(gauge, Rect { height: 1, ..inner });
+        frame.render_widget(progress_gauge(t), Rect { height: 1, ..inner });
         let rest = Rect {
             y: inner.y + 1,
             height: inner.height - 1,
@@ -183,121 +134,14 @@ impl App {
             &t.description,
             Style::default().add_modifier(Modifier::ITALIC),
         ));
-        if t.metadata.steps.is_empty() {
-            lines.push(Line::from(Span::styled("no steps reported yet", dim)));
-        }
-        for s in &t.metadata.steps {
-            let (sym, color) = step_symbol(s.status);
-            let mut rows = s.description.lines();
-            lines.push(Line::from(vec![
-                Span::styled(
-                    format!("{sym} "),
-                    Style::default().fg(color).add_modifier(Modifier::BOLD),
-                ),
-                Span::raw(rows.next().unwrap_or_default().to_string()),
-            ]));
-            lines.extend(rows.map(|r| Line::from(format!("  {r}"))));
-            if let Some(out) = &s.output
-                && !out.is_empty()
-            {
-                lines.push(Line::from(Span::styled(
-                    format!("  {}", first_line(out)),
-                    dim,
-                )));
-            }
-        }
+        lines.extend(step_lines(t));
         lines.push(Line::from(vec![
             label("dir"),
             Span::raw(t.metadata.working_directory.clone()),
         ]));
         lines.extend(self.worktree_lines(t, label, dim));
-        let session = t
-            .metadata
-            .session_id
-            .as_ref()
-            .and_then(|sid| self.snapshot().sessions.iter().find(|s| &s.id == sid));
-        match session {
-            Some(s) => {
-                let status = status_with_source(s);
-                let style = match (s.ended, s.status) {
-                    (true, _) => dim,
-                    (_, orchestra_proto::wire::SessionStatus::Blocked) => Style::default()
-                        .fg(Color::Yellow)
-                        .add_modifier(Modifier::BOLD),
-                    (_, orchestra_proto::wire::SessionStatus::Limited) => {
-                        Style::default().fg(Color::Magenta)
-                    }
-                    _ => Style::default(),
-                };
-                let status = match (s.status, s.resets_at) {
-                    (orchestra_proto::wire::SessionStatus::Limited, Some(at)) if !s.ended => {
-                        let mins = (at - orchestra_proto::clock::now_ms()).max(0) / 60_000;
-                        format!("{status} (usage limit; resets in {mins} min)")
-                    }
-                    (orchestra_proto::wire::SessionStatus::Limited, None) if !s.ended => {
-                        format!("{status} (usage limit)")
-                    }
-                    _ => status.to_string(),
-                };
-                lines.push(Line::from(vec![
-                    label("agent"),
-                    Span::styled(format!("{} · {status}", t.metadata.provider_id), style),
-                    Span::styled(format!(" · pid {}", s.pid), dim),
-                ]));
-                if s.ended {
-                    let how = match (&s.exit_code, &s.signal) {
-                        (Some(c), _) => format!("exit code {c}"),
-                        (None, Some(sig)) => format!("killed by {sig}"),
-                        _ => "ended".into(),
-                    };
-                    lines.push(Line::from(vec![label("exit"), Span::raw(how)]));
-                }
-            }
-            None => lines.push(Line::from(vec![
-                label("agent"),
-                Span::styled(format!("{} · not started", t.metadata.provider_id), dim),
-            ])),
-        }
-        if let Some(e) = &t.metadata.error {
-            let red = Style::default().fg(Color::Red);
-            let mut rows = e.lines();
-            lines.push(Line::from(vec![
-                label("error"),
-                Span::styled(rows.next().unwrap_or_default().to_string(), red),
-            ]));
-            lines.extend(rows.map(|r| Line::from(Span::styled(r.to_string(), red))));
-        }
-        if let Some(r) = &t.metadata.result {
-            let (sym, color) = if r.success {
-                ("✓", Color::Green)
-            } else {
-                ("✗", Color::Red)
-            };
-            let mut rows = r.summary.lines();
-            lines.push(Line::from(vec![
-                label("result"),
-                Span::styled(format!("{sym} "), Style::default().fg(color)),
-                Span::raw(rows.next().unwrap_or_default().to_string()),
-            ]));
-            lines.extend(rows.map(|r| Line::from(r.to_string())));
-            let files = r.files_modified.len() + r.files_created.len();
-            if files > 0 {
-                lines.push(Line::from(vec![
-                    label("files"),
-                    Span::raw(format!(
-                        "{} modified, {} created",
-                        r.files_modified.len(),
-                        r.files_created.len()
-                    )),
-                ]));
-            }
-        }
-        if let Some(last) = t.metadata.output.last() {
-            lines.push(Line::from(vec![
-                label("output"),
-                Span::styled(last.to_string(), dim),
-            ]));
-        }
+        lines.extend(self.agent_lines(t));
+        lines.extend(outcome_lines(t));
         frame.render_widget(
             Paragraph::new(lines)
                 .wrap(Wrap { trim: false })
@@ -305,6 +149,203 @@ impl App {
             rest,
         );
     }
+
+    /// The details pane with no task selected: the selected session's facts, and the
+    /// prompt it waits on.
+    fn draw_session_details(&self, frame: &mut Frame, area: Rect, focused: bool) {
+        let dim = Style::default().fg(Color::DarkGray);
+        let pane = PaneFrame::new(
+            Line::from(Span::styled(
+                " Details ",
+                Style::default().add_modifier(Modifier::BOLD),
+            )),
+            focused,
+            false,
+        );
+        let inner = pane.inner(area);
+        pane.render(frame, area);
+        let mut lines = Vec::new();
+        if let Some(p) = self.shown_prompt() {
+            lines.extend(prompt_lines(&p));
+        }
+        if let Some(s) = self.selected_session_info() {
+            lines.push(Line::from(vec![label("session"), Span::raw(s.id.clone())]));
+            lines.push(Line::from(vec![
+                label("agent"),
+                Span::raw(s.provider_id.clone()),
+            ]));
+            lines.push(Line::from(vec![
+                label("dir"),
+                Span::raw(s.working_directory.clone()),
+            ]));
+            let status = status_with_source(s);
+            lines.push(Line::from(vec![
+                label("status"),
+                Span::raw(format!("{status} · pid {}", s.pid)),
+            ]));
+            if let Some(code) = s.exit_code {
+                lines.push(Line::from(vec![label("exit"), Span::raw(code.to_string())]));
+            }
+            if let Some(sig) = &s.signal {
+                lines.push(Line::from(vec![label("signal"), Span::raw(sig.clone())]));
+            }
+        } else {
+            lines.push(Line::from(Span::styled("Nothing selected.", dim)));
+        }
+        frame.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .scroll((self.steps_scroll, 0)),
+            inner,
+        );
+    }
+
+    /// The task's agent: its provider and the status of its session (with a usage limit's
+    /// reset), or that it has not started; how it ended, once it did.
+    fn agent_lines(&self, t: &Task) -> Vec<Line<'static>> {
+        let dim = Style::default().fg(Color::DarkGray);
+        let session = t
+            .metadata
+            .session_id
+            .as_ref()
+            .and_then(|sid| self.snapshot().sessions.iter().find(|s| &s.id == sid));
+        let Some(s) = session else {
+            return vec![Line::from(vec![
+                label("agent"),
+                Span::styled(format!("{} · not started", t.metadata.provider_id), dim),
+            ])];
+        };
+        let status = status_with_source(s);
+        let style = match (s.ended, s.status) {
+            (true, _) => dim,
+            (_, orchestra_proto::wire::SessionStatus::Blocked) => Style::default()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::BOLD),
+            (_, orchestra_proto::wire::SessionStatus::Limited) => {
+                Style::default().fg(Color::Magenta)
+            }
+            _ => Style::default(),
+        };
+        let status = match (s.status, s.resets_at) {
+            (orchestra_proto::wire::SessionStatus::Limited, Some(at)) if !s.ended => {
+                let mins = (at - orchestra_proto::clock::now_ms()).max(0) / 60_000;
+                format!("{status} (usage limit; resets in {mins} min)")
+            }
+            (orchestra_proto::wire::SessionStatus::Limited, None) if !s.ended => {
+                format!("{status} (usage limit)")
+            }
+            _ => status.to_string(),
+        };
+        let mut lines = vec![Line::from(vec![
+            label("agent"),
+            Span::styled(format!("{} · {status}", t.metadata.provider_id), style),
+            Span::styled(format!(" · pid {}", s.pid), dim),
+        ])];
+        if s.ended {
+            let how = match (&s.exit_code, &s.signal) {
+                (Some(c), _) => format!("exit code {c}"),
+                (None, Some(sig)) => format!("killed by {sig}"),
+                _ => "ended".into(),
+            };
+            lines.push(Line::from(vec![label("exit"), Span::raw(how)]));
+        }
+        lines
+    }
+}
+
+/// The task's progress as a gauge, labelled with its percentage and status.
+fn progress_gauge(t: &Task) -> LineGauge<'static> {
+    let dim = Style::default().fg(Color::DarkGray);
+    let st = t.status();
+    let ratio = (t.metadata.progress.value() / 100.0).clamp(0.0, 1.0);
+    LineGauge::default()
+        .ratio(ratio)
+        .label(Span::styled(
+            format!("{:>3.0}% {} ", t.metadata.progress.value(), st.as_str()),
+            Style::default()
+                .fg(status_color(st))
+                .add_modifier(Modifier::BOLD),
+        ))
+        .filled_style(Style::default().fg(status_color(st)))
+        .unfilled_style(dim)
+}
+
+/// The task's steps, each with its symbol and the first line of its output.
+fn step_lines(t: &Task) -> Vec<Line<'static>> {
+    let dim = Style::default().fg(Color::DarkGray);
+    let mut lines = Vec::new();
+    if t.metadata.steps.is_empty() {
+        lines.push(Line::from(Span::styled("no steps reported yet", dim)));
+    }
+    for s in &t.metadata.steps {
+        let (sym, color) = step_symbol(s.status);
+        let mut rows = s.description.lines();
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{sym} "),
+                Style::default().fg(color).add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(rows.next().unwrap_or_default().to_string()),
+        ]));
+        lines.extend(rows.map(|r| Line::from(format!("  {r}"))));
+        if let Some(out) = &s.output
+            && !out.is_empty()
+        {
+            lines.push(Line::from(Span::styled(
+                format!("  {}", first_line(out)),
+                dim,
+            )));
+        }
+    }
+    lines
+}
+
+/// How the task ended: its error, its result and the files it changed, and its last output
+/// line.
+fn outcome_lines(t: &Task) -> Vec<Line<'static>> {
+    let dim = Style::default().fg(Color::DarkGray);
+    let mut lines = Vec::new();
+    if let Some(e) = &t.metadata.error {
+        let red = Style::default().fg(Color::Red);
+        let mut rows = e.lines();
+        lines.push(Line::from(vec![
+            label("error"),
+            Span::styled(rows.next().unwrap_or_default().to_string(), red),
+        ]));
+        lines.extend(rows.map(|r| Line::from(Span::styled(r.to_string(), red))));
+    }
+    if let Some(r) = &t.metadata.result {
+        let (sym, color) = if r.success {
+            ("✓", Color::Green)
+        } else {
+            ("✗", Color::Red)
+        };
+        let mut rows = r.summary.lines();
+        lines.push(Line::from(vec![
+            label("result"),
+            Span::styled(format!("{sym} "), Style::default().fg(color)),
+            Span::raw(rows.next().unwrap_or_default().to_string()),
+        ]));
+        lines.extend(rows.map(|r| Line::from(r.to_string())));
+        let files = r.files_modified.len() + r.files_created.len();
+        if files > 0 {
+            lines.push(Line::from(vec![
+                label("files"),
+                Span::raw(format!(
+                    "{} modified, {} created",
+                    r.files_modified.len(),
+                    r.files_created.len()
+                )),
+            ]));
+        }
+    }
+    if let Some(last) = t.metadata.output.last() {
+        lines.push(Line::from(vec![
+            label("output"),
+            Span::styled(last.to_string(), dim),
+        ]));
+    }
+    lines
 }
 
 use orchestra_proto::task::WorktreeOutcome;

@@ -3,7 +3,7 @@
 //! merge or discard orchestra refused, in its words.
 
 use super::*;
-use crate::diff_view::{Body, DiffFile, DiffLine, LineKind};
+use crate::diff_view::{Body, DiffFile, DiffLine, DiffView, LineKind};
 
 /// Narrower than this, the file list gives way to a line naming the current file.
 const LIST_FROM_WIDTH: u16 = 72;
@@ -173,58 +173,11 @@ impl App {
         let Some(v) = self.review.diff.as_mut() else {
             return;
         };
-        let dim = Style::default().fg(Color::DarkGray);
         if inner.height == 0 || inner.width == 0 {
             return;
         }
         let w = usize::from(inner.width);
-        // Above the diff: branch, base and totals; the base moved; a refusal, whole.
-        let mut head: Vec<Line> = Vec::new();
-        if let Body::Loaded(d) = &v.body {
-            let diff = &d.diff;
-            let added: u64 = diff.files.iter().filter_map(|f| f.added).sum();
-            let removed: u64 = diff.files.iter().filter_map(|f| f.removed).sum();
-            let n = diff.files.len();
-            // The totals first: the branch's name is what gets cut.
-            let mut spans = vec![
-                Span::raw(format!("{n} file{} ", if n == 1 { "" } else { "s" })),
-                Span::styled(format!("+{added}"), Style::default().fg(Color::Green)),
-                Span::raw(" "),
-                Span::styled(format!("−{removed}"), Style::default().fg(Color::Red)),
-                Span::styled(" · ", dim),
-            ];
-            let used: usize = spans.iter().map(Span::width).sum();
-            spans.push(Span::styled(
-                fit(
-                    &format!("{} → {}", diff.branch, diff.base_branch),
-                    w.saturating_sub(used),
-                )
-                .trim_end()
-                .to_string(),
-                dim,
-            ));
-            head.push(Line::from(spans));
-            if diff.base_moved {
-                for l in word_wrap(
-                    &format!(
-                        "{} has moved since the task started: a merge may need a merge commit.",
-                        diff.base_branch
-                    ),
-                    w,
-                ) {
-                    head.push(Line::from(Span::styled(
-                        l,
-                        Style::default().fg(Color::Yellow),
-                    )));
-                }
-            }
-        }
-        if let Some(r) = &v.refusal {
-            let red = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
-            for l in word_wrap(&format!("✗ {r}"), w) {
-                head.push(Line::from(Span::styled(l, red)));
-            }
-        }
+        let head = diff_head(v, w);
         // The diff keeps at least three rows.
         let head_h = (head.len() as u16).min(inner.height.saturating_sub(3));
         frame.render_widget(
@@ -239,16 +192,7 @@ impl App {
             height: inner.height - head_h,
             ..inner
         };
-        let sentence = match &v.body {
-            Body::Loading => Some(format!("Reading the diff of {:?}…", v.name)),
-            Body::Nothing(why) => Some(sentence_case(why)),
-            Body::Loaded(d) if d.diff.files.is_empty() => Some(format!(
-                "No changes: the worktree of {:?} holds exactly what {} held when the task started.",
-                v.name, d.diff.base_branch
-            )),
-            Body::Loaded(_) => None,
-        };
-        if let Some(s) = sentence {
+        if let Some(s) = nothing_to_show(v) {
             let lines: Vec<Line> = word_wrap(&s, w.saturating_sub(2))
                 .into_iter()
                 .map(|l| Line::from(format!(" {l}")))
@@ -257,49 +201,12 @@ impl App {
             v.page = usize::from(rest.height);
             return;
         }
-        let (list, text) = if rest.width >= LIST_FROM_WIDTH {
-            let list_w = (rest.width / 3).clamp(24, 44);
-            let [list, sep, text] = Layout::horizontal([
-                Constraint::Length(list_w),
-                Constraint::Length(1),
-                Constraint::Min(10),
-            ])
-            .areas(rest);
-            let bar: Vec<Line> = (0..sep.height).map(|_| Line::from("│")).collect();
-            frame.render_widget(Paragraph::new(bar).style(dim), sep);
-            (Some(list), text)
-        } else {
-            // One line names the file at the top instead of a list.
-            let [name, text] =
-                Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(rest);
-            if let Some(f) = v.files().get(v.file) {
-                let mut spans = vec![Span::styled(
-                    format!("{}/{} ", v.file + 1, v.files().len()),
-                    dim,
-                )];
-                spans.extend(file_row(f, false, usize::from(name.width).saturating_sub(4)).spans);
-                frame.render_widget(Paragraph::new(Line::from(spans)), name);
-            }
-            (None, text)
-        };
+        let (list, text) = split_for_list(frame, v, rest);
         v.page = usize::from(text.height);
         v.clamp();
-        if let Some(list) = list {
-            let rows = usize::from(list.height);
-            // The current file stays in sight.
-            let first = v.file.saturating_sub(rows.saturating_sub(1));
-            let lines: Vec<Line> = v
-                .files()
-                .iter()
-                .enumerate()
-                .skip(first)
-                .take(rows)
-                .map(|(i, f)| file_row(f, i == v.file, usize::from(list.width)))
-                .collect();
-            frame.render_widget(Paragraph::new(lines), list);
-            v.list = Some((list, first));
-        } else {
-            v.list = None;
+        match list {
+            Some(list) => draw_file_list(frame, v, list),
+            None => v.list = None,
         }
         let lines = diff_lines(
             v.lines(),
@@ -310,4 +217,119 @@ impl App {
         );
         frame.render_widget(Paragraph::new(lines), text);
     }
+}
+
+/// What goes above the diff: branch, base and totals; that the base moved; a refusal,
+/// whole.
+fn diff_head(v: &DiffView, w: usize) -> Vec<Line<'static>> {
+    let dim = Style::default().fg(Color::DarkGray);
+    let mut head: Vec<Line> = Vec::new();
+    if let Body::Loaded(d) = &v.body {
+        let diff = &d.diff;
+        let added: u64 = diff.files.iter().filter_map(|f| f.added).sum();
+        let removed: u64 = diff.files.iter().filter_map(|f| f.removed).sum();
+        let n = diff.files.len();
+        // The totals first: the branch's name is what gets cut.
+        let mut spans = vec![
+            Span::raw(format!("{n} file{} ", if n == 1 { "" } else { "s" })),
+            Span::styled(format!("+{added}"), Style::default().fg(Color::Green)),
+            Span::raw(" "),
+            Span::styled(format!("−{removed}"), Style::default().fg(Color::Red)),
+            Span::styled(" · ", dim),
+        ];
+        let used: usize = spans.iter().map(Span::width).sum();
+        spans.push(Span::styled(
+            fit(
+                &format!("{} → {}", diff.branch, diff.base_branch),
+                w.saturating_sub(used),
+            )
+            .trim_end()
+            .to_string(),
+            dim,
+        ));
+        head.push(Line::from(spans));
+        if diff.base_moved {
+            for l in word_wrap(
+                &format!(
+                    "{} has moved since the task started: a merge may need a merge commit.",
+                    diff.base_branch
+                ),
+                w,
+            ) {
+                head.push(Line::from(Span::styled(
+                    l,
+                    Style::default().fg(Color::Yellow),
+                )));
+            }
+        }
+    }
+    if let Some(r) = &v.refusal {
+        let red = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
+        for l in word_wrap(&format!("✗ {r}"), w) {
+            head.push(Line::from(Span::styled(l, red)));
+        }
+    }
+    head
+}
+
+/// The sentence shown instead of a diff: it is being read, there is none, or it is empty.
+fn nothing_to_show(v: &DiffView) -> Option<String> {
+    match &v.body {
+        Body::Loading => Some(format!("Reading the diff of {:?}…", v.name)),
+        Body::Nothing(why) => Some(sentence_case(why)),
+        Body::Loaded(d) if d.diff.files.is_empty() => Some(format!(
+            "No changes: the worktree of {:?} holds exactly what {} held when the task started.",
+            v.name, d.diff.base_branch
+        )),
+        Body::Loaded(_) => None,
+    }
+}
+
+/// Splits `rest` into the file list (when wide enough; with a bar beside it) and the diff's
+/// text; narrower, one line above the text names the current file instead.
+fn split_for_list(frame: &mut Frame, v: &DiffView, rest: Rect) -> (Option<Rect>, Rect) {
+    let dim = Style::default().fg(Color::DarkGray);
+    if rest.width >= LIST_FROM_WIDTH {
+        let list_w = (rest.width / 3).clamp(24, 44);
+        let [list, sep, text] = Layout::horizontal([
+            Constraint::Length(list_w),
+            Constraint::Length(1),
+            Constraint::Min(10),
+        ])
+        .areas(rest);
+        let bar: Vec<Line> = (0..sep.height).map(|_| Line::from("│")).collect();
+        frame.render_widget(Paragraph::new(bar).style(dim), sep);
+        (Some(list), text)
+    } else {
+        // One line names the file at the top instead of a list.
+        let [name, text] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(rest);
+        if let Some(f) = v.files().get(v.file) {
+            let mut spans = vec![Span::styled(
+                format!("{}/{} ", v.file + 1, v.files().len()),
+                dim,
+            )];
+            spans.extend(file_row(f, false, usize::from(name.width).saturating_sub(4)).spans);
+            frame.render_widget(Paragraph::new(Line::from(spans)), name);
+        }
+        (None, text)
+    }
+}
+
+/// The changed files in `list`, the current one kept in sight; where they are drawn is
+/// kept for the mouse.
+fn draw_file_list(frame: &mut Frame, v: &mut DiffView, list: Rect) {
+    let rows = usize::from(list.height);
+    // The current file stays in sight.
+    let first = v.file.saturating_sub(rows.saturating_sub(1));
+    let lines: Vec<Line> = v
+        .files()
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows)
+        .map(|(i, f)| file_row(f, i == v.file, usize::from(list.width)))
+        .collect();
+    frame.render_widget(Paragraph::new(lines), list);
+    v.list = Some((list, first));
 }

@@ -37,6 +37,7 @@ fn window(
     (shown, (cr - top, cc), top, below)
 }
 
+/// Draws the task form over `area`: its fields, each with its error or hint, and a footer.
 pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form, keys: &KeyMap) {
     let max_rows = description_rows_max(area);
     let field_w_for = |r: Rect| (r.width.saturating_sub(2) as usize).saturating_sub(LABEL_W + 1);
@@ -52,7 +53,45 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form, keys: &KeyMap) {
     let hidden = (Field::ALL.len() - f.fields().len()) as u16 * 2;
     let r = centered(area, 72, BASE_HEIGHT + desc_rows as u16 - 1 - hidden);
     clear_overlay(frame, r);
-    let block = Block::bordered()
+    let block = form_block(f, keys, r.width);
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    let field_w = field_w_for(r).max(1);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut cursor: Option<Position> = None;
+    for &field in f.fields() {
+        let max = if field == Field::Description {
+            max_rows
+        } else {
+            1
+        };
+        let (rows, at) = field_lines(f, field, field_w, max);
+        if let Some((cr, cc)) = at {
+            cursor = Some(Position::new(
+                inner.x + LABEL_W as u16 + cc as u16,
+                inner.y + (lines.len() + cr) as u16,
+            ));
+        }
+        lines.extend(rows);
+        lines.push(field_note(f, field, field_w));
+    }
+    lines.push(Line::from(footer(f)));
+    // Long messages wrap onto the lines left below.
+    frame.render_widget(
+        Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
+        inner,
+    );
+    if let Some(p) = cursor
+        && inner.contains(p)
+    {
+        frame.set_cursor_position(p);
+    }
+}
+
+/// The form's frame: "New task" or "Edit task", and its keys at the bottom (as many as fit
+/// in `width`).
+fn form_block(f: &Form, keys: &KeyMap, width: u16) -> Block<'static> {
+    Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(Style::default().fg(Color::Cyan))
         .title(Line::from(Span::styled(
@@ -84,56 +123,53 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form, keys: &KeyMap) {
                                 .unwrap_or_default()
                         ),
                     ],
-                    r.width.saturating_sub(4) as usize,
+                    width.saturating_sub(4) as usize,
                 )
             })
             .right_aligned(),
-        );
-    let inner = block.inner(r);
-    frame.render_widget(block, r);
-    let field_w = field_w_for(r).max(1);
+        )
+}
+
+/// A field's rows, its label before the first: a text field's (at most `max`, scrolled to
+/// its cursor), or a choice's one. For the active text field, also the cursor's row and
+/// column among them.
+fn field_lines(
+    f: &Form,
+    field: Field,
+    field_w: usize,
+    max: usize,
+) -> (Vec<Line<'static>>, Option<(usize, usize)>) {
     let dim = Style::default().fg(Color::DarkGray);
-    let mut lines: Vec<Line> = Vec::new();
-    let mut cursor: Option<Position> = None;
-    for &field in f.fields() {
-        let active = f.field == field;
-        let lstyle = if active {
-            Style::default()
-                .fg(Color::Cyan)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::default().fg(Color::Gray)
-        };
-        let marker = if active { "›" } else { " " };
-        let label = Span::styled(
-            format!("{marker}{:<w$}", field.label(), w = LABEL_W - 1),
-            lstyle,
-        );
-        let input_style = if active {
-            Style::default().add_modifier(Modifier::UNDERLINED)
-        } else {
-            Style::default()
-        };
-        match field {
-            Field::Name | Field::Description | Field::Directory => {
-                let edit = match field {
-                    Field::Name => &f.name,
-                    Field::Description => &f.description,
-                    _ => &f.dir,
-                };
-                let max = if field == Field::Description {
-                    max_rows
-                } else {
-                    1
-                };
-                let (rows, (cr, cc), above, below) = window(edit, field_w, max);
-                if active {
-                    cursor = Some(Position::new(
-                        inner.x + LABEL_W as u16 + cc as u16,
-                        inner.y + (lines.len() + cr) as u16,
-                    ));
-                }
-                for (i, row) in rows.iter().enumerate() {
+    let active = f.field == field;
+    let lstyle = if active {
+        Style::default()
+            .fg(Color::Cyan)
+            .add_modifier(Modifier::BOLD)
+    } else {
+        Style::default().fg(Color::Gray)
+    };
+    let marker = if active { "›" } else { " " };
+    let label = Span::styled(
+        format!("{marker}{:<w$}", field.label(), w = LABEL_W - 1),
+        lstyle,
+    );
+    let input_style = if active {
+        Style::default().add_modifier(Modifier::UNDERLINED)
+    } else {
+        Style::default()
+    };
+    match field {
+        Field::Name | Field::Description | Field::Directory => {
+            let edit = match field {
+                Field::Name => &f.name,
+                Field::Description => &f.description,
+                _ => &f.dir,
+            };
+            let (rows, (cr, cc), above, below) = window(edit, field_w, max);
+            let lines = rows
+                .iter()
+                .enumerate()
+                .map(|(i, row)| {
                     // Under the label: how much of a scrolled description is out of view.
                     let side = match i {
                         0 => label.clone(),
@@ -143,53 +179,60 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form, keys: &KeyMap) {
                         ),
                         _ => Span::raw(" ".repeat(LABEL_W)),
                     };
-                    lines.push(Line::from(vec![
-                        side,
-                        Span::styled(fit(row, field_w), input_style),
-                    ]));
-                }
-            }
-            Field::Provider => {
-                let (text, style) = match f.provider() {
-                    Some(p) if p.installed => (format!("‹ {} ({}) ›", p.name, p.id), input_style),
-                    Some(p) => (
-                        format!("‹ {} ({}) — not installed ›", p.name, p.id),
-                        input_style.fg(Color::Red),
-                    ),
-                    None => ("no provider is known".to_string(), input_style),
-                };
-                let mut spans = vec![label, Span::styled(text, style)];
-                if active {
-                    spans.push(Span::styled("  ←/→ choose", dim));
-                }
-                lines.push(Line::from(spans));
-            }
-            Field::StartNow => {
-                let (y, n) = if f.start_now {
-                    ("[y]", " n ")
-                } else {
-                    (" y ", "[n]")
-                };
-                let mut spans = vec![label, Span::styled(format!("{y} yes  {n} no"), input_style)];
-                if active {
-                    spans.push(Span::styled("  y/n or space", dim));
-                }
-                lines.push(Line::from(spans));
-            }
+                    Line::from(vec![side, Span::styled(fit(row, field_w), input_style)])
+                })
+                .collect();
+            (lines, active.then_some((cr, cc)))
         }
-        match (f.error_for(field), field_hint(f, field)) {
-            (Some(e), _) => lines.push(Line::from(Span::styled(
-                format!("{:w$}⚠ {e}", "", w = LABEL_W),
-                Style::default().fg(Color::Red),
-            ))),
-            (None, Some(hint)) => lines.push(Line::from(Span::styled(
-                format!("{:w$}{}", "", fit(&hint, field_w), w = LABEL_W),
-                dim,
-            ))),
-            (None, None) => lines.push(Line::from("")),
+        Field::Provider => {
+            let (text, style) = match f.provider() {
+                Some(p) if p.installed => (format!("‹ {} ({}) ›", p.name, p.id), input_style),
+                Some(p) => (
+                    format!("‹ {} ({}) — not installed ›", p.name, p.id),
+                    input_style.fg(Color::Red),
+                ),
+                None => ("no provider is known".to_string(), input_style),
+            };
+            let mut spans = vec![label, Span::styled(text, style)];
+            if active {
+                spans.push(Span::styled("  ←/→ choose", dim));
+            }
+            (vec![Line::from(spans)], None)
+        }
+        Field::StartNow => {
+            let (y, n) = if f.start_now {
+                ("[y]", " n ")
+            } else {
+                (" y ", "[n]")
+            };
+            let mut spans = vec![label, Span::styled(format!("{y} yes  {n} no"), input_style)];
+            if active {
+                spans.push(Span::styled("  y/n or space", dim));
+            }
+            (vec![Line::from(spans)], None)
         }
     }
-    let footer = if let Some(e) = &f.error {
+}
+
+/// The line under a field: its error, else its hint, else blank.
+fn field_note(f: &Form, field: Field, field_w: usize) -> Line<'static> {
+    match (f.error_for(field), field_hint(f, field)) {
+        (Some(e), _) => Line::from(Span::styled(
+            format!("{:w$}⚠ {e}", "", w = LABEL_W),
+            Style::default().fg(Color::Red),
+        )),
+        (None, Some(hint)) => Line::from(Span::styled(
+            format!("{:w$}{}", "", fit(&hint, field_w), w = LABEL_W),
+            Style::default().fg(Color::DarkGray),
+        )),
+        (None, None) => Line::from(""),
+    }
+}
+
+/// The form's last line: the form's error, a note, what it is doing, or what the
+/// description is for.
+fn footer(f: &Form) -> Span<'static> {
+    if let Some(e) = &f.error {
         Span::styled(format!("⚠ {e}"), Style::default().fg(Color::Red))
     } else if let Some(n) = &f.note {
         Span::styled(n.clone(), Style::default().fg(Color::Yellow))
@@ -203,19 +246,8 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form, keys: &KeyMap) {
     } else {
         Span::styled(
             "The description is the agent's first instruction (a shell runs it).",
-            dim,
+            Style::default().fg(Color::DarkGray),
         )
-    };
-    lines.push(Line::from(footer));
-    // Long messages wrap onto the lines left below.
-    frame.render_widget(
-        Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
-        inner,
-    );
-    if let Some(p) = cursor
-        && inner.contains(p)
-    {
-        frame.set_cursor_position(p);
     }
 }
 

@@ -2,6 +2,7 @@
 //! name, provider and status; a blocked agent's tile marked, the selected one highlighted.
 
 use super::*;
+use crate::grid::{GridPage, Tile};
 use orchestra_proto::wire::SessionStatus;
 
 /// What a tile's title says of its agent.
@@ -73,69 +74,7 @@ impl App {
         let mut cursor = None;
         for (i, tile) in page.tiles.iter().enumerate() {
             let selected = shown.as_deref() == Some(tile.session_id.as_str());
-            let title = self.tile_title(&tile.session_id);
-            let w = usize::from(tile.area.width.saturating_sub(2));
-            let status_w = title.status.width().min(w);
-            let label = format!(" {} · {} ", title.name.trim(), title.provider);
-            let label = fit(&label, label.width().min(w - status_w));
-            let (border, border_style) = match (selected, self.typing, title.blocked) {
-                (true, true, _) => (
-                    BorderType::Double,
-                    Style::default()
-                        .fg(Color::LightGreen)
-                        .add_modifier(Modifier::BOLD),
-                ),
-                (true, false, _) => (
-                    BorderType::Thick,
-                    Style::default()
-                        .fg(Color::LightCyan)
-                        .add_modifier(Modifier::BOLD),
-                ),
-                (false, _, true) => (BorderType::Thick, Style::default().fg(Color::Yellow)),
-                (false, _, false) => (BorderType::Rounded, Style::default().fg(Color::DarkGray)),
-            };
-            let label_style = if selected {
-                border_style
-            } else {
-                Style::default().fg(Color::Gray)
-            };
-            let title = Line::from(vec![
-                Span::styled(label, label_style),
-                Span::styled(fit(&title.status, status_w), title.status_style),
-            ]);
-            let mut bottom = Vec::new();
-            if i == last && page.pages > 1 {
-                let mark = format!(" page {}/{} ", page.page + 1, page.pages);
-                bottom.push(
-                    Line::from(Span::styled(
-                        mark,
-                        Style::default().fg(Color::Black).bg(Color::LightCyan),
-                    ))
-                    .right_aligned(),
-                );
-            }
-            // How to leave, on the last tile (the bottom bar offers the grid's own keys).
-            let hint = if self.zoom {
-                Some(format!(" zoomed · {} back ", self.key(Action::Zoom)))
-            } else if i == last {
-                Some(format!(
-                    " {} panes · {} zoom ",
-                    self.key(Action::Grid),
-                    self.key(Action::Zoom)
-                ))
-            } else {
-                None
-            };
-            if let Some(hint) = hint.filter(|h| h.width() + 12 <= w) {
-                bottom.push(Line::from(Span::styled(
-                    hint,
-                    Style::default().fg(Color::DarkGray),
-                )));
-            }
-            let mut edges = PaneFrame::styled(border, border_style, title);
-            for line in bottom {
-                edges = edges.title_bottom(line);
-            }
+            let edges = self.tile_edges(tile, selected, i == last, page);
             edges.render(frame, tile.area);
             let inner = tile.inner;
             let typing = self.typing && selected;
@@ -151,5 +90,81 @@ impl App {
         if let Some(p) = cursor {
             frame.set_cursor_position(p);
         }
+    }
+
+    /// A tile's frame: its border (the selected tile's, typing or not; a blocked agent's;
+    /// any other's), its agent's name, provider and status on top, and at the bottom the
+    /// page mark and how to leave (on the last tile of the page).
+    fn tile_edges(
+        &self,
+        tile: &Tile,
+        selected: bool,
+        last: bool,
+        page: &GridPage,
+    ) -> PaneFrame<'static> {
+        let title = self.tile_title(&tile.session_id);
+        let w = usize::from(tile.area.width.saturating_sub(2));
+        let status_w = title.status.width().min(w);
+        let label = format!(" {} · {} ", title.name.trim(), title.provider);
+        let label = fit(&label, label.width().min(w - status_w));
+        let (border, border_style) = match (selected, self.typing, title.blocked) {
+            (true, true, _) => (
+                BorderType::Double,
+                Style::default()
+                    .fg(Color::LightGreen)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            (true, false, _) => (
+                BorderType::Thick,
+                Style::default()
+                    .fg(Color::LightCyan)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            (false, _, true) => (BorderType::Thick, Style::default().fg(Color::Yellow)),
+            (false, _, false) => (BorderType::Rounded, Style::default().fg(Color::DarkGray)),
+        };
+        let label_style = if selected {
+            border_style
+        } else {
+            Style::default().fg(Color::Gray)
+        };
+        let title = Line::from(vec![
+            Span::styled(label, label_style),
+            Span::styled(fit(&title.status, status_w), title.status_style),
+        ]);
+        let mut bottom = Vec::new();
+        if last && page.pages > 1 {
+            let mark = format!(" page {}/{} ", page.page + 1, page.pages);
+            bottom.push(
+                Line::from(Span::styled(
+                    mark,
+                    Style::default().fg(Color::Black).bg(Color::LightCyan),
+                ))
+                .right_aligned(),
+            );
+        }
+        // How to leave, on the last tile (the bottom bar offers the grid's own keys).
+        let hint = if self.zoom {
+            Some(format!(" zoomed · {} back ", self.key(Action::Zoom)))
+        } else if last {
+            Some(format!(
+                " {} panes · {} zoom ",
+                self.key(Action::Grid),
+                self.key(Action::Zoom)
+            ))
+        } else {
+            None
+        };
+        if let Some(hint) = hint.filter(|h| h.width() + 12 <= w) {
+            bottom.push(Line::from(Span::styled(
+                hint,
+                Style::default().fg(Color::DarkGray),
+            )));
+        }
+        let mut edges = PaneFrame::styled(border, border_style, title);
+        for line in bottom {
+            edges = edges.title_bottom(line);
+        }
+        edges
     }
 }

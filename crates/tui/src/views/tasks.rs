@@ -5,61 +5,22 @@ use super::*;
 impl App {
     pub(super) fn draw_tasks(&mut self, frame: &mut Frame, area: Rect) {
         let focused = self.focus == Focus::Tasks && !self.typing;
-        let mut title = vec![Span::styled(
-            format!(" Tasks ({}) ", self.snapshot().tasks.len()),
-            Style::default().add_modifier(Modifier::BOLD),
-        )];
-        if self.order != crate::list_prefs::ListOrder::Created {
-            title.push(Span::styled(
-                format!("{} ", self.order.label()),
-                Style::default().fg(Color::DarkGray),
-            ));
-        }
-        if !self.filter.is_empty() || matches!(self.modal, Modal::Filter(_)) {
-            title.push(Span::styled(
-                format!("/{} ", self.filter),
-                Style::default().fg(Color::Yellow),
-            ));
-        }
-        let pane = PaneFrame::new(Line::from(title), focused, false);
+        let pane = PaneFrame::new(self.tasks_title(), focused, false);
         let inner = pane.inner(area);
         pane.render(frame, area);
         if inner.height == 0 || inner.width == 0 {
             return;
         }
         if self.rows.is_empty() {
-            let text = if self.snapshot().tasks.is_empty() {
-                format!(
-                    "No tasks yet.\nPress {} to create one.",
-                    self.key(Action::NewTask)
-                )
-            } else if matches!(self.modal, Modal::Filter(_)) {
-                format!(
-                    "No task matches the filter.\n{} clears it.",
-                    self.key(Action::ClearFilter)
-                )
-            } else {
-                format!(
-                    "No task matches the filter.\n{} clears it.",
-                    self.key(Action::Back)
-                )
-            };
             frame.render_widget(
-                Paragraph::new(text).style(Style::default().fg(Color::DarkGray)),
+                Paragraph::new(self.empty_list_text()).style(Style::default().fg(Color::DarkGray)),
                 inner,
             );
             return;
         }
         let h = inner.height as usize;
         let sel = self.selected_index();
-        if let Some(s) = sel {
-            if s < self.list_offset {
-                self.list_offset = s;
-            } else if s >= self.list_offset + h {
-                self.list_offset = s + 1 - h;
-            }
-        }
-        self.list_offset = self.list_offset.min(self.rows.len().saturating_sub(h));
+        self.keep_in_sight(sel, h);
         let now = self.now_ms();
         let w = inner.width as usize;
         let show_provider = w >= 40;
@@ -83,34 +44,7 @@ impl App {
                         fit(&format!("── {status} ──"), w),
                         Style::default().fg(status_color(status)),
                     )),
-                    Row::Session(si) => {
-                        let s = &self.snapshot().sessions[si];
-                        let status = if s.ended { "exited" } else { s.status.as_str() };
-                        let provider = format!(" {:<8} ", fit(&s.provider_id, 8));
-                        let status = format!("{status:>7}");
-                        let name_w = w.saturating_sub(2 + provider.width() + status.width());
-                        let style = if s.ended {
-                            Style::default().fg(Color::DarkGray)
-                        } else {
-                            Style::default()
-                        };
-                        let status_style = match s.status {
-                            _ if s.ended => Style::default().fg(Color::DarkGray),
-                            orchestra_proto::wire::SessionStatus::Blocked => Style::default()
-                                .fg(Color::Yellow)
-                                .add_modifier(Modifier::BOLD),
-                            orchestra_proto::wire::SessionStatus::Limited => {
-                                Style::default().fg(Color::Magenta)
-                            }
-                            _ => Style::default().fg(Color::DarkGray),
-                        };
-                        Line::from(vec![
-                            Span::styled("$ ", Style::default().fg(Color::Blue)),
-                            Span::styled(fit(&session_name(s), name_w), style),
-                            Span::styled(provider, Style::default().fg(Color::DarkGray)),
-                            Span::styled(status, status_style),
-                        ])
-                    }
+                    Row::Session(si) => session_line(&self.snapshot().sessions[si], w),
                 };
                 if selected {
                     line = line.patch_style(Style::default().add_modifier(if focused {
@@ -123,6 +57,61 @@ impl App {
             })
             .collect();
         frame.render_widget(Paragraph::new(lines), inner);
+    }
+
+    /// The pane's title: the number of tasks, the order when it is not the default, and the
+    /// filter.
+    fn tasks_title(&self) -> Line<'static> {
+        let mut title = vec![Span::styled(
+            format!(" Tasks ({}) ", self.snapshot().tasks.len()),
+            Style::default().add_modifier(Modifier::BOLD),
+        )];
+        if self.order != crate::list_prefs::ListOrder::Created {
+            title.push(Span::styled(
+                format!("{} ", self.order.label()),
+                Style::default().fg(Color::DarkGray),
+            ));
+        }
+        if !self.filter.is_empty() || matches!(self.modal, Modal::Filter(_)) {
+            title.push(Span::styled(
+                format!("/{} ", self.filter),
+                Style::default().fg(Color::Yellow),
+            ));
+        }
+        Line::from(title)
+    }
+
+    /// What an empty list says: how to create a task, or how to clear the filter that hides
+    /// them.
+    fn empty_list_text(&self) -> String {
+        if self.snapshot().tasks.is_empty() {
+            format!(
+                "No tasks yet.\nPress {} to create one.",
+                self.key(Action::NewTask)
+            )
+        } else if matches!(self.modal, Modal::Filter(_)) {
+            format!(
+                "No task matches the filter.\n{} clears it.",
+                self.key(Action::ClearFilter)
+            )
+        } else {
+            format!(
+                "No task matches the filter.\n{} clears it.",
+                self.key(Action::Back)
+            )
+        }
+    }
+
+    /// Scrolls the list so that the selected row `sel` is among the `h` rows shown.
+    fn keep_in_sight(&mut self, sel: Option<usize>, h: usize) {
+        if let Some(s) = sel {
+            if s < self.list_offset {
+                self.list_offset = s;
+            } else if s >= self.list_offset + h {
+                self.list_offset = s + 1 - h;
+            }
+        }
+        self.list_offset = self.list_offset.min(self.rows.len().saturating_sub(h));
     }
 
     pub(super) fn task_line(
@@ -177,4 +166,31 @@ impl App {
         spans.push(mark);
         Line::from(spans)
     }
+}
+
+/// A session without a task, as a row of the list: its name, provider and status.
+fn session_line(s: &orchestra_proto::wire::SessionInfo, w: usize) -> Line<'static> {
+    let status = if s.ended { "exited" } else { s.status.as_str() };
+    let provider = format!(" {:<8} ", fit(&s.provider_id, 8));
+    let status = format!("{status:>7}");
+    let name_w = w.saturating_sub(2 + provider.width() + status.width());
+    let style = if s.ended {
+        Style::default().fg(Color::DarkGray)
+    } else {
+        Style::default()
+    };
+    let status_style = match s.status {
+        _ if s.ended => Style::default().fg(Color::DarkGray),
+        orchestra_proto::wire::SessionStatus::Blocked => Style::default()
+            .fg(Color::Yellow)
+            .add_modifier(Modifier::BOLD),
+        orchestra_proto::wire::SessionStatus::Limited => Style::default().fg(Color::Magenta),
+        _ => Style::default().fg(Color::DarkGray),
+    };
+    Line::from(vec![
+        Span::styled("$ ", Style::default().fg(Color::Blue)),
+        Span::styled(fit(&session_name(s), name_w), style),
+        Span::styled(provider, Style::default().fg(Color::DarkGray)),
+        Span::styled(status, status_style),
+    ])
 }

@@ -149,9 +149,50 @@ impl App {
         &self,
         width: usize,
     ) -> (Vec<Span<'static>>, Option<Span<'static>>) {
-        // The mark's texts, longest first; the last is the least that is still useful.
-        let marks: Vec<String> = self
-            .scroll
+        let marks = self.scroll_marks();
+        let least_mark = marks.last().map_or(0, |m| m.width() + 1);
+        // The typing badge first: the key that leaves is never cut.
+        let badge = self.typing.then(|| {
+            let leave = self.key(Action::LeaveTyping);
+            first_fitting(
+                &[
+                    format!(" TYPING · {leave} leaves "),
+                    format!(" TYPING · {leave} "),
+                    format!(" {leave} leaves "),
+                    format!(" {leave} "),
+                ],
+                width.saturating_sub(least_mark),
+            )
+        });
+        let mut budget = width.saturating_sub(badge.as_ref().map_or(0, |b| b.width()));
+        let mark = fit_scroll_mark(&marks, budget).map(|text| {
+            budget = budget.saturating_sub(text.width() + 1);
+            Span::styled(
+                text,
+                Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+            )
+        });
+        let badge = badge.map(|text| {
+            Span::styled(
+                text,
+                Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::LightGreen)
+                    .add_modifier(Modifier::BOLD),
+            )
+        });
+        let mut left = self.terminal_name_title(budget);
+        left.extend(badge);
+        (left, mark)
+    }
+
+    /// The scrolled-back mark's texts, longest first; the last is the least that is still
+    /// useful. None while the terminal shows its live end.
+    fn scroll_marks(&self) -> Vec<String> {
+        self.scroll
             .as_ref()
             .map(|v| {
                 // Only a key that returns from where the keyboard is now (an overlay has none).
@@ -178,52 +219,11 @@ impl App {
                     format!(" ↑{n} back "),
                 ]
             })
-            .unwrap_or_default();
-        let least_mark = marks.last().map_or(0, |m| m.width() + 1);
-        // The typing badge first: the key that leaves is never cut.
-        let badge = self.typing.then(|| {
-            let leave = self.key(Action::LeaveTyping);
-            first_fitting(
-                &[
-                    format!(" TYPING · {leave} leaves "),
-                    format!(" TYPING · {leave} "),
-                    format!(" {leave} leaves "),
-                    format!(" {leave} "),
-                ],
-                width.saturating_sub(least_mark),
-            )
-        });
-        let mut budget = width.saturating_sub(badge.as_ref().map_or(0, |b| b.width()));
-        let mark = (!marks.is_empty()).then(|| {
-            // A mark naming its key, with room for the pane's name if possible; the bare
-            // mark only when no mark with the key fits.
-            let keyed = &marks[..marks.len() - 1];
-            let text = keyed
-                .iter()
-                .find(|m| m.width() + 11 <= budget)
-                .or_else(|| keyed.iter().find(|m| m.width() < budget))
-                .cloned()
-                .unwrap_or_else(|| {
-                    first_fitting(&marks[marks.len() - 1..], budget.saturating_sub(1))
-                });
-            budget = budget.saturating_sub(text.width() + 1);
-            Span::styled(
-                text,
-                Style::default()
-                    .fg(Color::Black)
-                    .bg(Color::Yellow)
-                    .add_modifier(Modifier::BOLD),
-            )
-        });
-        let badge = badge.map(|text| {
-            Span::styled(
-                text,
-                Style::default()
-                    .fg(Color::Black)
-                    .bg(Color::LightGreen)
-                    .add_modifier(Modifier::BOLD),
-            )
-        });
+            .unwrap_or_default()
+    }
+
+    /// `Terminal name · provider · status` in `budget` columns, as much of it as fits.
+    fn terminal_name_title(&self, mut budget: usize) -> Vec<Span<'static>> {
         let mut left = Vec::new();
         if budget >= 10 {
             left.push(Span::styled(
@@ -249,7 +249,24 @@ impl App {
                 left.push(Span::styled(text, Style::default().fg(Color::Gray)));
             }
         }
-        left.extend(badge);
-        (left, mark)
+        left
     }
+}
+
+/// Which scrolled-back mark fits in `budget`: one naming its key, with room for the pane's
+/// name if possible; the bare mark only when no mark with the key fits. `None` without
+/// marks.
+fn fit_scroll_mark(marks: &[String], budget: usize) -> Option<String> {
+    if marks.is_empty() {
+        return None;
+    }
+    let keyed = &marks[..marks.len() - 1];
+    Some(
+        keyed
+            .iter()
+            .find(|m| m.width() + 11 <= budget)
+            .or_else(|| keyed.iter().find(|m| m.width() < budget))
+            .cloned()
+            .unwrap_or_else(|| first_fitting(&marks[marks.len() - 1..], budget.saturating_sub(1))),
+    )
 }

@@ -73,7 +73,16 @@ pub fn document() -> Value {
     spec.finish()
 }
 
+/// The task routes, part by part, in the order the document has always listed them.
 fn tasks(spec: &mut Spec) {
+    task_records(spec);
+    task_runs(spec);
+    task_reports(spec);
+    task_worktree(spec);
+}
+
+/// The task list and one task: list, create, read, change, delete.
+fn task_records(spec: &mut Spec) {
     spec.op("get", TASKS, "listTasks", "List tasks, newest first")
         .tag("tasks")
         .query_of::<TaskStatus>("status", "Only tasks with this status.")
@@ -125,6 +134,10 @@ fn tasks(spec: &mut Spec) {
         .answer::<TaskBody>(200, "The task as it was.")
         .error(409, "The task is not finished.")
         .add();
+}
+
+/// Running a task: start, pause, resume, cancel, answer its question, retry, continue.
+fn task_runs(spec: &mut Spec) {
     let lifecycle = [
         (
             "start",
@@ -213,6 +226,10 @@ fn tasks(spec: &mut Spec) {
         .error(429, "As many sessions as allowed are alive (`maxSessions`).")
         .error(503, "The task's provider is not installed, or its program cannot start.")
         .add();
+}
+
+/// What an agent reports on its task: output lines, steps, the result.
+fn task_reports(spec: &mut Spec) {
     spec.op(
         "post",
         &format!("{TASK}/output"),
@@ -281,6 +298,10 @@ fn tasks(spec: &mut Spec) {
     .answer::<TaskBody>(200, "The finished task.")
     .error(409, "The task is finished.")
     .add();
+}
+
+/// A worktree task's changes: the diff, merging them, discarding them.
+fn task_worktree(spec: &mut Spec) {
     spec.op(
         "get",
         &format!("{TASK}/diff"),
@@ -372,7 +393,15 @@ fn worktrees(spec: &mut Spec) {
     .add();
 }
 
+/// The session routes, part by part, in the order the document has always listed them.
 fn sessions(spec: &mut Spec) {
+    session_records(spec);
+    session_views(spec);
+    session_control(spec);
+}
+
+/// The session list and one session: list, start, read, end or remove.
+fn session_records(spec: &mut Spec) {
     spec.op("get", SESSIONS, "listSessions", "List sessions")
         .tag("sessions")
         .describe("Ended sessions stay listed with `ended: true`.")
@@ -406,6 +435,11 @@ fn sessions(spec: &mut Spec) {
         .error(400, "remove is not a flag.")
         .error(409, "remove=true on a session still alive, or one a task still refers to.")
         .add();
+}
+
+/// What a session shows and was sent: its messages, its screen, its live terminal, its
+/// transcript.
+fn session_views(spec: &mut Spec) {
     spec.op(
         "get",
         &format!("{SESSION}/messages"),
@@ -477,6 +511,10 @@ fn sessions(spec: &mut Spec) {
         }))
         .error(400, "bytes is not a whole number.")
         .add();
+}
+
+/// Steering a session: resize, pause and resume, answer its prompt, its agent's hook.
+fn session_control(spec: &mut Spec) {
     spec.op(
         "post",
         &format!("{SESSION}/resize"),

@@ -1,0 +1,182 @@
+//! Typing into a session: the first instruction once the agent is ready, raw keystrokes,
+//! and sends (text submitted, or named keys), each in its turn and recorded as a message.
+//! What is typed is also what the reply awaited and the status are measured from.
+
+use super::messages::new_message;
+use super::replies::{PendingReply, screen_lines};
+use super::{SendMessage, SessionEntry, session_error};
+use crate::engine::status::{Fact, SessionStatus};
+use crate::engine::{Engine, EngineError, EngineResult};
+use crate::providers::Provider;
+use crate::store::{Removal, Table};
+use orchestra_proto::wire::{Message, Role};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// What submits a typed line to the session's program (its provider's submit key).
+fn submit_bytes(provider: Option<&Provider>) -> &'static [u8] {
+    provider.map(|p| p.submit).unwrap_or_default().bytes()
+}
+
+/// Whether a typed byte ends the line being typed: Enter submits it, Ctrl-C and Ctrl-U
+/// throw it away.
+fn ends_a_line(byte: u8) -> bool {
+    matches!(byte, b'\r' | b'\n' | 0x03 | 0x15)
+}
+
+impl Engine {
+    /// Types the first instruction if it is still pending; exactly once, whoever calls.
+    pub(super) async fn type_first_instruction(&self, entry: &Arc<SessionEntry>) {
+        // Once typed, a `ready` does not wait for a write in progress (a stopped child).
+        if entry.first_instruction.lock().is_none() {
+            return;
+        }
+        let _turn = entry.typing.lock().await;
+        let first = entry.first_instruction.lock().take();
+        if let Some(text) = first
+            && let Err(e) = self.type_now(entry, SendMessage::Text(text), None).await
+        {
+            tracing::warn!(error = %e, "could not type the first instruction");
+        }
+    }
+
+    /// Before input someone types into a session that is not ready yet (still starting, or
+    /// its output not settled): the first instruction goes first, so the typed input comes
+    /// after it instead of ahead of it (and the instruction is not typed into a line the
+    /// user left half-done). Not while a question waits for an answer: what is typed then
+    /// answers it, and the instruction waits for the input prompt.
+    async fn first_instruction_before_input(&self, entry: &Arc<SessionEntry>) {
+        let asked = entry.info.lock().status == SessionStatus::Blocked
+            || entry.agent.lock().answering.is_some();
+        if !asked {
+            self.type_first_instruction(entry).await;
+        }
+    }
+
+    /// Writes raw bytes (keystrokes) to a session's terminal, after its first instruction
+    /// (see `first_instruction_before_input`) and after whatever was typed before them.
+    pub async fn write_input(&self, id: &str, bytes: Vec<u8>) -> EngineResult<()> {
+        let entry = self.session_entry(id)?;
+        self.first_instruction_before_input(&entry).await;
+        self.limit_over(&entry);
+        let _turn = entry.typing.lock().await;
+        let pty = entry.live_pty()?.clone();
+        if let Some(last) = bytes.last() {
+            entry
+                .line_half_typed
+                .store(!ends_a_line(*last), Ordering::Relaxed);
+        }
+        // Here when the terminal has room (nearly always): a hop to another thread would
+        // have to wait for a turn on a CPU that busy agents keep taken.
+        let done = pty.try_write(&bytes).map_err(session_error)?;
+        if done == bytes.len() {
+            return Ok(());
+        }
+        // A child that does not read its input: waiting for room is for a blocking thread.
+        let rest = bytes[done..].to_vec();
+        tokio::task::spawn_blocking(move || pty.write(&rest))
+            .await
+            .map_err(|e| EngineError::Internal(format!("write failed: {e}")))?
+            .map_err(session_error)
+    }
+
+    /// Types text (and submits it) or sends keys; records it as a `user` message.
+    pub(crate) async fn send_to(
+        &self,
+        entry: &Arc<SessionEntry>,
+        send: SendMessage,
+        auto: Option<String>,
+    ) -> EngineResult<Message> {
+        let _turn = entry.typing.lock().await;
+        self.type_now(entry, send, auto).await
+    }
+
+    /// `send_to`, the caller holding the session's `typing` turn.
+    pub(in crate::engine) async fn type_now(
+        &self,
+        entry: &Arc<SessionEntry>,
+        send: SendMessage,
+        auto: Option<String>,
+    ) -> EngineResult<Message> {
+        let pty = entry.live_pty()?.clone();
+        // One look at the screen: the previous reply ends where this send begins.
+        let before = screen_lines(&pty).await;
+        let previous = self.take_reply(entry, &before);
+        if let Some((request, text)) = &previous {
+            self.reply_taken(entry, *request, text);
+        }
+        self.limit_over(entry);
+        let submit = submit_bytes(entry.provider.as_ref());
+        let (text, keys) = match &send {
+            SendMessage::Text(t) => (t.clone(), None),
+            SendMessage::Keys(k) => (format!("[{}]", k.join(" ")), Some(k.clone())),
+        };
+        // Text is submitted; keys end a line when the last is Enter (or Ctrl-C, Ctrl-U).
+        let half_typed = keys.as_ref().is_some_and(|k| {
+            k.last()
+                .and_then(|name| crate::session::encode_key(name, false).ok())
+                .and_then(|bytes| bytes.last().copied())
+                .is_none_or(|b| !ends_a_line(b))
+        });
+        entry.line_half_typed.store(half_typed, Ordering::Relaxed);
+        // What the agent's hook said last is over once something is typed: the screen
+        // decides until its next hook event (cleared first: that event may follow at once).
+        if let Some(changed) = entry.record_fact(Fact::Hook(None)) {
+            self.save_status(entry, &changed);
+        }
+        // The previous reply, then this send, each kept before it is typed: a message the
+        // store cannot keep (a full disk) is refused with nothing typed, and one that is
+        // typed is never lost.
+        if let Some((_, text)) = previous {
+            self.record_message(entry, Role::Agent, text, None, None)
+                .await;
+        }
+        let message = new_message(Role::User, text.clone(), keys.clone(), auto.clone());
+        self.store_message(entry, &message).await?;
+        // A child that does not read its input can make a PTY write block: keep that off the
+        // async workers.
+        let writer = pty.clone();
+        let typed = tokio::task::spawn_blocking(move || match send {
+            SendMessage::Text(t) => writer.send_text(&t, submit),
+            SendMessage::Keys(k) => writer.send_keys(&k),
+        })
+        .await
+        .map_err(|e| EngineError::Internal(format!("send failed: {e}")))
+        .and_then(|r| r.map_err(session_error));
+        if let Err(e) = typed {
+            let gone = Removal::Record(Table::Messages, message.id.clone());
+            if let Err(e) = self.store().remove(vec![gone]).await {
+                tracing::error!(error = %e, "could not remove a message that was not sent");
+            }
+            return Err(e);
+        }
+        {
+            let mut pending = entry.reply.lock();
+            // Keys (a housekeeping or permission answer) do not end the wait for the reply
+            // to a request not answered yet: that reply is the agent's work.
+            if keys.is_none() || !pending.as_ref().is_some_and(|p| p.request) {
+                *pending = Some(PendingReply {
+                    before,
+                    sent: if keys.is_some() {
+                        String::new()
+                    } else {
+                        text.clone()
+                    },
+                    request: keys.is_none() && auto.is_none(),
+                    after_echo: false,
+                });
+            }
+        }
+        Ok(self.add_message(entry, message))
+    }
+
+    pub async fn send_message(&self, id: &str, send: SendMessage) -> EngineResult<Message> {
+        let entry = self.session_entry(id)?;
+        if let SendMessage::Keys(k) = &send {
+            // Validate every key before sending any.
+            crate::session::parse_keys(k).map_err(|e| session_error(e.into()))?;
+        }
+        self.first_instruction_before_input(&entry).await;
+        self.send_to(&entry, send, None).await
+    }
+}
