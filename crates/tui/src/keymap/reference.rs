@@ -8,7 +8,7 @@ use super::{Context, KeyMap};
 pub fn key_reference(keys: &KeyMap) -> String {
     let mut out = String::from(
         "# Keys\n\n\
-         <!-- Generated from the binding table in crates/tui/src/keymap.rs; do not edit. \
+         <!-- Generated from the binding table in crates/tui/src/keymap/bindings.rs; do not edit. \
          Regenerate with `ORCHESTRA_WRITE_DOCS=1 cargo test -p orchestra-tui key_reference`. -->\n\n\
          The keys of the TUI with the defaults, pane by pane, as `?` shows them. The focused \
          pane's own keys come first, then those of any pane. Every binding can be changed in \
