@@ -233,7 +233,7 @@ pub struct TaskMetadata {
     /// session; `POST /tasks/:id/answer` answers it. Gone once answered or the task ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<crate::prompt::Prompt>,
-    /// The repository file whose trust the start needs (see [`crate::trust::TrustRequest`]):
+    /// The repository file whose trust the start needs (see [`crate::wire::TrustRequest`]):
     /// set with `prompt`, kept after the answer until the agent has started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust: Option<crate::trust::TrustRequest>,
