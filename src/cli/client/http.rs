@@ -77,19 +77,16 @@ pub use orchestra_client::http::segment;
 
 /// A 2xx answer: the wire type it reads as, and its text as the server sent it (what
 /// `--json` prints).
-pub struct Reply<T> {
-    pub value: T,
-    raw: String,
+pub use orchestra_client::http::Reply;
+
+/// `--json`: a reply printed as the server sent it.
+pub trait PrintJson {
+    /// Prints the server's JSON as it sent it, pretty.
+    fn print_json(&self);
 }
 
-impl<T> Reply<T> {
-    /// The answer's text as the server sent it.
-    pub fn raw(&self) -> &str {
-        &self.raw
-    }
-
-    /// Prints the server's JSON as it sent it, pretty.
-    pub fn print_json(&self) {
+impl<T> PrintJson for Reply<T> {
+    fn print_json(&self) {
         super::output::json_text(&self.raw);
     }
 }
@@ -199,14 +196,9 @@ impl Client {
         body: &B,
         expected: &str,
     ) -> CliResult<Reply<T>> {
-        let reply = self
-            .api
+        self.api
             .request(method, path, body, expected)
-            .map_err(|e| self.cli_error(e))?;
-        Ok(Reply {
-            value: reply.value,
-            raw: reply.raw,
-        })
+            .map_err(|e| self.cli_error(e))
     }
 
     /// A GET whose 2xx body is copied to `out` as it arrives (raw bytes, no size cap). A reader

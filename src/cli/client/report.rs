@@ -2,7 +2,7 @@
 //! remembered locally: every call reads what it needs from the server.
 
 use super::error::{CliError, CliResult};
-use super::http::Reply;
+use super::http::{PrintJson, Reply};
 use super::output::{self, clean, out, percent, short_id};
 use super::task::{A_TASK, task_id};
 use super::{Ctx, ReportArgs, ReportCmd};

@@ -1,7 +1,7 @@
 //! `orchestra session …`
 
 use super::error::{CliError, CliResult};
-use super::http::Reply;
+use super::http::{PrintJson, Reply};
 use super::output::{Table, ago, clean, clean_lines, out, short_id, truncate};
 use super::{Ctx, SessionCmd, absolute_dir, resolve_id, trash_place};
 use orchestra_proto::wire::request::{NewSession, SendMessage};

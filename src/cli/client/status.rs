@@ -18,7 +18,7 @@ pub fn run(ctx: &Ctx) -> CliResult<()> {
             .client
             .get(orchestra_proto::routes::AGENTS_STATUS, STATUS)?;
         let raw = |r: &Reply<Status>| -> serde_json::Value {
-            serde_json::from_str(r.raw()).unwrap_or(serde_json::Value::Null)
+            serde_json::from_str(&r.raw).unwrap_or(serde_json::Value::Null)
         };
         output::json(&serde_json::json!({ "status": raw(&status), "codingAgents": raw(&agents) }));
         return Ok(());

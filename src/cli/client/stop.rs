@@ -2,7 +2,7 @@
 //! until it has exited, so that when this returns its agents are gone and its state is saved.
 
 use super::error::{CliError, CliResult, Exit};
-use super::http::Reply;
+use super::http::{PrintJson, Reply};
 use super::output::out;
 use super::{ClientArgs, Ctx};
 use crate::cli::GlobalArgs;

@@ -1,12 +1,12 @@
 //! `orchestra task …`
 
 use super::error::{CliError, CliResult};
-use super::http::{Reply, segment};
+use super::http::{PrintJson, Reply, segment};
 use super::output::{Table, ago, clean, clean_lines, out, percent, short_id, truncate};
 use super::{Ctx, TaskCmd, absolute_dir, resolve_id, trash_place};
-use orchestra_proto::task::{Isolation, StepStatus, Task, TaskStatus};
+use orchestra_proto::task::{Isolation, StepStatus, Task};
 use orchestra_proto::wire::request::{ContinueTask, NewTask, TaskChange};
-use orchestra_proto::wire::{TaskBody, TaskList};
+use orchestra_proto::wire::{TaskBody, TaskList, started_anyway};
 
 use orchestra_proto::routes::{self, TASKS};
 
@@ -105,18 +105,7 @@ fn start_created(ctx: &Ctx, id: &str) -> CliResult<(Reply<TaskBody>, &'static st
     if refused.http_status == Some(409) {
         let now: Reply<TaskBody> = ctx.client.get(&path, A_TASK)?;
         let status = now.value.task.status();
-        // Completed or failed too: it was started and has already finished. A start still in
-        // progress elsewhere leaves it pending for a moment; the server says so.
-        let elsewhere = refused.message.contains("started elsewhere");
-        if elsewhere
-            || matches!(
-                status,
-                TaskStatus::Running
-                    | TaskStatus::Paused
-                    | TaskStatus::Completed
-                    | TaskStatus::Failed
-            )
-        {
+        if started_anyway(&refused.message, Some(status)) {
             return Ok((now, "started elsewhere first (by autopilot, most likely):"));
         }
     }

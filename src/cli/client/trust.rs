@@ -2,7 +2,7 @@
 //! (its current content), list what is trusted, take a trust back.
 
 use super::error::{CliError, CliResult};
-use super::http::Reply;
+use super::http::{PrintJson, Reply};
 use super::output::{Table, ago, clean, out, short_id};
 use super::{Ctx, TrustArgs};
 use orchestra_proto::wire::request::TrustPath;

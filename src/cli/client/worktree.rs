@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use super::error::CliResult;
-use super::http::Reply;
+use super::http::{PrintJson, Reply};
 use super::output::{clean, out, short_id};
 use super::task::task_id;
 use orchestra_proto::routes;

@@ -11,7 +11,7 @@ use super::{Engine, EngineError, EngineResult, RunState, STOPPED_BY_API, TaskEve
 use crate::session::ExitInfo;
 use orchestra_proto::task::{Isolation, OUTPUT_LINES_KEPT, Task, TaskResult, TaskStatus};
 use orchestra_proto::wire::TrustRequest;
-use orchestra_proto::wire::{ProviderInfo, SessionInfo};
+use orchestra_proto::wire::{ProviderInfo, STARTED_ELSEWHERE, SessionInfo};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -89,7 +89,7 @@ impl Engine {
         let task = self.get_task(id)?;
         match task.status() {
             TaskStatus::Pending if starting.contains(&task.id) => Err(EngineError::Conflict(
-                "task is being started (it was started elsewhere)".into(),
+                format!("task is being started ({STARTED_ELSEWHERE})"),
             )),
             TaskStatus::Pending => {
                 starting.insert(task.id.clone());
@@ -100,7 +100,7 @@ impl Engine {
                 Ok((task, claim))
             }
             TaskStatus::Running | TaskStatus::Paused => Err(EngineError::Conflict(format!(
-                "task is already {} (it was started elsewhere)",
+                "task is already {} ({STARTED_ELSEWHERE})",
                 task.status()
             ))),
             _ => Err(conflict(&task, "only a pending task can be started")),

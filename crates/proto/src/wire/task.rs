@@ -2,10 +2,30 @@
 //! its serde form is the wire form. Here: the answers that carry it (each task version's
 //! JSON encoded once, `super::encoded`).
 
-use crate::task::{Step, Task};
+use crate::task::{Step, Task, TaskStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+
+/// The words of the API's refusal (409) of a start when another starter got there first.
+pub const STARTED_ELSEWHERE: &str = "it was started elsewhere";
+
+/// Whether a task whose start was refused with a conflict was started all the same, by
+/// someone else (autopilot, another client): the refusal says so (its start may still be
+/// under way), or the task `now` is running or has already run. A client that asked for the
+/// start reports it as done, once.
+pub fn started_anyway(refusal: &str, now: Option<TaskStatus>) -> bool {
+    refusal.contains(STARTED_ELSEWHERE)
+        || matches!(
+            now,
+            Some(
+                TaskStatus::Running
+                    | TaskStatus::Paused
+                    | TaskStatus::Completed
+                    | TaskStatus::Failed
+            )
+        )
+}
 
 /// `{task}`: the answer of most task routes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -11,11 +11,12 @@ use crate::backend::{Cockpit, Command, CommandFuture, Outcome, ProviderChoice, S
 use crate::diff_view::{PreparedDiff, TaskDiff, WorktreeUsage};
 use crate::transcript_view::TRANSCRIPT_BYTES;
 use link::{Locate, Shared};
-use orchestra_client::http::{Api, ApiError, Method};
+use orchestra_client::http::{Api, ApiError, Failure, Method};
 use orchestra_proto::routes;
 use orchestra_proto::task::{Task, TaskStatus};
 use orchestra_proto::wire;
 use orchestra_proto::wire::request::{Answer, NewTask, Resize, SendMessage, TaskChange};
+use orchestra_proto::wire::started_anyway;
 use orchestra_proto::wire::{DaemonStopped, Event, MessageBody, SessionBody, Status, TaskBody};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
@@ -356,21 +357,12 @@ fn create_task(api: &Api, body: &NewTask, start: bool) -> Result<Outcome, String
     let mut note = None;
     if start && let Err(err) = task_call(api, Method::Post, &task(routes::TASK_START, &id), &()) {
         // Started meanwhile by someone else (autopilot): what was asked for happened, once.
-        // Its start may still be under way (the server says so), or it may have run and
-        // finished already.
-        let elsewhere = err.to_string().contains("started elsewhere");
-        let started = elsewhere
-            || api
-                .read::<TaskBody>(&routes::at(routes::TASK, &[&id]), "a task")
-                .is_ok_and(|t| {
-                    matches!(
-                        t.task.status(),
-                        TaskStatus::Running
-                            | TaskStatus::Paused
-                            | TaskStatus::Completed
-                            | TaskStatus::Failed
-                    )
-                });
+        let conflict = matches!(err.failure(), Failure::Refused { status: 409, .. });
+        let now = api
+            .read::<TaskBody>(&routes::at(routes::TASK, &[&id]), "a task")
+            .ok()
+            .map(|t| t.task.status());
+        let started = conflict && started_anyway(&err.to_string(), now);
         if !started {
             note = Some(format!(
                 "created {}, but it did not start: {err}",
