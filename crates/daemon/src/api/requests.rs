@@ -10,7 +10,7 @@
 use super::body::Body;
 use super::error::ApiError;
 use axum::extract::{FromRequest, Request};
-use orchestra_proto::task::{Progress, StepStatus, TaskResult, TaskStatus};
+use orchestra_proto::task::{StepStatus, TaskResult, TaskStatus};
 use orchestra_proto::wire::Approval;
 use orchestra_proto::wire::request::{
     Answer, ContinueTask, Gc, HookReport, NewSession, NewStep, NewTask, OutputLines, Resize,
@@ -73,18 +73,10 @@ impl FromBody for TaskChange {
             .opt_str("status")?
             .map(|s| s.parse::<TaskStatus>().map_err(ApiError::bad_request))
             .transpose()?;
-        let progress = body
-            .opt_f64("progress")?
-            .map(|p| match Progress::new(p) {
-                Some(_) => Ok(p),
-                None => Err(ApiError::bad_request(format!(
-                    "progress must be a number from 0 to 100, not {p}"
-                ))),
-            })
-            .transpose()?;
+        // Its range is the engine's to check (for every caller), after the task's own 404.
         let change = TaskChange {
             status,
-            progress,
+            progress: body.opt_f64("progress")?,
             error: body.opt_str("error")?,
             name: body.opt_str("name")?,
             description: body.opt_str("description")?,
