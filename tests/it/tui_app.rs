@@ -980,8 +980,19 @@ async fn an_earlier_runs_session_shows_its_transcript_searchable_and_can_be_dele
     assert_eq!(app.shown_transcript().unwrap().query(), "ROW-15");
     app.on_terminal_event(key(KeyCode::Esc));
     assert!(app.shown_transcript().is_none());
-    let shown = screen_rows(&mut app, w, h).join("\n");
-    assert!(shown.contains("Press t to read its transcript."), "{shown}");
+    // Drawn as the TUI draws on each change: the session's stream may reconnect meanwhile
+    // and says again, when it closes, that there is no terminal.
+    wait_for(
+        &mut app,
+        &mut events,
+        "the hint to read the transcript",
+        |a| {
+            screen_rows(a, w, h)
+                .join("\n")
+                .contains("Press t to read its transcript.")
+        },
+    )
+    .await;
     // t shows it again.
     app.on_terminal_event(key(KeyCode::Char('t')));
     wait_for(&mut app, &mut events, "the transcript again", |a| {
@@ -1119,8 +1130,13 @@ async fn delete_edit_rerun_and_order_the_list() {
     let done = create("alpha done", "echo done-$((2*21))").await;
     let pending = create("zulu pending", "echo one").await;
     engine.start_task(&done.id).await.unwrap();
-    wait_for(&mut app, &mut events, "the first task to complete", |_| {
-        engine.get_task(&done.id).unwrap().status() == TaskStatus::Completed
+    // As the TUI sees them, over its event stream.
+    wait_for(&mut app, &mut events, "the first task to complete", |a| {
+        let tasks = &a.snapshot().tasks;
+        tasks
+            .iter()
+            .any(|t| t.id == done.id && t.status() == TaskStatus::Completed)
+            && tasks.iter().any(|t| t.id == pending.id)
     })
     .await;
 
