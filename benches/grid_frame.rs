@@ -36,6 +36,7 @@ fn agents(n: usize) -> MemoryCockpit {
                 required_capabilities: vec![],
                 retry_of: None,
                 approval: None,
+                ..Default::default()
             },
             now,
         );

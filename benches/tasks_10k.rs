@@ -140,6 +140,7 @@ fn tui_frames(n: usize, frames: usize) -> Option<Figures> {
                 required_capabilities: vec![],
                 retry_of: None,
                 approval: None,
+                ..Default::default()
             },
             now + i as i64,
         );

@@ -95,6 +95,7 @@ fn task(id: &str, name: &str, status: TaskStatus) -> Task {
             required_capabilities: vec![],
             retry_of: None,
             approval: None,
+            ..Default::default()
         },
         NOW - 600_000,
     );
@@ -176,6 +177,7 @@ fn fake() -> Arc<Fake> {
         files_modified: vec!["a".into()],
         files_created: vec![],
         error: None,
+        ..Default::default()
     });
     let mut failed = task(
         "t-fail",

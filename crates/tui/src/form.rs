@@ -445,6 +445,7 @@ mod tests {
                 required_capabilities: vec![],
                 retry_of: None,
                 approval: None,
+                ..Default::default()
             },
             0,
         );

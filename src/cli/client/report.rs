@@ -77,6 +77,7 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> CliResult<()> {
                 files_modified: modified.clone(),
                 files_created: created.clone(),
                 error: error.clone(),
+                ..Default::default()
             };
             let answer =
                 ctx.client

@@ -37,6 +37,7 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
                 base_ref: base.clone(),
                 approval: *approval,
                 required_capabilities: Vec::new(),
+                ..Default::default()
             };
             add(ctx, &body, *start)
         }

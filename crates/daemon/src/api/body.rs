@@ -103,11 +103,14 @@ impl Body {
     }
 
     pub fn bool(&self, key: &str) -> Result<bool, ApiError> {
+        self.opt_bool(key)?
+            .ok_or_else(|| ApiError::bad_request(format!("missing field `{key}` (true or false)")))
+    }
+
+    pub fn opt_bool(&self, key: &str) -> Result<Option<bool>, ApiError> {
         match self.field(key) {
-            Some(Value::Bool(b)) => Ok(*b),
-            None => Err(ApiError::bad_request(format!(
-                "missing field `{key}` (true or false)"
-            ))),
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
             Some(v) => Err(ApiError::bad_request(format!(
                 "`{key}` must be true or false, not {}",
                 type_name(v)

@@ -3,6 +3,7 @@
 //! `?output=last`, with only the newest of them.
 
 use super::error::ApiError;
+use super::rights::{Principal, may_see_event};
 use super::tasks::url_pairs;
 use crate::engine::Engine;
 use axum::extract::{RawQuery, State};
@@ -26,11 +27,19 @@ fn output_form(raw: Option<&str>) -> Result<OutputForm, ApiError> {
 
 pub async fn stream(
     State(engine): State<Engine>,
+    principal: Option<axum::Extension<Principal>>,
     RawQuery(q): RawQuery,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let principal = principal.map(|p| p.0);
+    let viewer = match principal {
+        // An agent sees its own task's family only.
+        Some(Principal::Session(_)) => Some((engine.clone(), principal)),
+        _ => None,
+    };
     let reader = Reader {
         rx: engine.subscribe(),
         framer: Framer::new(output_form(q.as_deref())?),
+        viewer,
     };
     let events = futures_util::stream::unfold(reader, Reader::next_batch)
         .take_until(engine.closing())
@@ -49,6 +58,8 @@ const OUTPUT_GATHER: Duration = Duration::from_millis(16);
 struct Reader {
     rx: broadcast::Receiver<Event>,
     framer: Framer,
+    /// For an agent's session: who reads, and the engine that tells its family.
+    viewer: Option<(Engine, Option<Principal>)>,
 }
 
 impl Reader {
@@ -87,6 +98,14 @@ impl Reader {
     fn push(&mut self, batch: &mut Vec<Result<SseEvent, Infallible>>, item: Result<Event, u64>) {
         let (name, frame) = match item {
             Ok(ev) if ev.is_local() => return,
+            Ok(ev)
+                if self
+                    .viewer
+                    .as_ref()
+                    .is_some_and(|(engine, who)| !may_see_event(engine, who.as_ref(), &ev)) =>
+            {
+                return;
+            }
             Ok(ev) => (ev.name(), self.framer.frame(ev)),
             // A slow reader missed events: say so, so it can read the state again.
             Err(missed) => ("lagged", self.framer.lagged(missed)),

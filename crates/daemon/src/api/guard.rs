@@ -216,7 +216,7 @@ pub async fn check(State(guard): State<Arc<Guard>>, mut req: Request, next: Next
         return error_response(StatusCode::UNAUTHORIZED, UNAUTHORIZED);
     };
     if let Principal::Session(grant) = &principal
-        && let Err(why) = rights::session_may(req.method(), req.uri().path(), grant)
+        && let Err(why) = rights::session_may(req.method(), req.uri().path(), grant, &guard.engine)
     {
         return error_response(StatusCode::FORBIDDEN, &why);
     }

@@ -1,6 +1,7 @@
 //! The HTTP API (API.md): one axum router over the engine.
 
 mod body;
+mod children;
 mod error;
 mod events;
 pub mod guard;

@@ -63,6 +63,12 @@ impl FromBody for NewTask {
                 .map(|s| s.parse().map_err(ApiError::bad_request))
                 .transpose()?,
             base_ref: body.opt_str("baseRef")?.filter(|s| !s.is_empty()),
+            parent_task_id: body.opt_str("parentTaskId")?,
+            answers: body
+                .opt_str("answers")?
+                .map(|s| s.parse().map_err(ApiError::bad_request))
+                .transpose()?,
+            delegate: body.opt_bool("delegate")?,
         })
     }
 }
@@ -155,6 +161,7 @@ impl FromBody for TaskResult {
             files_modified: body.opt_str_list("filesModified")?.unwrap_or_default(),
             files_created: body.opt_str_list("filesCreated")?.unwrap_or_default(),
             error: body.opt_str("error")?,
+            ..Default::default()
         })
     }
 }

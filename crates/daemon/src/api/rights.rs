@@ -7,13 +7,21 @@
 //! agent's transcript):
 //! - its own task: read it; report steps, progress, output and its result;
 //! - its own session: read it, its messages, send itself a message, report hook events;
-//! - the task list, which shows it its own task only.
+//! - children: create tasks under its own task (the handler holds them to no wider an
+//!   approval preset than the session's own) and, for its task's descendants, read,
+//!   start, pause, resume, cancel, continue, run again, diff, merge and discard, and reach
+//!   their sessions (read, message, peek, transcript, and answer where the handler finds
+//!   the question is the parent's to answer); a task's own question (trust in a
+//!   repository) stays the user's;
+//! - the task list and the event stream, which show it its own task and its descendants;
+//! - the provider list.
 //!
 //! Everything else is refused with 403 before the route runs. The rule is a table of
 //! routes, default deny: a route added later is the owner's until it is listed here.
 
-use crate::engine::SessionGrant;
+use crate::engine::{Engine, Kinship, SessionGrant};
 use axum::http::Method;
+use orchestra_proto::wire::Event;
 
 /// Who a request comes from, for the routes that answer each differently (the task list).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,35 +30,108 @@ pub enum Principal {
     Session(SessionGrant),
 }
 
-/// The one task a principal may see, or `None` for the owner (who sees every one).
-pub fn visible_task(principal: Option<&Principal>) -> Option<Option<&str>> {
-    match principal {
-        Some(Principal::Session(grant)) => Some(grant.task_id.as_deref()),
-        _ => None,
+/// What the rules need to know about tasks and sessions beyond the grant.
+pub trait Lineage {
+    /// Where task `id` stands to task `ancestor`.
+    fn kinship(&self, id: &str, ancestor: &str) -> Kinship;
+    /// The task a live session runs.
+    fn session_task(&self, session_id: &str) -> Option<String>;
+}
+
+impl Lineage for Engine {
+    fn kinship(&self, id: &str, ancestor: &str) -> Kinship {
+        Engine::kinship(self, id, ancestor)
+    }
+    fn session_task(&self, session_id: &str) -> Option<String> {
+        Engine::session_task(self, session_id)
     }
 }
 
+/// Whether `principal` may see task `id`: the owner sees every task, a session its own
+/// task and that task's descendants.
+pub fn may_see_task(lineage: &impl Lineage, principal: Option<&Principal>, id: &str) -> bool {
+    match principal {
+        Some(Principal::Session(grant)) => grant
+            .task_id
+            .as_deref()
+            .is_some_and(|own| lineage.kinship(id, own) != Kinship::Unrelated),
+        _ => true,
+    }
+}
+
+/// Whether `principal` may see `event` on the event stream.
+pub fn may_see_event(lineage: &impl Lineage, principal: Option<&Principal>, event: &Event) -> bool {
+    let Some(Principal::Session(grant)) = principal else {
+        return true;
+    };
+    let task = match event {
+        Event::Task { task, .. } => Some(task.id.clone()),
+        Event::Session { session, .. } => {
+            if session.id == grant.session_id {
+                return true;
+            }
+            session.task_id.clone()
+        }
+        Event::Message { session_id, .. } | Event::Screen { session_id } => {
+            if *session_id == grant.session_id {
+                return true;
+            }
+            lineage.session_task(session_id)
+        }
+        Event::Orchestrator { .. } => return false,
+    };
+    task.is_some_and(|t| may_see_task(lineage, principal, &t))
+}
+
 /// The routes a session may use: method, then the path after `/api/coding-agents/`, where
-/// `{task}` must be its task's id, `{session}` its session's, and `{any}` any one segment.
+/// `{task}` must be its task's id, `{kin}` its task's or a descendant's, `{child}` a
+/// descendant's, `{session}` its session's, `{child-session}` the session of a descendant,
+/// and `{any}` any one segment.
 const ALLOWED: &[(&str, &str)] = &[
     ("GET", "tasks"),
-    ("GET", "tasks/{task}"),
+    ("POST", "tasks"),
+    ("GET", "tasks/{kin}"),
     ("PATCH", "tasks/{task}"),
     ("POST", "tasks/{task}/output"),
     ("POST", "tasks/{task}/steps"),
     ("PATCH", "tasks/{task}/steps/{any}"),
     ("POST", "tasks/{task}/result"),
+    ("POST", "tasks/{child}/start"),
+    ("POST", "tasks/{child}/pause"),
+    ("POST", "tasks/{child}/resume"),
+    ("POST", "tasks/{child}/cancel"),
+    ("POST", "tasks/{child}/continue"),
+    ("POST", "tasks/{child}/retry"),
+    ("GET", "tasks/{child}/diff"),
+    ("POST", "tasks/{child}/merge"),
+    ("POST", "tasks/{child}/discard"),
     ("GET", "sessions/{session}"),
     ("GET", "sessions/{session}/messages"),
     ("POST", "sessions/{session}/messages"),
     ("POST", "sessions/{session}/hook"),
+    ("GET", "sessions/{child-session}"),
+    ("GET", "sessions/{child-session}/messages"),
+    ("POST", "sessions/{child-session}/messages"),
+    ("GET", "sessions/{child-session}/peek"),
+    ("GET", "sessions/{child-session}/transcript"),
+    ("POST", "sessions/{child-session}/answer"),
+    ("GET", "events"),
+    ("GET", "providers"),
 ];
 
 /// Whether one segment of a path fits one segment of a pattern.
-fn fits(pattern: &str, given: &str, grant: &SessionGrant) -> bool {
+fn fits(pattern: &str, given: &str, grant: &SessionGrant, lineage: &impl Lineage) -> bool {
+    let own = grant.task_id.as_deref();
+    let descends =
+        |id: &str| own.is_some_and(|own| lineage.kinship(id, own) == Kinship::Descendant);
     match pattern {
-        "{task}" => grant.task_id.as_deref() == Some(given),
+        "{task}" => own == Some(given),
+        "{kin}" => own == Some(given) || descends(given),
+        "{child}" => descends(given),
         "{session}" => given == grant.session_id,
+        "{child-session}" => {
+            given != grant.session_id && lineage.session_task(given).is_some_and(|t| descends(&t))
+        }
         "{any}" => !given.is_empty(),
         literal => given == literal,
     }
@@ -58,7 +139,12 @@ fn fits(pattern: &str, given: &str, grant: &SessionGrant) -> bool {
 
 /// Whether the session of `grant` may send `method path`; else the sentence that says why
 /// not. Ids are compared as sent: an id spelled another way is refused, never let through.
-pub fn session_may(method: &Method, path: &str, grant: &SessionGrant) -> Result<(), String> {
+pub fn session_may(
+    method: &Method,
+    path: &str,
+    grant: &SessionGrant,
+    lineage: &impl Lineage,
+) -> Result<(), String> {
     let allowed = path
         .strip_prefix("/api/coding-agents/")
         .map(|rest| rest.split('/').collect::<Vec<_>>())
@@ -70,7 +156,7 @@ pub fn session_may(method: &Method, path: &str, grant: &SessionGrant) -> Result<
                     && pattern
                         .iter()
                         .zip(&segments)
-                        .all(|(p, s)| fits(p, s, grant))
+                        .all(|(p, s)| fits(p, s, grant, lineage))
             })
         });
     if allowed {
@@ -81,13 +167,47 @@ pub fn session_may(method: &Method, path: &str, grant: &SessionGrant) -> Result<
         None => format!("agent session {}", grant.session_id),
     };
     Err(format!(
-        "{method} {path} is refused: this is the credential of {whose}, which may only read and report on its own task (steps, progress, output, result) and read or message its own session; anything else is for the user who runs orchestra"
+        "{method} {path} is refused: this is the credential of {whose}, which may only read and report on its own task (steps, progress, output, result), read or message its own session, and make and manage child tasks of its own task; anything else is for the user who runs orchestra"
     ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+
+    /// t1 (the session's task) ← c1 ← g1; t2 unrelated. Sessions: s1 runs t1, sc runs c1,
+    /// s2 runs t2.
+    struct Family {
+        parents: HashMap<&'static str, &'static str>,
+        sessions: HashMap<&'static str, &'static str>,
+    }
+
+    impl Lineage for Family {
+        fn kinship(&self, id: &str, ancestor: &str) -> Kinship {
+            if id == ancestor {
+                return Kinship::Itself;
+            }
+            let mut at = id;
+            while let Some(p) = self.parents.get(at) {
+                if *p == ancestor {
+                    return Kinship::Descendant;
+                }
+                at = p;
+            }
+            Kinship::Unrelated
+        }
+        fn session_task(&self, session_id: &str) -> Option<String> {
+            self.sessions.get(session_id).map(|t| t.to_string())
+        }
+    }
+
+    fn family() -> Family {
+        Family {
+            parents: HashMap::from([("c1", "t1"), ("g1", "c1")]),
+            sessions: HashMap::from([("s1", "t1"), ("sc", "c1"), ("s2", "t2")]),
+        }
+    }
 
     fn grant() -> SessionGrant {
         SessionGrant {
@@ -98,34 +218,53 @@ mod tests {
     }
 
     #[test]
-    fn a_session_reaches_its_own_work_only() {
+    fn a_session_reaches_its_own_work_and_its_children_only() {
         let g = grant();
+        let f = family();
         let ok = [
             (Method::GET, "/api/coding-agents/tasks"),
+            (Method::POST, "/api/coding-agents/tasks"),
             (Method::GET, "/api/coding-agents/tasks/t1"),
+            (Method::GET, "/api/coding-agents/tasks/c1"),
+            (Method::GET, "/api/coding-agents/tasks/g1"),
             (Method::PATCH, "/api/coding-agents/tasks/t1"),
             (Method::POST, "/api/coding-agents/tasks/t1/output"),
             (Method::POST, "/api/coding-agents/tasks/t1/steps"),
             (Method::PATCH, "/api/coding-agents/tasks/t1/steps/x"),
             (Method::POST, "/api/coding-agents/tasks/t1/result"),
+            (Method::POST, "/api/coding-agents/tasks/c1/start"),
+            (Method::POST, "/api/coding-agents/tasks/g1/cancel"),
+            (Method::POST, "/api/coding-agents/tasks/c1/merge"),
+            (Method::GET, "/api/coding-agents/tasks/c1/diff"),
             (Method::GET, "/api/coding-agents/sessions/s1"),
             (Method::GET, "/api/coding-agents/sessions/s1/messages"),
             (Method::POST, "/api/coding-agents/sessions/s1/messages"),
             (Method::POST, "/api/coding-agents/sessions/s1/hook"),
+            (Method::GET, "/api/coding-agents/sessions/sc"),
+            (Method::POST, "/api/coding-agents/sessions/sc/messages"),
+            (Method::GET, "/api/coding-agents/sessions/sc/peek"),
+            (Method::POST, "/api/coding-agents/sessions/sc/answer"),
+            (Method::GET, "/api/coding-agents/events"),
+            (Method::GET, "/api/coding-agents/providers"),
         ];
         for (m, p) in ok {
-            assert_eq!(session_may(&m, p, &g), Ok(()), "{m} {p}");
+            assert_eq!(session_may(&m, p, &g, &f), Ok(()), "{m} {p}");
         }
         let refused = [
             (Method::GET, "/api/coding-agents/tasks/t2"),
             (Method::PATCH, "/api/coding-agents/tasks/t2"),
+            (Method::PATCH, "/api/coding-agents/tasks/c1"),
             (Method::DELETE, "/api/coding-agents/tasks/t1"),
-            (Method::POST, "/api/coding-agents/tasks"),
+            (Method::DELETE, "/api/coding-agents/tasks/c1"),
             (Method::POST, "/api/coding-agents/tasks/t1/start"),
             (Method::POST, "/api/coding-agents/tasks/t1/merge"),
             (Method::POST, "/api/coding-agents/tasks/t1/discard"),
             (Method::POST, "/api/coding-agents/tasks/t1/cancel"),
             (Method::POST, "/api/coding-agents/tasks/t1/answer"),
+            (Method::POST, "/api/coding-agents/tasks/c1/answer"),
+            (Method::POST, "/api/coding-agents/tasks/t2/start"),
+            (Method::POST, "/api/coding-agents/tasks/t2/merge"),
+            (Method::POST, "/api/coding-agents/tasks/c1/result"),
             (Method::GET, "/api/coding-agents/trust"),
             (Method::POST, "/api/coding-agents/trust"),
             (Method::POST, "/api/coding-agents/trust/revoke"),
@@ -141,11 +280,12 @@ mod tests {
             (Method::GET, "/api/coding-agents/sessions/s2"),
             (Method::POST, "/api/coding-agents/sessions/s2/messages"),
             (Method::GET, "/api/coding-agents/sessions/s1/stream"),
+            (Method::GET, "/api/coding-agents/sessions/sc/stream"),
             (Method::GET, "/api/coding-agents/sessions/s1/transcript"),
             (Method::GET, "/api/coding-agents/sessions/s2/transcript"),
             (Method::POST, "/api/coding-agents/sessions/s1/answer"),
             (Method::DELETE, "/api/coding-agents/sessions/s1"),
-            (Method::GET, "/api/coding-agents/events"),
+            (Method::DELETE, "/api/coding-agents/sessions/sc"),
             (Method::GET, "/api/coding-agents/status"),
             (Method::POST, "/api/daemon/stop"),
             (Method::POST, "/api/agent/resume"),
@@ -153,18 +293,31 @@ mod tests {
             (Method::GET, "/"),
         ];
         for (m, p) in refused {
-            let why = session_may(&m, p, &g).expect_err(p);
+            let why = session_may(&m, p, &g, &f).expect_err(p);
             assert!(why.contains("own task") && why.contains("s1"), "{why}");
         }
     }
 
     #[test]
-    fn a_session_without_a_task_has_no_task() {
+    fn a_session_without_a_task_has_no_task_and_no_children() {
         let g = SessionGrant {
             task_id: None,
             ..grant()
         };
-        assert!(session_may(&Method::GET, "/api/coding-agents/tasks/t1", &g).is_err());
-        assert!(session_may(&Method::GET, "/api/coding-agents/sessions/s1", &g).is_ok());
+        let f = family();
+        assert!(session_may(&Method::GET, "/api/coding-agents/tasks/t1", &g, &f).is_err());
+        assert!(session_may(&Method::POST, "/api/coding-agents/tasks/c1/start", &g, &f).is_err());
+        assert!(session_may(&Method::GET, "/api/coding-agents/sessions/s1", &g, &f).is_ok());
+    }
+
+    #[test]
+    fn the_stream_and_the_list_show_a_session_its_family_only() {
+        let f = family();
+        let me = Principal::Session(grant());
+        assert!(may_see_task(&f, Some(&me), "t1"));
+        assert!(may_see_task(&f, Some(&me), "g1"));
+        assert!(!may_see_task(&f, Some(&me), "t2"));
+        assert!(may_see_task(&f, Some(&Principal::Owner), "t2"));
+        assert!(may_see_task(&f, None, "t2"));
     }
 }

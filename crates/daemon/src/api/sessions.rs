@@ -152,9 +152,17 @@ pub async fn resume(State(engine): State<Engine>, Path(id): Path<String>) -> Api
     Ok(Json(session_body(engine.resume_session(&id).await?)).into_response())
 }
 
-pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+pub async fn answer(
+    State(engine): State<Engine>,
+    principal: Option<axum::Extension<super::rights::Principal>>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
     engine.get_session(&id)?;
     let Answer { option } = Answer::from_body(&body)?;
+    if let Some(super::rights::Principal::Session(_)) = principal.as_deref() {
+        super::children::may_answer(&engine, &id)?;
+    }
     Ok(Json(session_body(engine.answer_prompt(&id, &option).await?)).into_response())
 }
 

@@ -3,7 +3,7 @@
 use super::body::Body;
 use super::error::ApiError;
 use super::requests::{FromBody, Req};
-use crate::engine::Engine;
+use crate::engine::{Engine, FamilyOp};
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -30,18 +30,42 @@ fn created(v: impl Serialize) -> ApiResult {
     Ok((StatusCode::CREATED, Json(v)).into_response())
 }
 
-pub async fn create(State(engine): State<Engine>, Req(req): Req<NewTask>) -> ApiResult {
+pub async fn create(
+    State(engine): State<Engine>,
+    principal: Option<axum::Extension<super::rights::Principal>>,
+    Req(req): Req<NewTask>,
+) -> ApiResult {
+    let req = match principal.as_deref() {
+        Some(super::rights::Principal::Session(grant)) => {
+            super::children::child_task(&engine, grant, req)?
+        }
+        _ => req,
+    };
     let task = engine.create_task(req).await?;
     created(task_body(&task))
 }
 
-/// Parses `status` and `limit`; other query keys are ignored.
-fn list_query(raw: Option<&str>) -> Result<(Option<TaskStatus>, Option<usize>), ApiError> {
+/// What `GET /tasks` was asked for.
+#[derive(Debug, Default, PartialEq)]
+struct ListQuery {
+    status: Option<TaskStatus>,
+    limit: Option<usize>,
+    /// Only the children of this task.
+    parent: Option<String>,
+}
+
+/// Parses `status`, `limit` and `parent`; other query keys are ignored.
+fn list_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
     let mut status = None;
     let mut limit = None;
+    let mut parent = None;
     for (k, v) in url_pairs(raw.unwrap_or("")) {
         match k.as_str() {
             "status" => status = Some(v.parse::<TaskStatus>().map_err(ApiError::bad_request)?),
+            "parent" if v.is_empty() => {
+                return Err(ApiError::bad_request("parent must be a task id, not empty"));
+            }
+            "parent" => parent = Some(v),
             "limit" => {
                 let n = count(&v).filter(|n| *n > 0).ok_or_else(|| {
                     ApiError::bad_request(format!("limit must be a positive integer, not {v:?}"))
@@ -51,7 +75,11 @@ fn list_query(raw: Option<&str>) -> Result<(Option<TaskStatus>, Option<usize>), 
             _ => {}
         }
     }
-    Ok((status, limit))
+    Ok(ListQuery {
+        status,
+        limit,
+        parent,
+    })
 }
 
 /// A query count: decimal digits only; one too large for memory means "all" (it is a
@@ -103,17 +131,20 @@ pub async fn list(
     principal: Option<axum::Extension<super::rights::Principal>>,
     RawQuery(q): RawQuery,
 ) -> ApiResult {
-    let (status, limit) = list_query(q.as_deref())?;
-    let tasks = match super::rights::visible_task(principal.as_deref()) {
-        // An agent's session sees its own task only.
-        Some(own) => engine
-            .list_tasks(status, None)
-            .into_iter()
-            .filter(|t| Some(t.id.as_str()) == own)
-            .take(limit.unwrap_or(usize::MAX))
-            .collect(),
-        None => engine.list_tasks(status, limit),
-    };
+    let ListQuery {
+        status,
+        limit,
+        parent,
+    } = list_query(q.as_deref())?;
+    let principal = principal.as_deref();
+    let tasks: Vec<_> = engine
+        .list_tasks(status, None)
+        .into_iter()
+        .filter(|t| parent.is_none() || t.metadata.parent_task_id.as_deref() == parent.as_deref())
+        // An agent's session sees its own task and its descendants only.
+        .filter(|t| super::rights::may_see_task(&engine, principal, &t.id))
+        .take(limit.unwrap_or(usize::MAX))
+        .collect();
     match orchestra_proto::task::encoded::task_list_pieces(&tasks) {
         Ok(pieces) => Ok(super::pieces::JsonPieces::new(pieces).into_response()),
         Err(e) => Err(ApiError::new(
@@ -175,16 +206,61 @@ pub async fn answer(State(engine): State<Engine>, Path(id): Path<String>, body: 
     ok(task_body(&engine.answer_task(&id, &option).await?))
 }
 
-pub async fn pause(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_body(&engine.pause_task(&id).await?))
+/// `?children=true`: the task's descendants go with it (each as far as its state allows).
+fn with_children(raw: Option<&str>) -> Result<bool, ApiError> {
+    let mut children = false;
+    for (k, v) in url_pairs(raw.unwrap_or("")) {
+        if k == "children" {
+            children = match v.as_str() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(ApiError::bad_request(format!(
+                        "children must be true or false, not {v:?}"
+                    )));
+                }
+            };
+        }
+    }
+    Ok(children)
 }
 
-pub async fn resume(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_body(&engine.resume_task(&id).await?))
+/// Pauses, resumes or cancels a task, and its descendants too when asked.
+async fn family_op(engine: &Engine, id: &str, q: Option<&str>, op: FamilyOp) -> ApiResult {
+    let children = with_children(q)?;
+    let task = match op {
+        FamilyOp::Pause => engine.pause_task(id).await?,
+        FamilyOp::Resume => engine.resume_task(id).await?,
+        FamilyOp::Cancel => engine.cancel_task(id).await?,
+    };
+    if children {
+        engine.apply_to_descendants(id, op).await;
+    }
+    ok(task_body(&task))
 }
 
-pub async fn cancel(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
-    ok(task_body(&engine.cancel_task(&id).await?))
+pub async fn pause(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    family_op(&engine, &id, q.as_deref(), FamilyOp::Pause).await
+}
+
+pub async fn resume(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    family_op(&engine, &id, q.as_deref(), FamilyOp::Resume).await
+}
+
+pub async fn cancel(
+    State(engine): State<Engine>,
+    Path(id): Path<String>,
+    RawQuery(q): RawQuery,
+) -> ApiResult {
+    family_op(&engine, &id, q.as_deref(), FamilyOp::Cancel).await
 }
 
 pub async fn retry(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
@@ -267,12 +343,23 @@ mod tests {
         assert!(list_query(Some("limit=")).is_err());
         assert_eq!(
             list_query(Some("limit=45304900206886280757248")).unwrap(),
-            (None, Some(usize::MAX))
+            ListQuery {
+                limit: Some(usize::MAX),
+                ..ListQuery::default()
+            }
         );
         assert!(list_query(Some("status=bogus")).is_err());
         assert_eq!(
-            list_query(Some("status=failed&limit=3")).unwrap(),
-            (Some(TaskStatus::Failed), Some(3))
+            list_query(Some("status=failed&limit=3&parent=p%201")).unwrap(),
+            ListQuery {
+                status: Some(TaskStatus::Failed),
+                limit: Some(3),
+                parent: Some("p 1".into()),
+            }
         );
+        assert!(list_query(Some("parent=")).is_err());
+        assert!(with_children(Some("children=true")).unwrap());
+        assert!(!with_children(None).unwrap());
+        assert!(with_children(Some("children=yes")).is_err());
     }
 }

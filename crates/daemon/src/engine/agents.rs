@@ -385,6 +385,7 @@ impl Engine {
                 files_modified: vec![],
                 files_created: vec![],
                 error: None,
+                ..Default::default()
             };
             engine.weigh_turn(&entry, &task, &mut result).await;
             match engine.set_result(&task_id, result).await {

@@ -9,6 +9,7 @@ mod grants;
 mod hooks;
 mod instructions;
 mod limits;
+mod lineage;
 mod notices;
 mod placement;
 mod removal;
@@ -30,6 +31,7 @@ mod worktrees;
 pub use error::{EngineError, EngineResult};
 pub use grants::SessionGrant;
 pub use hooks::HookRefusal;
+pub use lineage::{FamilyOp, Kinship};
 pub use orchestra_proto::wire::Collected;
 pub use orchestra_proto::wire::SessionStatus;
 pub use orchestra_proto::wire::{

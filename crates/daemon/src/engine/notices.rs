@@ -171,6 +171,7 @@ mod tests {
             files_modified: vec![],
             files_created: files.iter().map(|f| f.to_string()).collect(),
             error: None,
+            ..Default::default()
         }
     }
 

@@ -506,6 +506,7 @@ impl Engine {
                         files_modified: modified.clone(),
                         files_created: created.clone(),
                         error,
+                        ..Default::default()
                     });
                 }
                 let kind = match to {

@@ -133,6 +133,16 @@ impl Engine {
         }
         let provider_id = self.resolve_provider(req.provider_id.as_deref())?;
         self.check_description(&provider_id, &req.description)?;
+        if let Some(parent) = &req.parent_task_id {
+            self.slot(parent).map_err(|_| {
+                EngineError::Invalid(format!("parentTaskId {parent:?}: no task has that id"))
+            })?;
+        }
+        let delegate = req.delegate.unwrap_or_else(|| {
+            self.providers()
+                .get(&provider_id)
+                .is_some_and(|p| p.delegate)
+        });
         let working_directory = self.resolve_dir(req.working_directory.as_deref())?;
         let placement = self
             .resolve_isolation(
@@ -151,6 +161,9 @@ impl Engine {
                 required_capabilities: req.required_capabilities,
                 retry_of: None,
                 approval: req.approval,
+                parent_task_id: req.parent_task_id,
+                answers: req.answers.unwrap_or_default(),
+                delegate,
             },
             placement,
         )
@@ -563,6 +576,10 @@ impl Engine {
     pub async fn set_result(&self, id: &str, mut result: TaskResult) -> EngineResult<Arc<Task>> {
         self.get_task(id)?.ensure_open()?;
         self.fill_result_files(id, &mut result).await;
+        // A parent's outcome says what became of the work it handed out.
+        if result.children.is_empty() {
+            result.children = self.child_outcomes(id);
+        }
         let (task, ()) = self
             .mutate(id, |t| {
                 let from = t.status();
@@ -587,6 +604,10 @@ impl Engine {
                 required_capabilities: old.metadata.required_capabilities.clone(),
                 retry_of: Some(old.id.clone()),
                 approval: old.metadata.approval,
+                // A run again is still its parent's work, asked and equipped the same.
+                parent_task_id: old.metadata.parent_task_id.clone(),
+                answers: old.metadata.answers,
+                delegate: old.metadata.delegate,
             },
             // A run again gets a fresh worktree from the same base; the old one stays.
             Placement {

@@ -163,6 +163,10 @@ pub struct Provider {
     /// recent conversation in this directory". Empty: the provider cannot continue.
     #[serde(default)]
     pub resume_args: Vec<String>,
+    /// Whether its tasks get orchestra's MCP server by default, so that the agent can hand
+    /// work to other agents (a task's own `delegate` overrides it).
+    #[serde(default)]
+    pub delegate: bool,
 }
 
 fn default_version_args() -> Vec<String> {
@@ -197,6 +201,7 @@ pub struct ProviderOverride {
     pub install: Option<String>,
     pub conversation_args: Option<Vec<String>>,
     pub resume_args: Option<Vec<String>>,
+    pub delegate: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -510,6 +515,9 @@ impl Provider {
         if let Some(v) = o.resume_args {
             self.resume_args = v;
         }
+        if let Some(v) = o.delegate {
+            self.delegate = v;
+        }
     }
 }
 
@@ -623,6 +631,7 @@ impl Providers {
                         install: None,
                         conversation_args: Vec::new(),
                         resume_args: Vec::new(),
+                        delegate: false,
                     };
                     entry.apply(o);
                     p.list.push(entry);

@@ -148,7 +148,7 @@ pub struct Step {
     pub output: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskResult {
     pub success: bool,
@@ -159,6 +159,22 @@ pub struct TaskResult {
     pub files_created: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What became of the task's children (tasks its agent made), as they were when this
+    /// result was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildOutcome>,
+}
+
+/// One child task's outcome, as its parent's result lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChildOutcome {
+    pub id: String,
+    pub name: String,
+    pub status: TaskStatus,
+    /// The child's result summary, or its error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
 }
 
 /// Progress is a number from 0 to 100; whole numbers serialise as integers.
@@ -237,6 +253,49 @@ pub struct TaskMetadata {
     /// set with `prompt`, kept after the answer until the agent has started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust: Option<crate::trust::TrustRequest>,
+    /// The task whose agent made this one (through its MCP server or its own credential):
+    /// the parent sees it, manages it and may answer its questions (see `answers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_task_id: Option<String>,
+    /// Who the task's questions go to: the human (the attention queue), or its parent's
+    /// agent as well (`wait_for_task` returns `blocked`); the human can always answer first.
+    #[serde(default, skip_serializing_if = "Answers::is_human")]
+    pub answers: Answers,
+    /// Whether the task's agent gets orchestra's MCP server for its session, so that it can
+    /// hand work to other agents (child tasks).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delegate: bool,
+}
+
+/// Who answers a task's questions besides the human.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Answers {
+    /// The human alone (the attention queue).
+    #[default]
+    Human,
+    /// The parent task's agent too, through `answer_prompt`; a permission prompt of a task
+    /// under `manual` still goes to the human only.
+    Parent,
+}
+
+impl Answers {
+    pub fn is_human(&self) -> bool {
+        *self == Answers::Human
+    }
+}
+
+impl FromStr for Answers {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "human" => Ok(Answers::Human),
+            "parent" => Ok(Answers::Parent),
+            _ => Err(format!(
+                "unknown answers {s:?}: use \"human\" or \"parent\""
+            )),
+        }
+    }
 }
 
 /// How much a session's agent may do without asking: the preset chooses the CLI's own flags
@@ -376,7 +435,7 @@ pub enum TransitionError {
 }
 
 /// The fields a new task starts from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct NewTask {
     pub name: String,
     pub description: String,
@@ -385,6 +444,9 @@ pub struct NewTask {
     pub required_capabilities: Vec<String>,
     pub retry_of: Option<String>,
     pub approval: Option<Approval>,
+    pub parent_task_id: Option<String>,
+    pub answers: Answers,
+    pub delegate: bool,
 }
 
 /// How many output lines a task keeps; the full transcript lives on disk.
@@ -418,6 +480,9 @@ impl Task {
                 conversation_id: None,
                 prompt: None,
                 trust: None,
+                parent_task_id: spec.parent_task_id,
+                answers: spec.answers,
+                delegate: spec.delegate,
             },
             encoded: Default::default(),
         }
@@ -610,6 +675,7 @@ mod tests {
                 required_capabilities: vec![],
                 retry_of: None,
                 approval: None,
+                ..NewTask::default()
             },
             1,
         )
@@ -648,6 +714,7 @@ mod tests {
                 files_modified: vec![],
                 files_created: vec![],
                 error: None,
+                ..Default::default()
             },
             20,
         )
@@ -733,6 +800,7 @@ mod tests {
                 files_modified: vec![],
                 files_created: vec![],
                 error: None,
+                ..Default::default()
             },
             3,
         )
@@ -765,6 +833,7 @@ mod tests {
                 files_modified: vec![],
                 files_created: vec![],
                 error: None,
+                ..Default::default()
             },
             5,
         )

@@ -2,7 +2,7 @@
 //! wrong field gets a sentence naming it, API.md's 400s); these types are what the CLI and
 //! the TUI send, and their JSON is what the API reads.
 
-use crate::task::{Approval, Isolation, StepStatus, TaskStatus};
+use crate::task::{Answers, Approval, Isolation, StepStatus, TaskStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +30,18 @@ pub struct NewTask {
     /// What the provider must be able to do (recorded on the task).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub required_capabilities: Vec<String>,
+    /// The task this one is a child of. An agent's own credential makes children of its
+    /// task (or of its task's descendants) only, and this is where they go when it is left
+    /// out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_task_id: Option<String>,
+    /// Who answers the task's questions besides the human (default `human`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<Answers>,
+    /// Give the task's agent orchestra's MCP server, so it can hand work to other agents
+    /// (default: the provider's `delegate` setting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delegate: Option<bool>,
 }
 
 /// `PATCH /tasks/:id`: only the fields given change.
@@ -220,6 +232,7 @@ mod tests {
                 base_ref: Some("main".into()),
                 approval: Some(Approval::Manual),
                 required_capabilities: vec!["git".into()],
+                ..Default::default()
             },
             json!({"name": "n", "description": "d", "providerId": "shell",
                 "workingDirectory": "/w", "isolation": "worktree", "baseRef": "main",

@@ -82,6 +82,7 @@ pub(crate) mod tests {
                 required_capabilities: vec![],
                 retry_of: None,
                 approval: None,
+                ..NewTask::default()
             },
             5,
         )
@@ -118,6 +119,7 @@ pub(crate) mod tests {
             files_modified: vec!["a.rs".into()],
             files_created: vec![],
             error: Some("exit 2".into()),
+            ..Default::default()
         });
         t.metadata.error = Some("exit 2".into());
         t.metadata.started_at = Some(6);

@@ -354,6 +354,7 @@ mod tests {
                 required_capabilities: vec![],
                 retry_of: None,
                 approval: None,
+                ..Default::default()
             },
             1,
         ))

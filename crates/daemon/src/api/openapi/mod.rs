@@ -91,10 +91,15 @@ fn task_records(spec: &mut Spec) {
             json!({"type": "integer", "minimum": 1}),
             "At most this many (a positive integer; larger than the list: all of it).",
         )
+        .query(
+            "parent",
+            json!({"type": "string", "minLength": 1}),
+            "Only the children of this task (`parentTaskId`).",
+        )
         .answer::<TaskList>(200, "The tasks.")
         .error(
             400,
-            "A status that is not one of the six, or a limit that is not a positive integer.",
+            "A status that is not one of the six, a limit that is not a positive integer, or an empty parent.",
         )
         .add();
     spec.op("post", TASKS, "createTask", "Create a task")
@@ -108,7 +113,8 @@ fn task_records(spec: &mut Spec) {
             ..NewTask::default()
         })
         .answer::<TaskBody>(201, "The new task.")
-        .error(400, "A missing or blank name, a missing description its provider needs, an unknown provider, isolation or approval, or a workingDirectory that is not an existing directory.")
+        .error(400, "A missing or blank name, a missing description its provider needs, an unknown provider, isolation, approval or answers, a parentTaskId that names no task, or a workingDirectory that is not an existing directory.")
+        .error(403, "With an agent session's credential: a parent that is not the session's task or one of its descendants, an approval wider than the session's own, or a command provider (`exec`, `shell`) asked for by an agent not under `auto`.")
         .error(409, "`isolation: worktree` where the directory is not in a git repository, or the base ref is unknown.")
         .error(503, "The provider is known but not installed here.")
         .add();
@@ -182,6 +188,15 @@ fn task_runs(spec: &mut Spec) {
                     503,
                     "The task's provider is not installed, or its program cannot start.",
                 );
+        }
+        if matches!(action, "pause" | "resume" | "cancel") {
+            op = op
+                .query(
+                    "children",
+                    json!({"type": "string", "enum": ["true", "false"]}),
+                    "`true`: the task's descendants (tasks made by its agent, and theirs) go the same way, each as far as its own state allows.",
+                )
+                .error(400, "`children` is neither true nor false.");
         }
         op.add();
     }
@@ -294,6 +309,7 @@ fn task_reports(spec: &mut Spec) {
         files_modified: vec!["src/parse.rs".into()],
         files_created: vec![],
         error: None,
+        ..Default::default()
     })
     .answer::<TaskBody>(200, "The finished task.")
     .error(409, "The task is finished.")
