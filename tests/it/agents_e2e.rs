@@ -14,11 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use support::*;
 
-const API: &str = "/api/coding-agents";
-const WAIT: Duration = Duration::from_secs(60);
+pub(crate) const API: &str = "/api/coding-agents";
+pub(crate) const WAIT: Duration = Duration::from_secs(60);
 
 /// A temp git repository with one commit, so orchestra can tell which files a task created.
-fn git_repo() -> tempfile::TempDir {
+pub(crate) fn git_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("README.md"), "a test repository\n").expect("write");
     commit_all(dir.path());
@@ -33,16 +33,16 @@ fn commit_all(dir: &Path) {
 }
 
 /// One CLI's run: the model server, the orchestra server whose sessions reach it, the repo.
-struct Run {
-    model: ModelServer,
-    s: Server,
+pub(crate) struct Run {
+    pub(crate) model: ModelServer,
+    pub(crate) s: Server,
     /// The CLI's HOME, its TMPDIR and the state directory, removed after the server stopped.
     places: Places,
-    work: tempfile::TempDir,
-    cli: &'static str,
+    pub(crate) work: tempfile::TempDir,
+    pub(crate) cli: &'static str,
     /// The provider the tasks name: `cli` without a version suffix (`claude-2.1.197` is an
     /// older claude, run through a config that points the `claude` provider at it).
-    provider: &'static str,
+    pub(crate) provider: &'static str,
     _config: tempfile::TempDir,
     /// The server's environment, for [`Run::restart`].
     env: Vec<(&'static str, String)>,
@@ -73,6 +73,18 @@ fn run_in(
     setup: impl FnOnce(&Path, &Path, &str),
     env: impl FnOnce(&str) -> Vec<(&'static str, String)>,
 ) -> Option<Run> {
+    run_with_config(places, cli, script, setup, env, "")
+}
+
+/// [`run_in`] with `config` (TOML) added to orchestra's config file.
+pub(crate) fn run_with_config(
+    places: Places,
+    cli: &'static str,
+    script: impl FnOnce(&Path) -> Script,
+    setup: impl FnOnce(&Path, &Path, &str),
+    env: impl FnOnce(&str) -> Vec<(&'static str, String)>,
+    config: &str,
+) -> Option<Run> {
     let bin = tools_bin();
     if !bin.join(cli).exists() {
         eprintln!(
@@ -99,15 +111,15 @@ fn run_in(
     let kept = all.clone();
     let all: Vec<(&str, &str)> = all.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let provider = cli.split('-').next().unwrap_or(cli);
-    let config = tempfile::tempdir().expect("tempdir");
-    let config_file = config.path().join("config.toml");
+    let config_dir = tempfile::tempdir().expect("tempdir");
+    let config_file = config_dir.path().join("config.toml");
     let override_command = if provider == cli {
         String::new()
     } else {
         format!("[[provider]]\nid = \"{provider}\"\ncommand = \"{cli}\"\n")
     };
     // A limit that names no reset time is tried again after a minute, the least there is.
-    let config_text = format!("{override_command}[limits]\nretry_minutes = 1\n");
+    let config_text = format!("{override_command}{config}\n[limits]\nretry_minutes = 1\n");
     std::fs::write(&config_file, config_text).expect("write config");
     // One slot: a task waiting out a usage limit must not hold it (see `limit_waited_out`).
     let s = Server::try_start_env(
@@ -130,7 +142,7 @@ fn run_in(
         work,
         cli,
         provider,
-        _config: config,
+        _config: config_dir,
         env: kept,
         stopped: Vec::new(),
         _guard: guard,
@@ -181,13 +193,13 @@ fn watch_sessions(s: &Server) -> SessionEvents {
 /// sandbox's, only for a home outside it), and the state directory is in a directory anyone
 /// may write to (sticky, like `/tmp`): the place Gemini CLI refuses settings files from, so
 /// every run checks that orchestra hands them over from a place it accepts.
-struct Places {
+pub(crate) struct Places {
     root: tempfile::TempDir,
     home: &'static str,
 }
 
 impl Places {
-    fn new() -> Places {
+    pub(crate) fn new() -> Places {
         Places::with_home("home")
     }
 
@@ -208,7 +220,7 @@ impl Places {
         Places { root, home }
     }
 
-    fn home(&self) -> std::path::PathBuf {
+    pub(crate) fn home(&self) -> std::path::PathBuf {
         self.root.path().join(self.home)
     }
 
@@ -310,12 +322,12 @@ impl Run {
         id
     }
 
-    fn task(&self, id: &str) -> Value {
+    pub(crate) fn task(&self, id: &str) -> Value {
         self.s.get(&format!("{API}/tasks/{id}")).json()["task"].clone()
     }
 
     /// Waits for the task to be final; panics with the screen and the model's log if not.
-    fn wait_final(&self, id: &str) -> Value {
+    pub(crate) fn wait_final(&self, id: &str) -> Value {
         let mut last = Value::Null;
         let ok = wait_until(WAIT, || {
             last = self.task(id);
@@ -335,7 +347,7 @@ impl Run {
     }
 
     /// The session's screen and the model server's requests, for failure messages.
-    fn context(&self, task: &Value) -> String {
+    pub(crate) fn context(&self, task: &Value) -> String {
         let sid = task["metadata"]["sessionId"].as_str().unwrap_or_default();
         let session = &self.s.get(&format!("{API}/sessions/{sid}")).json()["session"];
         let messages = &self.s.get(&format!("{API}/sessions/{sid}/messages")).json()["messages"];
@@ -348,7 +360,7 @@ impl Run {
 
     /// Where the agent works: the task's own git worktree (coding agents in a repository get
     /// one by default), else the repository itself.
-    fn agent_dir(&self, t: &Value) -> std::path::PathBuf {
+    pub(crate) fn agent_dir(&self, t: &Value) -> std::path::PathBuf {
         let task = if t["task"].is_object() { &t["task"] } else { t };
         match task["metadata"]["worktree"]["path"].as_str() {
             Some(path) => std::path::PathBuf::from(path),
@@ -357,7 +369,7 @@ impl Run {
     }
 
     /// The file-writing task completed with the scripted reply and `filesCreated`.
-    fn assert_hello_done(&self, t: &Value, reply: &str) {
+    pub(crate) fn assert_hello_done(&self, t: &Value, reply: &str) {
         let ctx = self.context(t);
         let m = &t["metadata"];
         assert_eq!(m["status"], "completed", "{}: {t}\n{ctx}", self.cli);
@@ -383,7 +395,7 @@ impl Run {
     /// The task's summary is the agent's reply and nothing else: each of its lines is a line
     /// the model said (`reply`), never the CLI's own questions, answers, hints or status
     /// lines, and the reply's first line is there.
-    fn assert_summary_is_the_reply(&self, t: &Value, reply: &str) {
+    pub(crate) fn assert_summary_is_the_reply(&self, t: &Value, reply: &str) {
         let summary = t["metadata"]["result"]["summary"]
             .as_str()
             .unwrap_or_default();
@@ -414,14 +426,14 @@ fn aider_edit(text: &str) -> String {
     format!("{text}\n\nhello.txt\n```\n<<<<<<< SEARCH\n=======\nhi\n>>>>>>> REPLACE\n```\n")
 }
 
-const TASK: &str = "create hello.txt containing hi";
+pub(crate) const TASK: &str = "create hello.txt containing hi";
 const FOLLOW_UP: &str = "what did you just do";
 const FOLLOW_UP_REPLY: &str = "I wrote hi into hello.txt.";
-const DONE: &str = "Created hello.txt for you.";
+pub(crate) const DONE: &str = "Created hello.txt for you.";
 
 /// On the task's prompt, call `tool` with `input`; on its result, say [`DONE`].
 /// The CLI's own file-writing tool call that creates `hello.txt` containing "hi".
-fn hello_write(cli: &str) -> (&'static str, Value) {
+pub(crate) fn hello_write(cli: &str) -> (&'static str, Value) {
     match cli {
         "codex" => (
             "apply_patch",
@@ -453,7 +465,7 @@ fn hello_script(cli: &str) -> impl FnOnce(&Path) -> Script {
     }
 }
 
-fn claude_home(home: &Path, _work: &Path, _url: &str) {
+pub(crate) fn claude_home(home: &Path, _work: &Path, _url: &str) {
     std::fs::write(
         home.join(".claude.json"),
         r#"{"hasCompletedOnboarding": true}"#,
@@ -461,7 +473,7 @@ fn claude_home(home: &Path, _work: &Path, _url: &str) {
     .expect("write .claude.json");
 }
 
-fn claude_env(url: &str) -> Vec<(&'static str, String)> {
+pub(crate) fn claude_env(url: &str) -> Vec<(&'static str, String)> {
     vec![
         ("ANTHROPIC_BASE_URL", url.to_string()),
         ("ANTHROPIC_AUTH_TOKEN", "scripted".to_string()),
@@ -561,7 +573,7 @@ impl Run {
         );
     }
 
-    fn session(&self, task_id: &str) -> (String, Value) {
+    pub(crate) fn session(&self, task_id: &str) -> (String, Value) {
         let sid = self.task(task_id)["metadata"]["sessionId"]
             .as_str()
             .unwrap_or_default()
@@ -573,7 +585,7 @@ impl Run {
     /// Waits until the task's session is blocked on a prompt of `kind` whose options are
     /// read (before its dialog is drawn, a hook's prompt has only its words); returns its id
     /// and the prompt.
-    fn wait_prompt(&self, task_id: &str, kind: &str) -> (String, Value) {
+    pub(crate) fn wait_prompt(&self, task_id: &str, kind: &str) -> (String, Value) {
         let mut last = (String::new(), Value::Null);
         let ok = wait_until(WAIT, || {
             last = self.session(task_id);
@@ -595,7 +607,7 @@ impl Run {
     }
 
     /// Answers the prompt with the option whose label starts with `label`.
-    fn answer(&self, sid: &str, prompt: &Value, label: &str) {
+    pub(crate) fn answer(&self, sid: &str, prompt: &Value, label: &str) {
         let key = prompt["options"]
             .as_array()
             .and_then(|o| {
@@ -764,7 +776,7 @@ fn claude_2_1_197_auto_writes_without_asking() {
     r.hello_under_auto();
 }
 
-fn gemini_home(home: &Path, _work: &Path, _url: &str) {
+pub(crate) fn gemini_home(home: &Path, _work: &Path, _url: &str) {
     let dir = home.join(".gemini");
     std::fs::create_dir_all(&dir).expect("mkdir .gemini");
     let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"},
@@ -772,7 +784,7 @@ fn gemini_home(home: &Path, _work: &Path, _url: &str) {
     std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
 }
 
-fn gemini_env(url: &str) -> Vec<(&'static str, String)> {
+pub(crate) fn gemini_env(url: &str) -> Vec<(&'static str, String)> {
     vec![
         ("GEMINI_API_KEY", "scripted".to_string()),
         ("GOOGLE_GEMINI_BASE_URL", url.to_string()),
@@ -789,7 +801,7 @@ fn gemini_0_61_0_auto_writes_a_file_and_answers_a_follow_up() {
     r.assert_model_got_the_task(":streamGenerateContent");
 }
 
-fn codex_home(home: &Path, _work: &Path, url: &str) {
+pub(crate) fn codex_home(home: &Path, _work: &Path, url: &str) {
     let dir = home.join(".codex");
     std::fs::create_dir_all(&dir).expect("mkdir .codex");
     let config = format!(
@@ -875,7 +887,7 @@ fn codex_0_171_0_with_its_home_under_tmpdir_the_task_says_what_that_cost() {
     }
 }
 
-fn opencode_home(home: &Path, _work: &Path, url: &str) {
+pub(crate) fn opencode_home(home: &Path, _work: &Path, url: &str) {
     let dir = home.join(".config/opencode");
     std::fs::create_dir_all(&dir).expect("mkdir opencode config");
     let config = json!({

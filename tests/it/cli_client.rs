@@ -1514,3 +1514,22 @@ fn an_answer_of_the_wrong_shape_names_what_was_expected() {
         "{e}"
     );
 }
+
+#[test]
+fn task_add_says_whether_the_agent_delegates() {
+    let s = server();
+    let home = tempfile::tempdir().unwrap();
+    let delegate = |flags: &[&str]| {
+        let mut args = vec!["task", "add", "d", "--provider", "shell", "--json"];
+        args.extend_from_slice(flags);
+        let t = ok_json(&with_url(&s, home.path(), &args))["task"].clone();
+        // (`false` is left out of the task's JSON.)
+        t["metadata"]["delegate"].as_bool().unwrap_or(false)
+    };
+    assert!(delegate(&["--delegate"]));
+    // Neither flag: the provider's setting (shell's: no).
+    assert!(!delegate(&[]));
+    // The last of the two wins.
+    assert!(!delegate(&["--delegate", "--no-delegate"]));
+    assert!(delegate(&["--no-delegate", "--delegate"]));
+}

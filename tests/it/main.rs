@@ -6,6 +6,7 @@
 mod model;
 mod support;
 
+mod agents_delegate;
 mod agents_e2e;
 mod agents_engine;
 mod agents_fixtures;

@@ -79,6 +79,13 @@ pub enum TaskCmd {
         /// How much its agent may do without asking: manual, safe or auto [default: safe].
         #[arg(long, value_name = "PRESET", value_parser = parse_approval)]
         approval: Option<Approval>,
+        /// Give its agent orchestra's MCP server, so that it can hand work to other agents as
+        /// children of this task [default: the provider's `delegate` setting].
+        #[arg(long, overrides_with = "no_delegate")]
+        delegate: bool,
+        /// Do not give its agent orchestra's MCP server, whatever its provider's setting.
+        #[arg(long, overrides_with = "delegate")]
+        no_delegate: bool,
     },
     /// List tasks, newest first.
     #[command(after_long_help = EXIT_CODES_HELP)]

@@ -24,6 +24,8 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             isolation,
             base,
             approval,
+            delegate,
+            no_delegate,
         } => {
             let body = NewTask {
                 name: name.clone(),
@@ -36,6 +38,8 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
                     .transpose()?,
                 base_ref: base.clone(),
                 approval: *approval,
+                // Neither flag: the provider's setting decides.
+                delegate: (*delegate || *no_delegate).then_some(*delegate),
                 required_capabilities: Vec::new(),
                 ..Default::default()
             };

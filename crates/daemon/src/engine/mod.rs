@@ -3,6 +3,7 @@
 
 mod agents;
 mod autopilot;
+mod delegation;
 mod error;
 mod gitfiles;
 mod grants;

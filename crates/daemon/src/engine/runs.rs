@@ -200,6 +200,7 @@ impl Engine {
                 working_directory: Some(dir),
                 task_id: Some(task.id.clone()),
                 approval: task.metadata.approval,
+                delegate: task.metadata.delegate,
                 conversation_args: pinned.unwrap_or_default(),
                 ..Default::default()
             })
@@ -277,6 +278,7 @@ impl Engine {
                 working_directory: Some(dir),
                 task_id: Some(task.id.clone()),
                 approval: task.metadata.approval,
+                delegate: task.metadata.delegate,
                 conversation_args: resume,
                 ..Default::default()
             })

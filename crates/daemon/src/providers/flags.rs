@@ -38,6 +38,13 @@ pub fn fit(args: &[String], help: Option<&str>) -> Fitted {
             out.args.extend(args[i..].iter().cloned());
             break;
         }
+        // `--flag=value` in one word: for a flag that takes several values (Claude Code's
+        // `--mcp-config <configs...>`), so that it does not swallow the task argument after it.
+        if let Some((name, value)) = flag.split_once('=').filter(|(n, _)| n.starts_with("--")) {
+            i += 1;
+            fit_joined(name, value, help, &mut out);
+            continue;
+        }
         let value = args
             .get(i + 1)
             .filter(|v| flag.starts_with('-') && !v.starts_with('-'));
@@ -82,6 +89,33 @@ pub fn fit(args: &[String], help: Option<&str>) -> Fitted {
         }
     }
     out
+}
+
+/// Fits one `--flag=value` word: left out when the help lacks the flag; the value's
+/// alternatives chosen as for a separate value.
+fn fit_joined(flag: &str, value: &str, help: Option<&str>, out: &mut Fitted) {
+    let in_help = help.map_or(InHelp::Free, |h| describe(h, flag));
+    let alternatives: Vec<&str> = value.split('|').collect();
+    let chosen = match &in_help {
+        InHelp::Absent => {
+            out.changes.push(format!(
+                "left out {flag}: the installed version does not have it"
+            ));
+            return;
+        }
+        InHelp::Choices(choices) => alternatives
+            .iter()
+            .find(|a| choices.iter().any(|c| c == *a))
+            .copied(),
+        InHelp::Free => alternatives.first().copied(),
+    };
+    match chosen {
+        Some(v) => out.args.push(format!("{flag}={v}")),
+        None => out.changes.push(format!(
+            "left out {flag}: the installed version accepts none of {}",
+            alternatives.join(", ")
+        )),
+    }
 }
 
 /// Finds `flag` among the options of `help` and the values its description lists:
@@ -255,6 +289,32 @@ mod tests {
     fn without_help_the_first_alternatives_pass() {
         let f = fit(&s(&["--permission-mode", "manual|default", "--x"]), None);
         assert_eq!(f.args, s(&["--permission-mode", "manual", "--x"]));
+    }
+
+    #[test]
+    fn a_flag_and_its_value_in_one_word_are_fitted_as_one() {
+        let help = "  --mcp-config <configs...>   Load MCP servers\n  --permission-mode <mode>  (choices: \"auto\", \"default\")\n";
+        let f = fit(
+            &s(&[
+                "--mcp-config=/s/x.json",
+                "--permission-mode=manual|default",
+                "--nope=1",
+                "task",
+            ]),
+            Some(help),
+        );
+        assert_eq!(
+            f.args,
+            s(&[
+                "--mcp-config=/s/x.json",
+                "--permission-mode=default",
+                "task"
+            ])
+        );
+        assert_eq!(f.changes.len(), 1, "{:?}", f.changes);
+        // A free value is its first alternative, as for a separate value.
+        let f = fit(&s(&["--mcp-config=a|b"]), Some(help));
+        assert_eq!(f.args, s(&["--mcp-config=a"]));
     }
 
     #[test]

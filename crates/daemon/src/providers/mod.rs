@@ -167,6 +167,26 @@ pub struct Provider {
     /// work to other agents (a task's own `delegate` overrides it).
     #[serde(default)]
     pub delegate: bool,
+    /// Arguments that give a delegating task's agent orchestra's MCP server (`orchestra mcp
+    /// --session-file FILE`): `{mcp_config}` is a per-session file holding `mcp_config`,
+    /// `{orchestra}` orchestra's executable, `{session_file}` the session's private file with
+    /// its URL and credential. Fitted to the installed version like presets.
+    #[serde(default)]
+    pub mcp_args: Vec<String>,
+    /// What the per-session `{mcp_config}` file holds (the CLI's own MCP config format);
+    /// `{mcp_servers}` in it is our server's entry, keyed by its name.
+    #[serde(default)]
+    pub mcp_config: Option<String>,
+    /// Our server's entry in the CLI's own shape (JSON; `{orchestra}` and `{session_file}`
+    /// filled in as JSON string content). `{mcp_servers}` in `mcp_config`,
+    /// `instructions_files` and `instructions_env` becomes `{"orchestra": <entry>}` for a
+    /// delegating task, `{}` otherwise.
+    #[serde(default)]
+    pub mcp_server: Option<String>,
+    /// Extra arguments per approval preset for a delegating task: what lets the CLI call our
+    /// server's tools without asking under `auto` (Claude Code's `--allowedTools`). Fitted.
+    #[serde(default)]
+    pub mcp_approval_args: BTreeMap<Approval, Vec<String>>,
 }
 
 fn default_version_args() -> Vec<String> {
@@ -202,6 +222,10 @@ pub struct ProviderOverride {
     pub conversation_args: Option<Vec<String>>,
     pub resume_args: Option<Vec<String>>,
     pub delegate: Option<bool>,
+    pub mcp_args: Option<Vec<String>>,
+    pub mcp_config: Option<String>,
+    pub mcp_server: Option<String>,
+    pub mcp_approval_args: Option<BTreeMap<Approval, Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -338,6 +362,56 @@ impl Provider {
             .collect()
     }
 
+    /// Our MCP server's entry in this CLI's own shape (`mcp_server`, filled in), keyed by
+    /// its name: what `{mcp_servers}` stands for in a delegating task's files. `None` when
+    /// the provider has no entry, or the entry is not JSON once filled in (logged).
+    pub fn mcp_servers(&self, orchestra: &Path, session_file: &Path) -> Option<String> {
+        let template = self.mcp_server.as_deref()?;
+        let filled = template
+            .replace("{orchestra}", &json_content(&orchestra.to_string_lossy()))
+            .replace(
+                "{session_file}",
+                &json_content(&session_file.to_string_lossy()),
+            );
+        match serde_json::from_str::<serde_json::Value>(&filled) {
+            Ok(entry) => Some(serde_json::json!({ MCP_SERVER_NAME: entry }).to_string()),
+            Err(e) => {
+                tracing::warn!(provider = %self.id, error = %e, "mcp_server is not JSON: left out");
+                None
+            }
+        }
+    }
+
+    /// The arguments that give a delegating task's agent our MCP server (`mcp_args`, then the
+    /// preset's `mcp_approval_args`, fitted to the installed version), with `config(text)`
+    /// called to write `mcp_config` (filled with `servers`) when they name `{mcp_config}`.
+    pub fn mcp(
+        &self,
+        approval: Approval,
+        orchestra: &Path,
+        session_file: &Path,
+        servers: &str,
+        config: impl FnOnce(&str) -> Option<PathBuf>,
+    ) -> Vec<String> {
+        let exe = orchestra.to_string_lossy();
+        let session = session_file.to_string_lossy();
+        let text = self
+            .mcp_config
+            .as_deref()
+            .unwrap_or_default()
+            .replace(MCP_SERVERS, servers);
+        let mut args = self.fit_with_file(&self.mcp_args, "mcp", "{mcp_config}", || config(&text));
+        if let Some(extra) = self.mcp_approval_args.get(&approval) {
+            args.extend(self.fit_with_file(extra, "mcp", "{mcp_config}", || None));
+        }
+        args.into_iter()
+            .map(|a| {
+                a.replace("{orchestra}", &exe)
+                    .replace("{session_file}", &session)
+            })
+            .collect()
+    }
+
     /// `args` fitted to the installed version, with `placeholder` replaced by the file `file()`
     /// writes when an argument names it; nothing when that file cannot be written.
     fn fit_with_file(
@@ -377,6 +451,8 @@ impl Provider {
             && self.hooks_args.is_empty()
             && self.conversation_args.is_empty()
             && self.resume_args.is_empty()
+            && self.mcp_args.is_empty()
+            && self.mcp_approval_args.values().all(|a| a.is_empty())
         {
             return None;
         }
@@ -518,7 +594,32 @@ impl Provider {
         if let Some(v) = o.delegate {
             self.delegate = v;
         }
+        if let Some(v) = o.mcp_args {
+            self.mcp_args = v;
+        }
+        if let Some(v) = o.mcp_config {
+            self.mcp_config = Some(v);
+        }
+        if let Some(v) = o.mcp_server {
+            self.mcp_server = Some(v);
+        }
+        if let Some(v) = o.mcp_approval_args {
+            self.mcp_approval_args = v;
+        }
     }
+}
+
+/// The name our MCP server goes by in every CLI's configuration: its tools are
+/// `mcp__orchestra__…` to Claude Code and Codex CLI.
+pub const MCP_SERVER_NAME: &str = "orchestra";
+
+/// Where a provider's files and variables take our MCP server's entry (see `mcp_server`).
+pub const MCP_SERVERS: &str = "{mcp_servers}";
+
+/// `s` as the content of a JSON string, without its quotes.
+fn json_content(s: &str) -> String {
+    let quoted = serde_json::Value::String(s.to_string()).to_string();
+    quoted[1..quoted.len() - 1].to_string()
 }
 
 fn env_pattern_matches(pattern: &str, name: &str) -> bool {
@@ -632,6 +733,10 @@ impl Providers {
                         conversation_args: Vec::new(),
                         resume_args: Vec::new(),
                         delegate: false,
+                        mcp_args: Vec::new(),
+                        mcp_config: None,
+                        mcp_server: None,
+                        mcp_approval_args: BTreeMap::new(),
                     };
                     entry.apply(o);
                     p.list.push(entry);
@@ -874,7 +979,7 @@ mod tests {
             env,
             [(
                 "OPENCODE_CONFIG_CONTENT".to_string(),
-                r#"{"instructions":["/state/instructions/s1.md"]}"#.to_string()
+                r#"{"instructions":["/state/instructions/s1.md"],"mcp":{mcp_servers}}"#.to_string()
             )]
         );
         let gemini = p.get("gemini").unwrap();
@@ -900,7 +1005,8 @@ mod tests {
         // Its hooks go in where the session fills `{gemini_hooks}` (`engine::hooks`).
         let defaults = file("system-defaults.json")
             .unwrap()
-            .replace("{gemini_hooks}", "{}");
+            .replace("{gemini_hooks}", "{}")
+            .replace(MCP_SERVERS, "{}");
         let defaults: serde_json::Value = serde_json::from_str(&defaults).unwrap();
         assert_eq!(
             defaults["context"]["includeDirectories"],
@@ -972,6 +1078,105 @@ mod tests {
             c("opencode").limit_wait_in("⬝⬝⬝■■■ [retrying in 3s attempt #2]"),
             None
         );
+    }
+
+    /// Each coding agent that can delegate gets our server the way it takes one; the paths
+    /// are filled in as JSON where they go into JSON.
+    #[test]
+    fn each_cli_is_handed_our_mcp_server_its_own_way() {
+        let p = Providers::built_in();
+        let exe = Path::new("/opt/or\"ch/orchestra");
+        let session = Path::new("/state/mcp/s1.json");
+        let claude = p.get("claude").unwrap();
+        let servers = claude.mcp_servers(exe, session).expect("claude's entry");
+        let v: serde_json::Value = serde_json::from_str(&servers).expect("JSON");
+        assert_eq!(v["orchestra"]["command"], "/opt/or\"ch/orchestra");
+        assert_eq!(
+            v["orchestra"]["args"],
+            serde_json::json!(["mcp", "--session-file", "/state/mcp/s1.json"])
+        );
+        let mut written = String::new();
+        // Without a help text (not installed here, maybe) every flag passes as written.
+        let mut no_help = claude.clone();
+        no_help.command = "/nonexistent/claude".into();
+        let args = no_help.mcp(Approval::Auto, exe, session, &servers, |text| {
+            written = text.to_string();
+            Some(PathBuf::from("/state/mcp/s1.config.json"))
+        });
+        assert_eq!(
+            args,
+            [
+                "--mcp-config=/state/mcp/s1.config.json",
+                "--allowedTools=mcp__orchestra"
+            ]
+        );
+        let config: serde_json::Value = serde_json::from_str(&written).expect("JSON config");
+        assert_eq!(config["mcpServers"], v);
+        // Under the presets that ask, the CLI asks before each call of ours.
+        let args = no_help.mcp(Approval::Safe, exe, session, &servers, |_| {
+            Some(PathBuf::from("/c.json"))
+        });
+        assert_eq!(args, ["--mcp-config=/c.json"]);
+
+        let mut codex = p.get("codex").unwrap().clone();
+        codex.command = "/nonexistent/codex".into();
+        let args = codex.mcp(
+            Approval::Auto,
+            Path::new("/bin/orchestra"),
+            session,
+            "{}",
+            |_| panic!("no file wanted"),
+        );
+        assert_eq!(
+            args,
+            [
+                "-c",
+                r#"mcp_servers.orchestra.command="/bin/orchestra""#,
+                "-c",
+                r#"mcp_servers.orchestra.args=["mcp", "--session-file", "/state/mcp/s1.json"]"#
+            ]
+        );
+        for id in ["gemini", "opencode"] {
+            let cli = p.get(id).unwrap();
+            assert!(cli.mcp_args.is_empty(), "{id}");
+            let entry = cli.mcp_servers(exe, session).expect("an entry");
+            assert!(entry.contains("/state/mcp/s1.json"), "{id}: {entry}");
+        }
+        assert!(p.get("aider").unwrap().mcp_servers(exe, session).is_none());
+    }
+
+    /// What each pinned CLI drew for a call of an MCP server's tool (issue 33), verbatim: not
+    /// reply.
+    #[test]
+    fn reports_of_mcp_tool_calls_are_not_reply() {
+        let p = Providers::built_in();
+        let lines = |t: &[&str]| t.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+        let gemini = lines(&[
+            "╭──────────────────────────────────────────────╮",
+            "│ ✓  list_tasks (orchestra MCP Server) {}      │",
+            "│                                              │",
+            "│ no tasks                                     │",
+            "╰──────────────────────────────────────────────╯",
+            "✦ Created hello.txt for you.",
+        ]);
+        let kept = p.get("gemini").unwrap().classifier().strip_chrome(&gemini);
+        assert_eq!(kept, ["Created hello.txt for you."]);
+        let opencode = lines(&[
+            "     ⚙ orchestra_list_tasks",
+            "",
+            "     Created hello.txt for you.",
+        ]);
+        let kept = p
+            .get("opencode")
+            .unwrap()
+            .classifier()
+            .strip_chrome(&opencode);
+        let kept: Vec<&str> = kept
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(kept, ["Created hello.txt for you."]);
     }
 
     #[test]

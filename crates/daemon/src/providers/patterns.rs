@@ -322,17 +322,21 @@ impl Classifier {
     /// A reply's lines without the CLI's chrome and its reports of tool calls.
     pub fn strip_chrome(&self, lines: &[String]) -> Vec<String> {
         let indent = |l: &str| l.chars().take_while(|c| c.is_whitespace()).count();
-        // The indentation of the tool call whose report the lines are in, if they are.
-        let mut tool_at: Option<usize> = None;
+        // A report drawn in a box (Gemini CLI's of an MCP tool: `│ ✓  list_tasks (…) │`, its
+        // output in the same box) goes on while the lines are the box's.
+        let boxed = |l: &str| l.trim_start().starts_with('│');
+        // The indentation of the tool call whose report the lines are in, if they are, and
+        // whether it is drawn in a box.
+        let mut tool_at: Option<(usize, bool)> = None;
         lines
             .iter()
             .filter(|l| {
                 if self.tool.iter().any(|re| re.is_match(l)) {
-                    tool_at = Some(indent(l));
+                    tool_at = Some((indent(l), boxed(l)));
                     return false;
                 }
-                if let Some(at) = tool_at {
-                    if l.trim().is_empty() || indent(l) > at {
+                if let Some((at, in_box)) = tool_at {
+                    if l.trim().is_empty() || indent(l) > at || (in_box && boxed(l)) {
                         return false;
                     }
                     tool_at = None;

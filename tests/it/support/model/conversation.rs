@@ -12,11 +12,18 @@ pub enum Api {
     Gemini,
 }
 
+/// The tool Codex CLI searches its deferred tools with (an MCP server's): a Responses tool
+/// of that type, called with a `tool_search_call` item.
+pub const TOOL_SEARCH: &str = "tool_search";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tool {
+    /// Its whole name; a tool in a namespace (Codex's MCP tools) is `<namespace>__<name>`.
     pub name: String,
     /// A freeform (custom) tool whose input is plain text, not JSON arguments.
     pub custom: bool,
+    /// The namespace it is called in (its call names the namespace and the inner name).
+    pub namespace: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -28,6 +35,8 @@ pub struct Conversation {
     pub tools: Vec<Tool>,
     /// A JSON schema the answer must follow (structured output), if asked for.
     pub schema: Option<Value>,
+    /// The tool whose result is the last message (when it is one, and the call is found).
+    pub result_of: Option<String>,
 }
 
 impl Conversation {
@@ -70,16 +79,21 @@ fn content_text(content: &Value, text_types: &[&str]) -> String {
         .join("\n")
 }
 
-/// A user message's own text: claude adds `<system-reminder>` notes, which are not prompts.
+/// A user message's own text: claude adds `<system-reminder>` notes, which are not prompts,
+/// and "Tool loaded." beside the result of its tool search (2.1.332).
 fn anthropic_user_text(m: &Value) -> String {
     if let Some(s) = m["content"].as_str() {
         return s.to_string();
     }
+    let with_result = arr(&m["content"])
+        .iter()
+        .any(|p| p["type"] == "tool_result");
     arr(&m["content"])
         .iter()
         .filter(|p| p["type"] == "text")
         .map(|p| str_of(&p["text"]))
         .filter(|t| !t.trim_start().starts_with("<system-reminder>"))
+        .filter(|t| !(with_result && t.trim() == "Tool loaded."))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -101,7 +115,22 @@ fn anthropic(body: &Value) -> Conversation {
         .map(anthropic_user_text)
         .find(|t| !t.trim().is_empty())
         .unwrap_or_default();
+    // The call the last result answers (claude may put several results in one message):
+    // its `tool_use_id` among the calls the model made.
+    let result_of = messages.last().and_then(|m| {
+        let id = arr(&m["content"])
+            .iter()
+            .rfind(|p| p["type"] == "tool_result")?["tool_use_id"]
+            .as_str()?;
+        messages
+            .iter()
+            .flat_map(|m| arr(&m["content"]))
+            .find(|p| p["type"] == "tool_use" && p["id"] == id)
+            .and_then(|p| p["name"].as_str())
+            .map(str::to_string)
+    });
     Conversation {
+        result_of,
         prompt,
         tool_result: messages.last().is_some_and(is_result),
         tools: arr(&body["tools"])
@@ -110,6 +139,7 @@ fn anthropic(body: &Value) -> Conversation {
             .map(|n| Tool {
                 name: n.to_string(),
                 custom: false,
+                namespace: None,
             })
             .collect(),
         schema: body["output_format"]["schema"]
@@ -132,22 +162,61 @@ fn responses(body: &Value) -> Conversation {
             .unwrap_or_default()
     };
     let last_type = input.last().map(|m| str_of(&m["type"])).unwrap_or_default();
+    let result_of = input.last().and_then(|last| {
+        let id = last["call_id"].as_str()?;
+        let call = input.iter().find(|m| {
+            m["call_id"] == id && m["type"].as_str().is_some_and(|t| t.ends_with("_call"))
+        })?;
+        match (call["type"].as_str(), call["namespace"].as_str()) {
+            (Some("tool_search_call"), _) => Some(TOOL_SEARCH.to_string()),
+            (_, Some(ns)) => Some(format!("{ns}__{}", call["name"].as_str()?)),
+            _ => call["name"].as_str().map(str::to_string),
+        }
+    });
     Conversation {
+        result_of,
         prompt,
         tool_result: last_type.ends_with("_output"),
         tools: arr(&body["tools"])
             .iter()
             .filter_map(|t| {
+                // Codex's search of its deferred tools (MCP servers') is named by its type.
+                let name = match t["type"].as_str() {
+                    Some(TOOL_SEARCH) => TOOL_SEARCH,
+                    _ => t["name"].as_str()?,
+                };
                 Some(Tool {
-                    name: t["name"].as_str()?.to_string(),
+                    name: name.to_string(),
                     custom: t["type"] == "custom",
+                    namespace: None,
                 })
             })
+            .chain(searched_tools(input))
             .collect(),
         schema: body["text"]["format"]["schema"]
             .is_object()
             .then(|| body["text"]["format"]["schema"].clone()),
     }
+}
+
+/// The tools Codex's tool searches made available (`tool_search_output` items): a
+/// namespace's tools, each offered as `<namespace>__<name>`.
+fn searched_tools(input: &[Value]) -> impl Iterator<Item = Tool> + '_ {
+    input
+        .iter()
+        .filter(|m| m["type"] == "tool_search_output")
+        .flat_map(|m| arr(&m["tools"]))
+        .filter(|t| t["type"] == "namespace")
+        .flat_map(|ns| {
+            let space = str_of(&ns["name"]).to_string();
+            arr(&ns["tools"]).iter().filter_map(move |t| {
+                Some(Tool {
+                    name: format!("{space}__{}", t["name"].as_str()?),
+                    custom: false,
+                    namespace: Some(space.clone()),
+                })
+            })
+        })
 }
 
 fn chat(body: &Value) -> Conversation {
@@ -159,7 +228,17 @@ fn chat(body: &Value) -> Conversation {
         .map(|m| content_text(&m["content"], &["text"]))
         .find(|t| !t.trim().is_empty())
         .unwrap_or_default();
+    let result_of = messages.last().and_then(|last| {
+        let id = last["tool_call_id"].as_str()?;
+        messages
+            .iter()
+            .flat_map(|m| arr(&m["tool_calls"]))
+            .find(|c| c["id"] == id)
+            .and_then(|c| c["function"]["name"].as_str())
+            .map(str::to_string)
+    });
     Conversation {
+        result_of,
         prompt,
         tool_result: messages.last().is_some_and(|m| m["role"] == "tool"),
         tools: arr(&body["tools"])
@@ -168,6 +247,7 @@ fn chat(body: &Value) -> Conversation {
                 Some(Tool {
                     name: t["function"]["name"].as_str()?.to_string(),
                     custom: false,
+                    namespace: None,
                 })
             })
             .collect(),
@@ -199,7 +279,14 @@ fn gemini(body: &Value) -> Conversation {
         .map(|k| &config[*k])
         .find(|s| s.is_object())
         .cloned();
+    let result_of = contents.last().and_then(|c| {
+        arr(&c["parts"])
+            .iter()
+            .find_map(|p| p["functionResponse"]["name"].as_str())
+            .map(str::to_string)
+    });
     Conversation {
+        result_of,
         prompt,
         tool_result: contents.last().is_some_and(|c| {
             arr(&c["parts"])
@@ -213,6 +300,7 @@ fn gemini(body: &Value) -> Conversation {
                 Some(Tool {
                     name: f["name"].as_str()?.to_string(),
                     custom: false,
+                    namespace: None,
                 })
             })
             .collect(),

@@ -103,6 +103,8 @@ pub struct Turn {
     pub after_tool_result: bool,
     /// The CLI offers this tool (e.g. `Write`): tells the main conversation from side requests.
     pub offers: Option<String>,
+    /// The last message is the result of a call of this tool.
+    pub result_of: Option<String>,
     pub reply: Reply,
 }
 
@@ -132,6 +134,12 @@ impl Turn {
         self
     }
 
+    /// Only on the result of a call of `tool` (for a turn made with `on_tool_result`).
+    pub fn after(mut self, tool: &str) -> Turn {
+        self.result_of = Some(tool.to_string());
+        self
+    }
+
     fn matches(&self, c: &Conversation) -> bool {
         self.reply.limit.as_ref().is_none_or(|l| !l.is_over())
             && self.after_tool_result == c.tool_result
@@ -140,6 +148,10 @@ impl Turn {
                 .as_ref()
                 .is_none_or(|t| c.prompt.contains(t.as_str()))
             && self.offers.as_ref().is_none_or(|t| c.offers(t))
+            && self
+                .result_of
+                .as_ref()
+                .is_none_or(|t| c.result_of.as_deref() == Some(t.as_str()))
     }
 }
 

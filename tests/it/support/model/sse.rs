@@ -1,6 +1,6 @@
 //! Server-sent-event encoders: a [`Reply`] as each API streams it.
 
-use super::conversation::Conversation;
+use super::conversation::{Conversation, TOOL_SEARCH};
 use super::script::{Reply, ToolCall};
 use serde_json::{Value, json};
 
@@ -155,9 +155,18 @@ fn responses_items(reply: &Reply, c: &Conversation) -> Vec<Value> {
     }
     if let Some(t) = &reply.tool {
         let custom = c.tool(&t.name).is_some_and(|x| x.custom);
-        items.push(if custom {
+        items.push(if t.name == TOOL_SEARCH {
+            json!({"type": "tool_search_call", "id": "tsc_scripted", "call_id": call_id(t),
+                   "execution": "client", "arguments": t.input, "status": "completed"})
+        } else if custom {
             json!({"type": "custom_tool_call", "id": "ctc_scripted", "call_id": call_id(t),
                    "name": t.name, "input": input_string(&t.input), "status": "completed"})
+        } else if let Some(ns) = c.tool(&t.name).and_then(|x| x.namespace.as_deref()) {
+            // A namespaced tool is called by its namespace and its own name.
+            let name = t.name.strip_prefix(&format!("{ns}__")).unwrap_or(&t.name);
+            json!({"type": "function_call", "id": "fc_scripted", "call_id": call_id(t),
+                   "namespace": ns, "name": name, "arguments": t.input.to_string(),
+                   "status": "completed"})
         } else {
             json!({"type": "function_call", "id": "fc_scripted", "call_id": call_id(t),
                    "name": t.name, "arguments": t.input.to_string(), "status": "completed"})

@@ -2,7 +2,7 @@
 //! recorded once with the files and the credential handed to them withdrawn.
 
 use super::{SessionEntry, session_record};
-use crate::engine::{Engine, EngineResult, SessionEventKind, hooks, instructions};
+use crate::engine::{Engine, EngineResult, SessionEventKind, delegation, hooks, instructions};
 use crate::session::ExitInfo;
 use orchestra_proto::wire::SessionInfo;
 use std::sync::Arc;
@@ -45,6 +45,7 @@ impl Engine {
         }
         instructions::remove_file(self.state_dir(), &id);
         hooks::remove_settings(self.state_dir(), &id);
+        delegation::remove_files(self.state_dir(), &id);
         let Some(info) = entry.record_exit(&exit) else {
             return;
         };

@@ -6,8 +6,8 @@
 use super::SpawnSession;
 use crate::engine::grants::Issued;
 use crate::engine::{
-    Engine, EngineError, EngineResult, INSTANCE_VAR, SessionGrant, hooks, instructions, notices,
-    placement,
+    Engine, EngineError, EngineResult, INSTANCE_VAR, SessionGrant, delegation, hooks, instructions,
+    notices, placement,
 };
 use crate::providers::{Launch, Provider};
 use orchestra_proto::wire::Approval;
@@ -24,6 +24,21 @@ pub(super) struct Prepared {
     pub(super) notes: Vec<String>,
     /// The session's own credential (in `env`): withdrawn unless the session is kept.
     pub(super) credential: Issued,
+}
+
+/// What goes into the files and variables a session's instructions are handed in, besides
+/// the instructions: Gemini CLI's hooks and, for a delegating task, our MCP server's entry.
+struct Fill<'a> {
+    exe: Option<&'a Path>,
+    session_env: &'a [(String, String)],
+    servers: Option<&'a str>,
+}
+
+impl Fill<'_> {
+    fn file(&self, content: &str) -> String {
+        let content = hooks::fill_gemini_hooks(content, self.exe, self.session_env);
+        delegation::fill_servers(&content, self.servers)
+    }
 }
 
 /// This orchestra's own executable: agents run it (`orchestra report`, `orchestra hook`).
@@ -131,14 +146,31 @@ impl Engine {
             &credential.secret,
         );
         let exe = orchestra_exe();
-        let (told_env, notes) = self.hand_over_instructions(
-            provider,
-            req.task_id.as_deref(),
-            id,
-            exe.as_deref(),
-            &env,
-            &mut launch,
-        );
+        let mut notes = Vec::new();
+        // Our MCP server, for a task that delegates: its entry goes into the files and
+        // variables the instructions are handed in, its flags in front.
+        let servers = if req.delegate {
+            match self.hand_over_mcp(provider, id, approval, exe.as_deref(), &credential.secret) {
+                Ok((servers, args)) => {
+                    launch.args.splice(0..0, args);
+                    servers
+                }
+                Err(why) => {
+                    notes.push(why);
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let fill = Fill {
+            exe: exe.as_deref(),
+            session_env: &env,
+            servers: servers.as_deref(),
+        };
+        let (told_env, told_notes) =
+            self.hand_over_instructions(provider, req.task_id.as_deref(), id, &fill, &mut launch);
+        notes.extend(told_notes);
         // The agent's own hooks report its status (`hooks.rs`), through a settings file of
         // this session's; flags first, like the instructions.
         if let Some(exe) = exe {
@@ -159,6 +191,48 @@ impl Engine {
         })
     }
 
+    /// Writes session `id`'s server file and the CLI's own MCP configuration; returns our
+    /// server's entry (`{mcp_servers}`) and the flags that hand it over, or, when it cannot
+    /// be handed over, the note that says so on the task.
+    fn hand_over_mcp(
+        &self,
+        provider: &Provider,
+        id: &str,
+        approval: Approval,
+        exe: Option<&Path>,
+        token: &str,
+    ) -> Result<(Option<String>, Vec<String>), String> {
+        let cannot = |why: &str| {
+            format!(
+                "{} was not given orchestra's MCP server ({why}): it cannot delegate",
+                provider.name
+            )
+        };
+        if provider.mcp_args.is_empty() && provider.mcp_server.is_none() {
+            return Err(cannot("orchestra does not know how to hand it one"));
+        }
+        let exe = exe.ok_or_else(|| cannot("orchestra's own executable cannot be found"))?;
+        let url = self
+            .url()
+            .ok_or_else(|| cannot("orchestra has no address yet"))?;
+        let session_file = delegation::write_session_file(self.state_dir(), id, &url, token)
+            .ok_or_else(|| cannot("its session file cannot be written"))?;
+        let servers = provider.mcp_servers(exe, &session_file);
+        let args = provider.mcp(
+            approval,
+            exe,
+            &session_file,
+            servers.as_deref().unwrap_or("{}"),
+            |text| delegation::write_config(self.state_dir(), id, text),
+        );
+        if servers.is_none() && args.is_empty() {
+            return Err(cannot(
+                "its provider entry's mcp_server is not JSON, or its flags were left out",
+            ));
+        }
+        Ok((servers, args))
+    }
+
     /// Hands a task's session its instructions (and Gemini CLI's hooks, which travel in the
     /// same files): flags spliced in front of `launch`'s arguments, files written where the
     /// provider reads them. Returns the variables that tell the program where they are, and
@@ -168,8 +242,7 @@ impl Engine {
         provider: &Provider,
         task_id: Option<&str>,
         id: &str,
-        exe: Option<&Path>,
-        session_env: &[(String, String)],
+        fill: &Fill,
         launch: &mut Launch,
     ) -> (Vec<(String, String)>, Vec<String>) {
         // The per-session files also carry Gemini CLI's hooks (`hooks.rs`), so a session
@@ -197,10 +270,7 @@ impl Engine {
                 let with_hooks = |dir: &Path| -> Vec<(String, String)> {
                     files(dir)
                         .into_iter()
-                        .map(|(name, content)| {
-                            let content = hooks::fill_gemini_hooks(&content, exe, session_env);
-                            (name, content)
-                        })
+                        .map(|(name, content)| (name, fill.file(&content)))
                         .collect()
                 };
                 let placement = placement::choose(self.state_dir(), provider.instructions_dir_rule);
@@ -210,6 +280,10 @@ impl Engine {
                 instructions::write_dir(placement.dir(), id, &with_hooks)
             },
         );
+        let told_env = told_env
+            .into_iter()
+            .map(|(k, v)| (k, delegation::fill_servers(&v, fill.servers)))
+            .collect();
         (told_env, notes)
     }
 }

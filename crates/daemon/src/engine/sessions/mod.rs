@@ -57,6 +57,8 @@ pub struct SpawnSession {
     /// Arguments before all others: a task's conversation pinned or resumed
     /// (`conversation_args`, `resume_args`), already fitted to the installed CLI.
     pub conversation_args: Vec<String>,
+    /// Whether the agent gets orchestra's MCP server (its task's `delegate`).
+    pub delegate: bool,
 }
 
 /// A session a client asked for (`POST /sessions`): no task, no conversation to resume.
@@ -71,6 +73,7 @@ impl From<orchestra_proto::wire::request::NewSession> for SpawnSession {
             task_id: None,
             approval: new.approval,
             conversation_args: Vec::new(),
+            delegate: false,
         }
     }
 }
