@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod hook;
+pub mod mcp_install;
 pub mod serve;
 pub mod token;
 
@@ -156,6 +157,9 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// orchestra's MCP server, for coding agents: `install` adds it to an agent's own
+    /// configuration.
+    Mcp(mcp_install::McpArgs),
     /// Print the OpenAPI 3.1 document of the HTTP API (what `GET /api/openapi.json` serves).
     #[command(
         after_long_help = "Regenerate the committed copy: orchestra openapi > docs/openapi.json"
@@ -244,6 +248,7 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
             Command::Completions { .. }
             | Command::Man { .. }
             | Command::Hook(_)
+            | Command::Mcp(_)
             | Command::Openapi
             | Command::Token,
         ) => match server_flags.first().or(client_flags.first()) {

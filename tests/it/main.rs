@@ -20,6 +20,7 @@ mod api_sessions;
 mod api_stream;
 mod api_tasks;
 mod cli_client;
+mod cli_mcp_install;
 mod daemon;
 mod faults;
 mod flood_memory;

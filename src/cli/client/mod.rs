@@ -463,6 +463,9 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
         Command::Trust(a) => Ctx::connect(&a.client, global).and_then(|ctx| trust::run(&ctx, a)),
         Command::Hook(a) => return Some(crate::cli::hook::run(a, global.token.as_deref())),
         Command::Token => return Some(crate::cli::token::run(global.state_dir.as_deref())),
+        Command::Mcp(a) => {
+            return Some(crate::cli::mcp_install::run(a, global.state_dir.as_deref()));
+        }
         Command::Serve(_)
         | Command::Completions { .. }
         | Command::Man { .. }
