@@ -32,6 +32,7 @@ mod session_runtime;
 mod start_race;
 mod state_modes;
 mod task_continue;
+mod task_family;
 mod task_runs;
 mod tui_app;
 mod tui_diff;
