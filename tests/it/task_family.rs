@@ -337,3 +337,45 @@ fn cancelling_a_parent_with_its_children_ends_the_whole_family() {
         "pending"
     );
 }
+
+#[test]
+fn the_cli_makes_lists_and_cancels_a_family() {
+    let s = Server::start();
+    let parent = create_task_id(&s, "parent");
+    let (ok, out, err) = cli(
+        &s,
+        &[
+            "--json",
+            "task",
+            "add",
+            "child",
+            "--parent",
+            &parent,
+            "--answers",
+            "parent",
+        ],
+    );
+    assert!(ok, "{out}{err}");
+    let child: Value = serde_json::from_str(&out).expect("json");
+    let child = child["task"].clone();
+    assert_eq!(
+        child["metadata"]["parentTaskId"],
+        parent.as_str(),
+        "{child}"
+    );
+    assert_eq!(child["metadata"]["answers"], "parent", "{child}");
+    let child = child["id"].as_str().expect("id").to_string();
+    let (ok, out, err) = cli(&s, &["task", "list", "--parent", &parent]);
+    assert!(
+        ok && out.contains("child") && !out.contains("parent "),
+        "{out}{err}"
+    );
+    let (ok, out, err) = cli(&s, &["task", "show", &child]);
+    assert!(
+        ok && out.contains(&format!("parent       {parent}")),
+        "{out}{err}"
+    );
+    let (ok, out, err) = cli(&s, &["task", "cancel", &parent, "--children"]);
+    assert!(ok, "{out}{err}");
+    wait_task_status(&s, &child, "cancelled");
+}

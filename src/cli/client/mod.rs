@@ -79,6 +79,14 @@ pub enum TaskCmd {
         /// How much its agent may do without asking: manual, safe or auto [default: safe].
         #[arg(long, value_name = "PRESET", value_parser = parse_approval)]
         approval: Option<Approval>,
+        /// Make it a child of this task (its agent sees it, manages it, and may answer its
+        /// questions with --answers parent).
+        #[arg(long, value_name = "ID")]
+        parent: Option<String>,
+        /// Who answers its questions besides you: `human` (only you) or `parent` (the
+        /// parent task's agent too) [default: human].
+        #[arg(long, value_name = "WHO", value_parser = ["human", "parent"])]
+        answers: Option<String>,
     },
     /// List tasks, newest first.
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -89,6 +97,9 @@ pub enum TaskCmd {
         /// At most this many tasks.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         limit: Option<u32>,
+        /// Only the children of this task.
+        #[arg(long, value_name = "ID")]
+        parent: Option<String>,
     },
     /// Show a task: status, progress, steps, result and its latest output.
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -110,18 +121,30 @@ pub enum TaskCmd {
     Pause {
         /// Task id, or a unique prefix of one.
         id: String,
+        /// Its descendants (tasks its agent made, and theirs) too, each as far as its
+        /// state allows.
+        #[arg(long)]
+        children: bool,
     },
     /// Resume a paused task.
     #[command(after_long_help = EXIT_CODES_HELP)]
     Resume {
         /// Task id, or a unique prefix of one.
         id: String,
+        /// Its descendants (tasks its agent made, and theirs) too, each as far as its
+        /// state allows.
+        #[arg(long)]
+        children: bool,
     },
     /// Cancel a task (its session is ended).
     #[command(after_long_help = EXIT_CODES_HELP)]
     Cancel {
         /// Task id, or a unique prefix of one.
         id: String,
+        /// Its descendants (tasks its agent made, and theirs) too, each as far as its
+        /// state allows.
+        #[arg(long)]
+        children: bool,
     },
     /// Create a fresh pending copy of a finished task (completed, failed or cancelled), linked
     /// to it by `retryOf`; the same as `rerun`.
