@@ -85,8 +85,10 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         ),
         Span::raw(" no"),
     ]));
-    if c.asks_about_children() {
-        lines.last_mut().map(|l| {
+    if c.asks_about_children()
+        && let Some(l) = lines.last_mut()
+    {
+        {
             l.spans.push(Span::styled(
                 "   o",
                 Style::default()
@@ -94,7 +96,7 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
                     .add_modifier(Modifier::BOLD),
             ));
             l.spans.push(Span::raw(" only this"));
-        });
+        }
     }
     frame.render_widget(Paragraph::new(lines), inner);
 }
