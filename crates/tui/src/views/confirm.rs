@@ -130,6 +130,18 @@ fn wrap_breaking(text: &str, w: usize) -> Vec<String> {
     word_wrap(&broken, w)
 }
 
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,16 +154,4 @@ mod tests {
         assert_eq!(lines.concat().replace(' ', ""), format!("keptin{r}."));
         assert_eq!(wrap_breaking("Stop?\nYes", 20), vec!["Stop?", "Yes"]);
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-fn capitalised(word: &str) -> String {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
