@@ -379,3 +379,59 @@ fn the_cli_makes_lists_and_cancels_a_family() {
     assert!(ok, "{out}{err}");
     wait_task_status(&s, &child, "cancelled");
 }
+
+/// 50 children under one parent, each started at the same moment by the parent's agent:
+/// every one runs once (one session each) and finishes.
+#[test]
+fn fifty_children_started_at_once_each_run_once_and_finish() {
+    let s = Server::start_with(&["--max-sessions", "64"]);
+    let (parent, _sid, cred) = started_parent(&s, "auto");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let children: Vec<String> = (0..50)
+        .map(|n| {
+            let r = as_agent(
+                &s,
+                &cred,
+                "POST",
+                TASKS,
+                Some(json!({
+                    "name": format!("child {n}"),
+                    "providerId": "exec",
+                    "workingDirectory": dir.path(),
+                    "description": format!("printf 'ran\\n' >> run-{n}.log"),
+                })),
+            );
+            assert_eq!(r.status, 201, "{}", r.body);
+            r.json()["task"]["id"].as_str().expect("id").to_string()
+        })
+        .collect();
+    let barrier = std::sync::Barrier::new(children.len());
+    std::thread::scope(|scope| {
+        for id in &children {
+            let (s, cred, barrier) = (&s, &cred, &barrier);
+            scope.spawn(move || {
+                barrier.wait();
+                let r = as_agent(s, cred, "POST", &format!("{TASKS}/{id}/start"), None);
+                assert_eq!(r.status, 200, "{id}: {}", r.body);
+            });
+        }
+    });
+    for id in &children {
+        wait_task_status(&s, id, "completed");
+    }
+    let sessions = s.get(SESSIONS).json()["sessions"].clone();
+    for (n, id) in children.iter().enumerate() {
+        let runs = sessions
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|x| x["taskId"] == id.as_str())
+            .count();
+        assert_eq!(runs, 1, "child {n} ran {runs} times");
+        let log =
+            std::fs::read_to_string(dir.path().join(format!("run-{n}.log"))).unwrap_or_default();
+        assert_eq!(log, "ran\n", "child {n}");
+    }
+    let listed = ids(&s.get(&format!("{TASKS}?parent={parent}")));
+    assert_eq!(listed, sorted(children));
+}
