@@ -546,26 +546,6 @@ fn insecure_no_auth_is_loud_loopback_only_and_alone() {
 
 // ---- An agent can act only on its own work (issue 31, section 2) ----
 
-/// The credential a session's agent was given (its `ORCHESTRA_TOKEN`).
-fn session_credential(sid: &str) -> String {
-    let mut found = None;
-    assert!(
-        wait_until(std::time::Duration::from_secs(10), || {
-            found = session_pids(sid).into_iter().find_map(|pid| {
-                let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-                env.split(|b| *b == 0).find_map(|kv| {
-                    text(kv)
-                        .strip_prefix("ORCHESTRA_TOKEN=")
-                        .map(str::to_string)
-                })
-            });
-            found.is_some()
-        }),
-        "session {sid} has no ORCHESTRA_TOKEN"
-    );
-    found.unwrap_or_default()
-}
-
 #[test]
 fn an_agents_credential_reaches_its_own_task_and_session_only() {
     let s = Server::start();
