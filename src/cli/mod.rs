@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod hook;
+pub mod mcp;
 pub mod serve;
 pub mod token;
 
@@ -156,6 +157,9 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Serve orchestra's tools over MCP on stdin/stdout, for a coding agent to hand work to
+    /// other agents: create tasks, wait for them, read their output and diffs, merge them.
+    Mcp(mcp::McpArgs),
     /// Print the OpenAPI 3.1 document of the HTTP API (what `GET /api/openapi.json` serves).
     #[command(
         after_long_help = "Regenerate the committed copy: orchestra openapi > docs/openapi.json"
@@ -244,6 +248,7 @@ fn check_placement(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
             Command::Completions { .. }
             | Command::Man { .. }
             | Command::Hook(_)
+            | Command::Mcp(_)
             | Command::Openapi
             | Command::Token,
         ) => match server_flags.first().or(client_flags.first()) {

@@ -23,6 +23,7 @@ mod daemon;
 mod faults;
 mod flood_memory;
 mod git_worktrees;
+mod mcp_protocol;
 mod model_server;
 mod props_api;
 mod props_providers;

@@ -480,6 +480,7 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
         Command::Hook(a) => return Some(crate::cli::hook::run(a, global.token.as_deref())),
         Command::Token => return Some(crate::cli::token::run(global.state_dir.as_deref())),
         Command::Serve(_)
+        | Command::Mcp(_)
         | Command::Completions { .. }
         | Command::Man { .. }
         | Command::Openapi => {

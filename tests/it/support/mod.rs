@@ -596,6 +596,27 @@ pub fn fake_agent_config(dir: &Path, extra_args: &[&str]) -> PathBuf {
     path
 }
 
+/// The credential a session's agent was given (its `ORCHESTRA_TOKEN`), read from the
+/// environment of its processes.
+pub fn session_credential(sid: &str) -> String {
+    let mut found = None;
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            found = session_pids(sid).into_iter().find_map(|pid| {
+                let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+                env.split(|b| *b == 0).find_map(|kv| {
+                    String::from_utf8_lossy(kv)
+                        .strip_prefix("ORCHESTRA_TOKEN=")
+                        .map(str::to_string)
+                })
+            });
+            found.is_some()
+        }),
+        "session {sid} has no ORCHESTRA_TOKEN"
+    );
+    found.unwrap_or_default()
+}
+
 /// Runs git in `dir` as the user would (their own identity, no global config).
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
