@@ -56,6 +56,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match &cli.command {
             Some(Command::Serve(args)) => cli::serve::run(args).await,
+            Some(Command::Mcp(args)) => cli::mcp::run(&cli.global, args).await,
             // Nothing is started for a TUI that cannot run.
             None => {
                 async {

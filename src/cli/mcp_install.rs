@@ -18,13 +18,7 @@ use std::process::ExitCode;
 /// The name our server goes by in every CLI's configuration.
 const NAME: &str = "orchestra";
 
-/// `orchestra mcp …`: the MCP server's commands.
-#[derive(Debug, clap::Args)]
-pub struct McpArgs {
-    #[command(subcommand)]
-    pub command: McpCommand,
-}
-
+/// `orchestra mcp`'s commands (besides serving).
 #[derive(Debug, clap::Subcommand)]
 pub enum McpCommand {
     /// Add orchestra's MCP server to a coding agent's own configuration (for use outside
@@ -118,9 +112,9 @@ pub struct Plan {
     pub exists: bool,
 }
 
-/// `orchestra mcp …`.
-pub fn run(args: &McpArgs, state_dir: Option<&Path>) -> ExitCode {
-    match &args.command {
+/// `orchestra mcp COMMAND` (`orchestra mcp` itself serves: `mcp.rs`).
+pub fn run(command: &McpCommand, state_dir: Option<&Path>) -> ExitCode {
+    match command {
         McpCommand::Install(install) => run_install(install, state_dir),
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod hook;
+pub mod mcp;
 pub mod mcp_install;
 pub mod serve;
 pub mod token;
@@ -157,9 +158,9 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
-    /// orchestra's MCP server, for coding agents: `install` adds it to an agent's own
-    /// configuration.
-    Mcp(mcp_install::McpArgs),
+    /// Serve orchestra's tools over MCP on stdin/stdout, for a coding agent to hand work to
+    /// other agents: create tasks, wait for them, read their output and diffs, merge them.
+    Mcp(mcp::McpArgs),
     /// Print the OpenAPI 3.1 document of the HTTP API (what `GET /api/openapi.json` serves).
     #[command(
         after_long_help = "Regenerate the committed copy: orchestra openapi > docs/openapi.json"

@@ -215,10 +215,6 @@ fn assert_unauthorized(r: &Response) {
     assert!(error.contains("orchestra token"), "{error}");
 }
 
-fn bearer(token: &str) -> String {
-    format!("Bearer {token}")
-}
-
 #[test]
 fn by_default_only_the_owners_token_opens_anything_and_says_nothing_else() {
     let s = Server::start();
@@ -546,26 +542,6 @@ fn insecure_no_auth_is_loud_loopback_only_and_alone() {
 
 // ---- An agent can act only on its own work (issue 31, section 2) ----
 
-/// The credential a session's agent was given (its `ORCHESTRA_TOKEN`).
-fn session_credential(sid: &str) -> String {
-    let mut found = None;
-    assert!(
-        wait_until(std::time::Duration::from_secs(10), || {
-            found = session_pids(sid).into_iter().find_map(|pid| {
-                let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-                env.split(|b| *b == 0).find_map(|kv| {
-                    text(kv)
-                        .strip_prefix("ORCHESTRA_TOKEN=")
-                        .map(str::to_string)
-                })
-            });
-            found.is_some()
-        }),
-        "session {sid} has no ORCHESTRA_TOKEN"
-    );
-    found.unwrap_or_default()
-}
-
 #[test]
 fn an_agents_credential_reaches_its_own_task_and_session_only() {
     let s = Server::start();
@@ -617,6 +593,7 @@ fn an_agents_credential_reaches_its_own_task_and_session_only() {
             format!("{TASKS}/{other}/result"),
             Some(json!({"success": true, "summary": "x"})),
         ),
+        // An agent under safe hands out no command that runs without asking.
         ("POST", TASKS.to_string(), Some(exec)),
         ("POST", format!("{TASKS}/{mine}/cancel"), None),
         ("POST", "/api/daemon/stop".to_string(), None),
@@ -636,13 +613,15 @@ fn an_agents_credential_reaches_its_own_task_and_session_only() {
             sessions.to_string(),
             Some(json!({"task": "", "providerId": "shell"})),
         ),
-        ("GET", "/api/coding-agents/events".to_string(), None),
     ];
     for (method, path, body) in forbidden {
         let r = as_agent(method, &path, body);
         assert_eq!(r.status, 403, "{method} {path}: {}", r.body);
         let error = r.json()["error"].as_str().unwrap_or_default().to_string();
-        assert!(error.contains("own task"), "{error}");
+        assert!(
+            error.contains("own task") || error.contains("only an agent under auto"),
+            "{error}"
+        );
     }
     // Nothing changed.
     let o = s.get(&format!("{TASKS}/{other}")).json()["task"].clone();

@@ -1801,3 +1801,92 @@ fn the_readme_picture_is_current() {
         }
     }
 }
+
+/// Parent and child tasks (issue 33): children sit under their parent in the list, the
+/// grid's tiles follow the same order and mark children, and pausing or cancelling a
+/// parent asks whether its children go too (`o`: the parent alone).
+#[test]
+fn children_sit_under_their_parent_and_go_with_it_when_asked() {
+    use crossterm::event::KeyCode;
+    let f = fake();
+    {
+        let mut snap = f.snap.lock();
+        let child = |id: &str, name: &str, status: TaskStatus, parent: &str| {
+            let mut t = task(id, name, status);
+            t.metadata.parent_task_id = Some(parent.into());
+            Arc::new(t)
+        };
+        // Listed newest first: the children come before their parent in the snapshot.
+        snap.tasks
+            .insert(0, child("t-c1", "child one", TaskStatus::Running, "t-run"));
+        snap.tasks
+            .insert(0, child("t-g1", "grandchild", TaskStatus::Running, "t-c1"));
+        snap.tasks.insert(
+            0,
+            child("t-c2", "child two", TaskStatus::Completed, "t-run"),
+        );
+    }
+    let mut a = app(&f);
+    a.refresh();
+    let t = render(&mut a, 100, 30);
+    let rows: Vec<String> = (0..30)
+        .map(|y| {
+            (0..60)
+                .map(|x| t.backend().buffer()[(x, y)].symbol())
+                .collect()
+        })
+        .collect();
+    let at = |needle: &str| {
+        rows.iter()
+            .position(|r| r.contains(needle))
+            .unwrap_or_else(|| panic!("{needle:?} not listed:\n{}", rows.join("\n")))
+    };
+    let parent = at("fix the parser");
+    let (one, two, grand) = (
+        at("└ ▶ child one"),
+        at("└ ✓ child two"),
+        at("  └ ▶ grandchild"),
+    );
+    let family = parent + 1..=parent + 3;
+    assert!(
+        family.contains(&one) && family.contains(&two) && grand == one + 1,
+        "{}",
+        rows.join("\n")
+    );
+
+    a.select_task("t-run");
+    f.commands.lock().clear();
+    a.on_terminal_event(key(KeyCode::Char('c')));
+    let t = render(&mut a, 100, 30);
+    let screen: String = (0..30)
+        .flat_map(|y| (0..100).map(move |x| (x, y)))
+        .map(|(x, y)| t.backend().buffer()[(x, y)].symbol().to_string())
+        .collect();
+    assert!(
+        screen.contains("its 2") && screen.contains("unfinished child tasks?"),
+        "{screen}"
+    );
+    assert!(screen.contains("only this"), "{screen}");
+    a.on_terminal_event(key(KeyCode::Char('o')));
+    assert_eq!(
+        f.commands.lock().clone(),
+        vec![Command::Cancel("t-run".into())]
+    );
+
+    f.commands.lock().clear();
+    a.on_terminal_event(key(KeyCode::Char('p')));
+    a.on_terminal_event(key(KeyCode::Char('y')));
+    // A task without children is paused without a question.
+    a.select_task("t-g1");
+    a.on_terminal_event(key(KeyCode::Char('p')));
+    assert_eq!(
+        f.commands.lock().clone(),
+        vec![
+            Command::Family {
+                op: orchestra_proto::task::FamilyOp::Pause,
+                id: "t-run".into()
+            },
+            Command::Pause("t-g1".into())
+        ]
+    );
+}

@@ -152,6 +152,8 @@ pub struct Reply<T> {
 pub enum Caller {
     Cli,
     Tui,
+    /// `orchestra mcp`: an agent's tool calls, with the CLI's patience.
+    Mcp,
 }
 
 /// An orchestra's API: where it is and how to be let in.
@@ -177,9 +179,10 @@ impl Api {
         let user_agent = match caller {
             Caller::Cli => concat!("orchestra-cli/", env!("CARGO_PKG_VERSION")),
             Caller::Tui => concat!("orchestra-tui/", env!("CARGO_PKG_VERSION")),
+            Caller::Mcp => concat!("orchestra-mcp/", env!("CARGO_PKG_VERSION")),
         };
         let connect = match caller {
-            Caller::Cli => Duration::from_secs(5),
+            Caller::Cli | Caller::Mcp => Duration::from_secs(5),
             // The TUI tries again by itself: it gives up on a dead address sooner.
             Caller::Tui => Duration::from_secs(3),
         };

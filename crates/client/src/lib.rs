@@ -1,5 +1,6 @@
 //! The one way to reach an orchestra daemon: find the one of a state directory (or start it),
-//! and talk to its HTTP API.
+//! talk to its HTTP API, and follow its events.
 
 pub mod daemon;
+pub mod events;
 pub mod http;

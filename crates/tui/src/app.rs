@@ -52,6 +52,15 @@ pub enum Confirm {
     Cancel {
         task_id: String,
         name: String,
+        /// How many of its descendants are not finished (asked whether they go too).
+        children: usize,
+    },
+    /// Pause or resume a task that has descendants the same could be done to.
+    Family {
+        op: orchestra_proto::task::FamilyOp,
+        task_id: String,
+        name: String,
+        children: usize,
     },
     EndSession {
         session_id: String,
@@ -84,6 +93,16 @@ pub enum Confirm {
         name: String,
         branch: String,
     },
+}
+
+impl Confirm {
+    /// Whether the question offers the task alone (`o`) besides yes and no.
+    pub fn asks_about_children(&self) -> bool {
+        match self {
+            Confirm::Cancel { children, .. } | Confirm::Family { children, .. } => *children > 0,
+            _ => false,
+        }
+    }
 }
 
 /// Where a one-line message typed in the bottom bar goes.
@@ -306,6 +325,8 @@ pub struct App {
     pub keymap: KeyMap,
     pub(crate) snap: Snapshot,
     pub(crate) rows: Vec<Row>,
+    /// How deep each row sits in its family (0: not a child of a task shown above it).
+    pub(crate) row_depth: Vec<u8>,
     pub(crate) selected: Option<Selected>,
     pub focus: Focus,
     /// Keys go to the agent (the terminal pane has focus and input).
@@ -379,6 +400,7 @@ impl App {
             keymap: KeyMap::default(),
             snap: Snapshot::default(),
             rows: Vec::new(),
+            row_depth: Vec::new(),
             selected: None,
             focus: Focus::Tasks,
             typing: false,

@@ -66,6 +66,11 @@ pub enum Command {
     Pause(String),
     Resume(String),
     Cancel(String),
+    /// Pause, resume or cancel a task and its descendants (those in a state for it).
+    Family {
+        op: orchestra_proto::task::FamilyOp,
+        id: String,
+    },
     Retry(String),
     /// Start a finished task's agent again on its conversation.
     Continue {

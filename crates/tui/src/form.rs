@@ -15,15 +15,18 @@ pub enum Field {
     Provider,
     Directory,
     StartNow,
+    /// Give the agent orchestra's MCP server, so it can hand work to other agents.
+    Delegate,
 }
 
 impl Field {
-    pub const ALL: [Field; 5] = [
+    pub const ALL: [Field; 6] = [
         Field::Name,
         Field::Description,
         Field::Provider,
         Field::Directory,
         Field::StartNow,
+        Field::Delegate,
     ];
 
     pub fn label(self) -> &'static str {
@@ -33,6 +36,7 @@ impl Field {
             Field::Provider => "Provider",
             Field::Directory => "Directory",
             Field::StartNow => "Start now",
+            Field::Delegate => "Delegate",
         }
     }
 }
@@ -47,6 +51,8 @@ pub struct Form {
     pub provider: usize,
     pub dir: LineEdit,
     pub start_now: bool,
+    /// Give its agent orchestra's MCP server (no: the provider's own `delegate` setting).
+    pub delegate: bool,
     pub field: Field,
     /// Inline validation messages, by field.
     pub errors: Vec<(Field, String)>,
@@ -83,6 +89,7 @@ impl Form {
             provider,
             dir: LineEdit::new(dir),
             start_now: true,
+            delegate: false,
             field: Field::Name,
             errors: Vec::new(),
             error: None,
@@ -149,6 +156,7 @@ impl Form {
                     description,
                     provider_id: self.provider_id().map(str::to_string),
                     working_directory: Some(self.dir.text().trim().to_string()),
+                    delegate: self.delegate.then_some(true),
                     ..NewTask::default()
                 },
                 start: self.start_now,
@@ -324,14 +332,8 @@ impl Form {
                             self.errors.retain(|(f, _)| *f != Field::Description);
                         }
                     }
-                    Field::StartNow => match key.code {
-                        KeyCode::Char('y') => self.start_now = true,
-                        KeyCode::Char('n') => self.start_now = false,
-                        KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right => {
-                            self.start_now = !self.start_now
-                        }
-                        _ => {}
-                    },
+                    Field::StartNow => yes_no(&mut self.start_now, key.code),
+                    Field::Delegate => yes_no(&mut self.delegate, key.code),
                 }
                 self.errors.retain(|(f, _)| *f != self.field);
             }
@@ -345,7 +347,7 @@ impl Form {
             Field::Name => Some(&mut self.name),
             Field::Description => Some(&mut self.description),
             Field::Directory => Some(&mut self.dir),
-            Field::Provider | Field::StartNow => None,
+            Field::Provider | Field::StartNow | Field::Delegate => None,
         }
     }
 
@@ -371,6 +373,16 @@ impl Form {
     }
 }
 
+/// A yes/no field: `y`, `n`, or space and the arrows to flip it.
+fn yes_no(value: &mut bool, code: KeyCode) {
+    match code {
+        KeyCode::Char('y') => *value = true,
+        KeyCode::Char('n') => *value = false,
+        KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right => *value = !*value,
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,6 +399,22 @@ mod tests {
             install: (!installed).then(|| format!("npm install -g {id}")),
             needs_description,
         }
+    }
+
+    #[test]
+    fn delegate_is_asked_for_only_when_chosen() {
+        let mut f = Form::new(vec![choice("shell", true, false)], Some("shell"), "/");
+        f.name.insert_str("t");
+        let delegate = |f: &Form| match f.command() {
+            Command::CreateTask { task, .. } => task.delegate,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(delegate(&f), None, "the provider's own setting decides");
+        f.field = Field::Delegate;
+        f.handle(&key(KeyCode::Char('y')));
+        assert_eq!(delegate(&f), Some(true));
+        f.handle(&key(KeyCode::Char(' ')));
+        assert_eq!(delegate(&f), None);
     }
 
     #[test]

@@ -86,6 +86,14 @@ pub enum TaskCmd {
         /// Do not give its agent orchestra's MCP server, whatever its provider's setting.
         #[arg(long, overrides_with = "delegate")]
         no_delegate: bool,
+        /// Make it a child of this task (its agent sees it, manages it, and may answer its
+        /// questions with --answers parent).
+        #[arg(long, value_name = "ID")]
+        parent: Option<String>,
+        /// Who answers its questions besides you: `human` (only you) or `parent` (the
+        /// parent task's agent too) [default: human].
+        #[arg(long, value_name = "WHO", value_parser = ["human", "parent"])]
+        answers: Option<String>,
     },
     /// List tasks, newest first.
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -96,6 +104,9 @@ pub enum TaskCmd {
         /// At most this many tasks.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         limit: Option<u32>,
+        /// Only the children of this task.
+        #[arg(long, value_name = "ID")]
+        parent: Option<String>,
     },
     /// Show a task: status, progress, steps, result and its latest output.
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -117,18 +128,30 @@ pub enum TaskCmd {
     Pause {
         /// Task id, or a unique prefix of one.
         id: String,
+        /// Its descendants (tasks its agent made, and theirs) too, each as far as its
+        /// state allows.
+        #[arg(long)]
+        children: bool,
     },
     /// Resume a paused task.
     #[command(after_long_help = EXIT_CODES_HELP)]
     Resume {
         /// Task id, or a unique prefix of one.
         id: String,
+        /// Its descendants (tasks its agent made, and theirs) too, each as far as its
+        /// state allows.
+        #[arg(long)]
+        children: bool,
     },
     /// Cancel a task (its session is ended).
     #[command(after_long_help = EXIT_CODES_HELP)]
     Cancel {
         /// Task id, or a unique prefix of one.
         id: String,
+        /// Its descendants (tasks its agent made, and theirs) too, each as far as its
+        /// state allows.
+        #[arg(long)]
+        children: bool,
     },
     /// Create a fresh pending copy of a finished task (completed, failed or cancelled), linked
     /// to it by `retryOf`; the same as `rerun`.
@@ -463,10 +486,18 @@ pub fn run(cli: &Cli) -> Option<ExitCode> {
         Command::Trust(a) => Ctx::connect(&a.client, global).and_then(|ctx| trust::run(&ctx, a)),
         Command::Hook(a) => return Some(crate::cli::hook::run(a, global.token.as_deref())),
         Command::Token => return Some(crate::cli::token::run(global.state_dir.as_deref())),
-        Command::Mcp(a) => {
-            return Some(crate::cli::mcp_install::run(a, global.state_dir.as_deref()));
+        // `mcp install` is a command of its own; `mcp` itself serves, on the runtime.
+        Command::Mcp(crate::cli::mcp::McpArgs {
+            command: Some(install),
+            ..
+        }) => {
+            return Some(crate::cli::mcp_install::run(
+                install,
+                global.state_dir.as_deref(),
+            ));
         }
         Command::Serve(_)
+        | Command::Mcp(_)
         | Command::Completions { .. }
         | Command::Man { .. }
         | Command::Openapi => {

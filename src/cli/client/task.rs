@@ -26,6 +26,8 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             approval,
             delegate,
             no_delegate,
+            parent,
+            answers,
         } => {
             let body = NewTask {
                 name: name.clone(),
@@ -41,18 +43,26 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
                 // Neither flag: the provider's setting decides.
                 delegate: (*delegate || *no_delegate).then_some(*delegate),
                 required_capabilities: Vec::new(),
-                ..Default::default()
+                parent_task_id: parent.as_deref().map(|p| task_id(ctx, p)).transpose()?,
+                answers: answers
+                    .as_deref()
+                    .map(|a| a.parse().map_err(CliError::usage))
+                    .transpose()?,
             };
             add(ctx, &body, *start)
         }
-        TaskCmd::List { status, limit } => list(ctx, status.as_deref(), *limit),
+        TaskCmd::List {
+            status,
+            limit,
+            parent,
+        } => list(ctx, status.as_deref(), *limit, parent.as_deref()),
         TaskCmd::Show { id, output_lines } => show(ctx, id, *output_lines),
-        TaskCmd::Start { id } => lifecycle(ctx, id, "start"),
-        TaskCmd::Pause { id } => lifecycle(ctx, id, "pause"),
-        TaskCmd::Resume { id } => lifecycle(ctx, id, "resume"),
-        TaskCmd::Cancel { id } => lifecycle(ctx, id, "cancel"),
-        TaskCmd::Retry { id } => lifecycle(ctx, id, "retry"),
-        TaskCmd::Rerun { id } => lifecycle(ctx, id, "rerun"),
+        TaskCmd::Start { id } => lifecycle(ctx, id, "start", false),
+        TaskCmd::Pause { id, children } => lifecycle(ctx, id, "pause", *children),
+        TaskCmd::Resume { id, children } => lifecycle(ctx, id, "resume", *children),
+        TaskCmd::Cancel { id, children } => lifecycle(ctx, id, "cancel", *children),
+        TaskCmd::Retry { id } => lifecycle(ctx, id, "retry", false),
+        TaskCmd::Rerun { id } => lifecycle(ctx, id, "rerun", false),
         TaskCmd::Continue { id, message } => continue_task(ctx, id, message.clone()),
         TaskCmd::Edit {
             id,
@@ -177,10 +187,18 @@ fn waits_on(t: &Task) -> Option<String> {
     Some(text)
 }
 
-fn list(ctx: &Ctx, status: Option<&str>, limit: Option<u32>) -> CliResult<()> {
+fn list(
+    ctx: &Ctx,
+    status: Option<&str>,
+    limit: Option<u32>,
+    parent: Option<&str>,
+) -> CliResult<()> {
     let mut query = Vec::new();
     if let Some(s) = status {
         query.push(format!("status={}", segment(s)));
+    }
+    if let Some(p) = parent {
+        query.push(format!("parent={}", segment(&task_id(ctx, p)?)));
     }
     if let Some(n) = limit {
         query.push(format!("limit={n}"));
@@ -197,9 +215,10 @@ fn list(ctx: &Ctx, status: Option<&str>, limit: Option<u32>) -> CliResult<()> {
     }
     let tasks = &answer.value.tasks;
     if tasks.is_empty() {
-        out(match status {
-            Some(_) => "no tasks with that status",
-            None => "no tasks; add one with `orchestra task add NAME`",
+        out(match (status, parent) {
+            (_, Some(_)) => "no such children",
+            (Some(_), None) => "no tasks with that status",
+            (None, None) => "no tasks; add one with `orchestra task add NAME`",
         });
         return Ok(());
     }
@@ -256,6 +275,12 @@ pub fn render_task(t: &Task, output_lines: usize) -> String {
     if let Some(r) = &m.retry_of {
         field("retry of", clean(r));
     }
+    if let Some(p) = &m.parent_task_id {
+        field("parent", clean(p));
+    }
+    if m.answers == orchestra_proto::task::Answers::Parent {
+        field("answers", "its parent's agent, and you".into());
+    }
     for (label, at) in [
         ("created", Some(m.created_at)),
         ("started", m.started_at),
@@ -303,6 +328,19 @@ pub fn render_task(t: &Task, output_lines: usize) -> String {
         if let Some(e) = &r.error {
             text.push_str(&format!("  {:<10} {}\n", "error", clean(e)));
         }
+        for c in &r.children {
+            text.push_str(&format!(
+                "  {:<10} {} {} ({}){}\n",
+                "child",
+                short_id(&c.id),
+                truncate(&clean(&c.name), 60),
+                c.status,
+                c.summary
+                    .as_deref()
+                    .map(|s| format!(": {}", truncate(&clean(s), 120)))
+                    .unwrap_or_default()
+            ));
+        }
     }
     let lines = &m.output;
     if output_lines > 0 && !lines.is_empty() {
@@ -337,7 +375,7 @@ fn step_status(s: StepStatus) -> &'static str {
     }
 }
 
-fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
+fn lifecycle(ctx: &Ctx, id: &str, op: &str, children: bool) -> CliResult<()> {
     // A rerun is a retry (the same route, from any finished state).
     let route = match op {
         "start" => routes::TASK_START,
@@ -346,7 +384,10 @@ fn lifecycle(ctx: &Ctx, id: &str, op: &str) -> CliResult<()> {
         "cancel" => routes::TASK_CANCEL,
         _ => routes::TASK_RETRY,
     };
-    let path = routes::at(route, &[&task_id(ctx, id)?]);
+    let mut path = routes::at(route, &[&task_id(ctx, id)?]);
+    if children {
+        path.push_str("?children=true");
+    }
     let answer: Reply<TaskBody> = ctx.client.post(&path, &(), A_TASK)?;
     let verb = match op {
         "start" => "started",

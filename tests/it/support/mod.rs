@@ -491,12 +491,21 @@ impl Events {
 
     /// With a query (`"?output=lines"`).
     pub fn open_with(s: &Server, query: &str) -> Events {
-        let mut stream = TcpStream::connect(&s.addr).expect("connect");
         let auth: String = s
             .auth()
             .iter()
             .map(|(k, v)| format!("{k}: {v}\r\n"))
             .collect();
+        Events::open_authorized(s, query, &auth)
+    }
+
+    /// As whoever `authorization` (an `Authorization` header's value) stands for.
+    pub fn open_as(s: &Server, query: &str, authorization: &str) -> Events {
+        Events::open_authorized(s, query, &format!("Authorization: {authorization}\r\n"))
+    }
+
+    fn open_authorized(s: &Server, query: &str, auth: &str) -> Events {
+        let mut stream = TcpStream::connect(&s.addr).expect("connect");
         write!(
             stream,
             "GET /api/coding-agents/events{query} HTTP/1.1\r\nHost: {}\r\n{auth}\r\n",
@@ -585,6 +594,27 @@ pub fn fake_agent_config(dir: &Path, extra_args: &[&str]) -> PathBuf {
     let path = dir.join("config.toml");
     std::fs::write(&path, config).expect("write config");
     path
+}
+
+/// The credential a session's agent was given (its `ORCHESTRA_TOKEN`), read from the
+/// environment of its processes.
+pub fn session_credential(sid: &str) -> String {
+    let mut found = None;
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            found = session_pids(sid).into_iter().find_map(|pid| {
+                let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+                env.split(|b| *b == 0).find_map(|kv| {
+                    String::from_utf8_lossy(kv)
+                        .strip_prefix("ORCHESTRA_TOKEN=")
+                        .map(str::to_string)
+                })
+            });
+            found.is_some()
+        }),
+        "session {sid} has no ORCHESTRA_TOKEN"
+    );
+    found.unwrap_or_default()
 }
 
 /// Runs git in `dir` as the user would (their own identity, no global config).
@@ -703,4 +733,9 @@ pub async fn attach_tui(
     .expect("attaching")
     .expect("attach");
     std::sync::Arc::new(cockpit)
+}
+
+/// An `Authorization` header's value for `token`.
+pub fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
 }

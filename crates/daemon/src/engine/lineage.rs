@@ -3,20 +3,13 @@
 //! descendants, so these walks answer every request such an agent sends.
 
 use super::Engine;
-use orchestra_proto::task::{ChildOutcome, Task, TaskStatus};
+pub use orchestra_proto::task::FamilyOp;
+use orchestra_proto::task::{ChildOutcome, Task};
 use std::sync::Arc;
 
 /// How far up a chain of parents is followed. Parents exist before their children, so a
 /// chain cannot loop; the bound keeps a damaged store from making a walk endless.
 const MAX_DEPTH: usize = 256;
-
-/// What can be done to a task's whole family at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FamilyOp {
-    Pause,
-    Resume,
-    Cancel,
-}
 
 /// Where a task stands to another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,12 +77,7 @@ impl Engine {
     /// the user asked for the parent and its family as far as it goes.
     pub async fn apply_to_descendants(&self, id: &str, op: FamilyOp) {
         for child in self.descendants_of(id) {
-            let fits = match op {
-                FamilyOp::Pause => child.status() == TaskStatus::Running,
-                FamilyOp::Resume => child.status() == TaskStatus::Paused,
-                FamilyOp::Cancel => !child.status().is_final(),
-            };
-            if !fits {
+            if !op.applies_to(child.status()) {
                 continue;
             }
             let done = match op {

@@ -267,6 +267,43 @@ pub struct TaskMetadata {
     pub delegate: bool,
 }
 
+/// What can be done to a task together with its descendants (`?children=true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilyOp {
+    Pause,
+    Resume,
+    Cancel,
+}
+
+impl FamilyOp {
+    /// The verb, as a user reads it.
+    pub fn verb(self) -> &'static str {
+        match self {
+            FamilyOp::Pause => "pause",
+            FamilyOp::Resume => "resume",
+            FamilyOp::Cancel => "cancel",
+        }
+    }
+
+    /// Whether a task in `status` is one this does something to.
+    pub fn applies_to(self, status: TaskStatus) -> bool {
+        match self {
+            FamilyOp::Pause => status == TaskStatus::Running,
+            FamilyOp::Resume => status == TaskStatus::Paused,
+            FamilyOp::Cancel => !status.is_final(),
+        }
+    }
+
+    /// Its route (`routes::TASK_PAUSE`, …).
+    pub fn route(self) -> &'static str {
+        match self {
+            FamilyOp::Pause => crate::routes::TASK_PAUSE,
+            FamilyOp::Resume => crate::routes::TASK_RESUME,
+            FamilyOp::Cancel => crate::routes::TASK_CANCEL,
+        }
+    }
+}
+
 /// Who answers a task's questions besides the human.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -90,6 +90,8 @@ pub enum Action {
     // Confirmation.
     Yes,
     No,
+    /// The task alone, not its children.
+    OnlyThis,
     // Filter.
     KeepFilter,
     ClearFilter,
@@ -184,6 +186,7 @@ impl Action {
             FormNewLine => "new line",
             Yes => "yes",
             No => "no",
+            OnlyThis => "only this",
             KeepFilter => "keep",
             ClearFilter => "clear",
             SendMessage => "send",
@@ -254,6 +257,7 @@ impl Action {
             FormNewLine => "a new line in the description (also Ctrl-j)",
             Yes => "yes",
             No => "no",
+            OnlyThis => "the task alone, leaving its children as they are",
             KeepFilter => "keep the filter",
             ClearFilter => "clear the filter",
             SendMessage => "send it",

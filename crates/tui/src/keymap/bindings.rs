@@ -132,6 +132,8 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Confirm, Key::ch('Y'), A::Yes),
     bind(C::Confirm, Key::ch('N'), A::No),
     bind(C::Confirm, Key::plain(K::Esc), A::No),
+    bind(C::Confirm, Key::ch('o'), A::OnlyThis),
+    bind(C::Confirm, Key::ch('O'), A::OnlyThis),
     // The filter line; other keys edit it.
     bind(C::Filter, Key::plain(K::Up), A::SelectPrev),
     bind(C::Filter, Key::plain(K::Down), A::SelectNext),

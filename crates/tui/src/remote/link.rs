@@ -4,6 +4,7 @@
 //! goes away the snapshot says so (`offline`) and the link tries again with a backoff.
 
 use crate::backend::{ProviderChoice, Snapshot};
+use orchestra_client::events::{EventReader, Read1};
 use orchestra_client::http::Api;
 use orchestra_proto::routes;
 use orchestra_proto::wire::{
@@ -11,7 +12,6 @@ use orchestra_proto::wire::{
     TaskEventKind, TaskList,
 };
 use parking_lot::{Condvar, Mutex, RwLock};
-use std::io::BufRead;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -273,37 +273,17 @@ fn connect(shared: &Shared, api: &Api) -> Result<ureq::Body, String> {
 
 /// Reads events until the connection ends; returns why it ended.
 fn follow(shared: &Shared, api: &Api, body: ureq::Body) -> String {
-    let mut reader = std::io::BufReader::new(body.into_reader());
-    let mut data = String::new();
-    let mut line = String::new();
+    let mut reader = EventReader::new(body.into_reader());
     loop {
-        line.clear();
-        match reader.read_line(&mut line) {
-            Ok(0) => return "the connection closed".into(),
-            Ok(_) => {}
-            Err(e) => return e.to_string(),
-        }
-        let l = line.trim_end_matches(['\r', '\n']);
-        if let Some(d) = l.strip_prefix("data:") {
-            if !data.is_empty() {
-                data.push('\n');
-            }
-            data.push_str(d.strip_prefix(' ').unwrap_or(d));
-            continue;
-        }
-        if !l.is_empty() || data.is_empty() {
-            // `event:` names, comments and keep-alives: the type is in the data too.
-            continue;
-        }
         // A lagged notice, or an event this copy cannot read: both mean read it all again.
-        let frame = match serde_json::from_str::<EventFrame>(&data) {
-            Ok(frame) => Some(frame),
-            Err(e) => {
+        let frame = match reader.next_event() {
+            Ok(Read1::Frame(frame)) => Some(frame),
+            Ok(Read1::Unreadable(e)) => {
                 tracing::warn!(error = %e, "an event from orchestra did not read; reading everything again");
                 None
             }
+            Err(why) => return why,
         };
-        data.clear();
         let (ev, followed) = match frame {
             Some(EventFrame::Change(mut ev)) => {
                 if let Event::Task { task, .. } = &mut ev {

@@ -13,6 +13,7 @@ use crate::transcript_view::TRANSCRIPT_BYTES;
 use link::{Locate, Shared};
 use orchestra_client::http::{Api, ApiError, Failure, Method};
 use orchestra_proto::routes;
+use orchestra_proto::task::FamilyOp;
 use orchestra_proto::task::{Task, TaskStatus};
 use orchestra_proto::wire;
 use orchestra_proto::wire::request::{Answer, NewTask, Resize, SendMessage, TaskChange};
@@ -301,6 +302,7 @@ fn run_command(
         Command::Cancel(id) => task_step(api, routes::TASK_CANCEL, &id, |t| {
             format!("cancelled {}", task_name(t))
         }),
+        Command::Family { op, id } => family_step(api, op, &id),
         Command::Retry(id) => retry_task(api, &id),
         Command::Continue { id, message } => continue_task(api, &id, message),
         Command::AnswerTask { task_id, option } => answer_task(api, &task_id, option),
@@ -384,6 +386,22 @@ fn task_step(
     let t =
         task_call(api, Method::Post, &task_route(pattern, id), &()).map_err(|e| e.to_string())?;
     Ok(Outcome::Done(done(&t)))
+}
+
+/// Pauses, resumes or cancels a task and, as far as each one's state allows, its
+/// descendants.
+fn family_step(api: &Api, op: FamilyOp, id: &str) -> Result<Outcome, String> {
+    let path = format!("{}?children=true", task_route(op.route(), id));
+    let t = task_call(api, Method::Post, &path, &()).map_err(|e| e.to_string())?;
+    Ok(Outcome::Done(format!(
+        "{} {} and its children",
+        match op {
+            FamilyOp::Pause => "paused",
+            FamilyOp::Resume => "resumed",
+            FamilyOp::Cancel => "cancelled",
+        },
+        task_name(&t)
+    )))
 }
 
 fn retry_task(api: &Api, id: &str) -> Result<Outcome, String> {

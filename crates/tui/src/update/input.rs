@@ -7,7 +7,7 @@ use crate::keymap::{self, Action, Context};
 use crate::keys;
 use crate::text_edit::Edited;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind};
-use orchestra_proto::task::{Task, TaskStatus};
+use orchestra_proto::task::{FamilyOp, Task, TaskStatus};
 use std::sync::Arc;
 
 /// A key for a one-line editor (filter, message). Alt combinations are not text and are
@@ -196,11 +196,38 @@ impl App {
                 }
             },
             Modal::Confirm(c) => match action {
+                Some(Action::OnlyThis) => match c {
+                    Confirm::Cancel { task_id, name, .. } => {
+                        self.notify(format!("cancelling {name:?} alone…"), Level::Info);
+                        self.run(Command::Cancel(task_id), Origin::Action);
+                        Modal::None
+                    }
+                    Confirm::Family { op, task_id, .. } => {
+                        self.run(single_op(op)(task_id), Origin::Action);
+                        Modal::None
+                    }
+                    c => Modal::Confirm(c),
+                },
                 Some(Action::Yes) => {
                     match c {
-                        Confirm::Cancel { task_id, name } => {
+                        Confirm::Cancel {
+                            task_id,
+                            name,
+                            children,
+                        } => {
                             self.notify(format!("cancelling {name:?}…"), Level::Info);
-                            self.run(Command::Cancel(task_id), Origin::Action);
+                            let command = if children > 0 {
+                                Command::Family {
+                                    op: FamilyOp::Cancel,
+                                    id: task_id,
+                                }
+                            } else {
+                                Command::Cancel(task_id)
+                            };
+                            self.run(command, Origin::Action);
+                        }
+                        Confirm::Family { op, task_id, .. } => {
+                            self.run(Command::Family { op, id: task_id }, Origin::Action)
                         }
                         Confirm::EndSession { session_id, name } => {
                             self.notify(format!("ending {name:?}…"), Level::Info);
@@ -332,8 +359,8 @@ impl App {
             Action::Back => self.go_back(),
             Action::NewTask => self.open_new_task(),
             Action::Start => self.run_on_selected_task(Command::Start),
-            Action::Pause => self.run_on_selected_task(Command::Pause),
-            Action::Resume => self.run_on_selected_task(Command::Resume),
+            Action::Pause => self.ask_family(FamilyOp::Pause),
+            Action::Resume => self.ask_family(FamilyOp::Resume),
             Action::Retry => self.run_on_selected_task(Command::Retry),
             Action::Continue => self.ask_continue(),
             Action::Cancel => self.ask_cancel(),
@@ -401,6 +428,7 @@ impl App {
             | Action::SearchDone
             | Action::Yes
             | Action::No
+            | Action::OnlyThis
             | Action::KeepFilter
             | Action::ClearFilter
             | Action::SendMessage
@@ -450,6 +478,49 @@ impl App {
         if let Some(t) = self.selected_task_or_notice() {
             self.run(command(t.id.clone()), Origin::Action);
         }
+    }
+
+    /// `p`/`r`: pauses or resumes the selected task; when some of its descendants could go
+    /// the same way, asks whether they do.
+    fn ask_family(&mut self, op: FamilyOp) {
+        let Some(t) = self.selected_task_or_notice() else {
+            return;
+        };
+        let children = if op.applies_to(t.status()) {
+            self.descendants_for(&t.id, op)
+        } else {
+            0 // the server says why not
+        };
+        if children == 0 {
+            self.run(single_op(op)(t.id.clone()), Origin::Action);
+        } else {
+            self.open(Modal::Confirm(Confirm::Family {
+                op,
+                task_id: t.id.clone(),
+                name: t.name.clone(),
+                children,
+            }));
+        }
+    }
+
+    /// How many of task `id`'s descendants `op` would do something to.
+    pub(crate) fn descendants_for(&self, id: &str, op: FamilyOp) -> usize {
+        let mut count = 0;
+        let mut frontier = vec![id.to_string()];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(parent) = frontier.pop() {
+            for t in &self.snap.tasks {
+                if t.metadata.parent_task_id.as_deref() == Some(parent.as_str())
+                    && seen.insert(t.id.clone())
+                {
+                    if op.applies_to(t.status()) {
+                        count += 1;
+                    }
+                    frontier.push(t.id.clone());
+                }
+            }
+        }
+        count
     }
 
     /// `C`: asks for the request to continue the selected finished task's conversation with.
@@ -513,9 +584,11 @@ impl App {
                             Level::Error,
                         );
                     } else {
+                        let children = self.descendants_for(&t.id, FamilyOp::Cancel);
                         self.open(Modal::Confirm(Confirm::Cancel {
                             task_id: t.id.clone(),
                             name: t.name.clone(),
+                            children,
                         }));
                     }
                 }
@@ -563,5 +636,14 @@ impl App {
                 self.notify(hint, Level::Error);
             }
         }
+    }
+}
+
+/// The command that does `op` to one task alone.
+fn single_op(op: FamilyOp) -> fn(String) -> Command {
+    match op {
+        FamilyOp::Pause => Command::Pause,
+        FamilyOp::Resume => Command::Resume,
+        FamilyOp::Cancel => Command::Cancel,
     }
 }

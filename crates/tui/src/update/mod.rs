@@ -66,16 +66,23 @@ impl App {
 
     pub(crate) fn rebuild_rows(&mut self) {
         let mut rows = Vec::new();
+        let mut depths = Vec::new();
         let mut group = None;
-        for i in self.order.arrange(&self.snap.tasks) {
+        let shown: Vec<usize> = self
+            .order
+            .arrange(&self.snap.tasks)
+            .into_iter()
+            .filter(|&i| self.matches_filter(&self.snap.tasks[i].name))
+            .collect();
+        for (i, depth) in family_tree(&self.snap.tasks, &shown, self.order.grouped()) {
             let t = &self.snap.tasks[i];
-            if self.matches_filter(&t.name) {
-                if self.order.grouped() && group != Some(t.status()) {
-                    group = Some(t.status());
-                    rows.push(Row::Group(t.status()));
-                }
-                rows.push(Row::Task(i));
+            if self.order.grouped() && depth == 0 && group != Some(t.status()) {
+                group = Some(t.status());
+                rows.push(Row::Group(t.status()));
+                depths.push(0);
             }
+            rows.push(Row::Task(i));
+            depths.push(depth);
         }
         let mut header = false;
         for (i, s) in self.snap.sessions.iter().enumerate() {
@@ -87,7 +94,9 @@ impl App {
                 rows.push(Row::Session(i));
             }
         }
+        depths.resize(rows.len(), 0);
         self.rows = rows;
+        self.row_depth = depths;
         if self.selected_index().is_none() {
             let first = self.rows.iter().position(|r| !r.is_heading());
             self.select_index(first);
@@ -389,4 +398,42 @@ impl App {
             self.resize_to(&sid, a.term_inner.width, a.term_inner.height);
         }
     }
+}
+
+/// The shown tasks (indices into `tasks`, in the list's order) as a tree: each task right
+/// after its parent, children in the list's order, with how deep each sits. A task whose
+/// parent is not shown (filtered out, deleted, or in another status group when `grouped`)
+/// is a root where it stands.
+fn family_tree(
+    tasks: &[std::sync::Arc<orchestra_proto::task::Task>],
+    shown: &[usize],
+    grouped: bool,
+) -> Vec<(usize, u8)> {
+    let at: std::collections::HashMap<&str, usize> =
+        shown.iter().map(|&i| (tasks[i].id.as_str(), i)).collect();
+    let parent_of = |i: usize| {
+        let t = &tasks[i];
+        let p = *at.get(t.metadata.parent_task_id.as_deref()?)?;
+        (p != i && (!grouped || tasks[p].status() == t.status())).then_some(p)
+    };
+    let mut children: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+    let mut roots = Vec::new();
+    for &i in shown {
+        match parent_of(i) {
+            Some(p) => children.entry(p).or_default().push(i),
+            None => roots.push(i),
+        }
+    }
+    let mut out = Vec::with_capacity(shown.len());
+    let mut stack: Vec<(usize, u8)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+    while let Some((i, depth)) = stack.pop() {
+        if out.len() >= shown.len() {
+            break; // a damaged chain of parents cannot make the list longer than the tasks
+        }
+        out.push((i, depth));
+        if let Some(kids) = children.get(&i) {
+            stack.extend(kids.iter().rev().map(|&k| (k, depth.saturating_add(1))));
+        }
+    }
+    out
 }

@@ -154,6 +154,16 @@ impl App {
         }
         match &self.modal {
             Modal::Form(f) if f.editing.is_some() => hints.extend(self.keymap.edit_form_bar()),
+            Modal::Confirm(c) if !c.asks_about_children() => {
+                // `o` answers only a question about a task's children.
+                let only_this = self.keymap.key_for(ctx, Action::OnlyThis);
+                hints.extend(
+                    self.keymap
+                        .bar(ctx)
+                        .into_iter()
+                        .filter(|(k, _)| Some(k) != only_this.as_ref()),
+                );
+            }
             _ => hints.extend(self.keymap.bar(ctx)),
         }
         if ctx == Context::Typing

@@ -4,9 +4,23 @@ use super::*;
 
 pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
     let text = match c {
-        Confirm::Cancel { name, .. } => {
+        Confirm::Cancel {
+            name, children: 0, ..
+        } => {
             format!("Cancel task {name:?}?\nIts agent is ended (TERM, then KILL).")
         }
+        Confirm::Cancel { name, children, .. } => format!(
+            "Cancel task {name:?} and its {children} unfinished child task{}?\nTheir agents are ended (TERM, then KILL). o cancels {name:?} alone.",
+            plural(*children)
+        ),
+        Confirm::Family {
+            op, name, children, ..
+        } => format!(
+            "{} task {name:?} and its {children} child task{} too?\no: {} {name:?} alone.",
+            capitalised(op.verb()),
+            plural(*children),
+            op.verb()
+        ),
         Confirm::EndSession { name, .. } => {
             format!("End the session {name:?}?\nIts processes are ended (TERM, then KILL).")
         }
@@ -71,6 +85,19 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         ),
         Span::raw(" no"),
     ]));
+    if c.asks_about_children()
+        && let Some(l) = lines.last_mut()
+    {
+        {
+            l.spans.push(Span::styled(
+                "   o",
+                Style::default()
+                    .fg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+            ));
+            l.spans.push(Span::raw(" only this"));
+        }
+    }
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
@@ -101,6 +128,18 @@ fn wrap_breaking(text: &str, w: usize) -> Vec<String> {
         }
     }
     word_wrap(&broken, w)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -140,6 +140,7 @@ impl App {
             Span::raw(t.metadata.working_directory.clone()),
         ]));
         lines.extend(self.worktree_lines(t, label, dim));
+        lines.extend(self.family_lines(t));
         lines.extend(self.agent_lines(t));
         lines.extend(outcome_lines(t));
         frame.render_widget(
@@ -148,6 +149,60 @@ impl App {
                 .scroll((self.steps_scroll, 0)),
             rest,
         );
+    }
+
+    /// Where the task sits in its family: its parent, who answers its questions, and how
+    /// its children are doing.
+    fn family_lines(&self, t: &Task) -> Vec<Line<'static>> {
+        let dim = Style::default().fg(Color::DarkGray);
+        let mut lines = Vec::new();
+        if let Some(parent) = &t.metadata.parent_task_id {
+            let name = self
+                .snapshot()
+                .tasks
+                .iter()
+                .find(|p| &p.id == parent)
+                .map_or_else(|| format!("{parent} (gone)"), |p| p.name.clone());
+            let mut spans = vec![label("parent"), Span::raw(name)];
+            if t.metadata.answers == orchestra_proto::task::Answers::Parent {
+                spans.push(Span::styled(" · its agent answers the questions too", dim));
+            }
+            lines.push(Line::from(spans));
+        }
+        let children: Vec<&std::sync::Arc<Task>> = self
+            .snapshot()
+            .tasks
+            .iter()
+            .filter(|c| c.metadata.parent_task_id.as_deref() == Some(t.id.as_str()))
+            .collect();
+        if !children.is_empty() {
+            let mut counts: Vec<(TaskStatus, usize)> = Vec::new();
+            for c in &children {
+                match counts.iter_mut().find(|(s, _)| *s == c.status()) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((c.status(), 1)),
+                }
+            }
+            counts.sort();
+            let mut spans = vec![label("children"), Span::raw(" ")];
+            for (i, (status, n)) in counts.into_iter().enumerate() {
+                if i > 0 {
+                    spans.push(Span::styled(", ", dim));
+                }
+                spans.push(Span::styled(
+                    format!("{n} {status}"),
+                    Style::default().fg(status_color(status)),
+                ));
+            }
+            lines.push(Line::from(spans));
+        }
+        if t.metadata.delegate {
+            lines.push(Line::from(vec![
+                label("delegate"),
+                Span::styled("its agent can hand work to other agents (MCP)", dim),
+            ]));
+        }
+        lines
     }
 
     /// The details pane with no task selected: the selected session's facts, and the

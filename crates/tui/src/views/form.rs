@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph};
 
 /// The form's height with a one-row description.
-const BASE_HEIGHT: u16 = 15;
+const BASE_HEIGHT: u16 = 17;
 /// The most rows the description grows to before it scrolls.
 const MAX_DESCRIPTION_ROWS: usize = 10;
 /// Width of the label column.
@@ -49,7 +49,7 @@ pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form, keys: &KeyMap) {
         .0
         .len()
         .min(max_rows);
-    // An edit shows two of the five fields.
+    // An edit shows two of the fields.
     let hidden = (Field::ALL.len() - f.fields().len()) as u16 * 2;
     let r = centered(area, 72, BASE_HEIGHT + desc_rows as u16 - 1 - hidden);
     clear_overlay(frame, r);
@@ -199,12 +199,13 @@ fn field_lines(
             }
             (vec![Line::from(spans)], None)
         }
-        Field::StartNow => {
-            let (y, n) = if f.start_now {
-                ("[y]", " n ")
+        Field::StartNow | Field::Delegate => {
+            let on = if field == Field::StartNow {
+                f.start_now
             } else {
-                (" y ", "[n]")
+                f.delegate
             };
+            let (y, n) = if on { ("[y]", " n ") } else { (" y ", "[n]") };
             let mut spans = vec![label, Span::styled(format!("{y} yes  {n} no"), input_style)];
             if active {
                 spans.push(Span::styled("  y/n or space", dim));
@@ -262,6 +263,9 @@ fn field_hint(f: &Form, field: Field) -> Option<String> {
         }),
         Field::Description if !f.description_required() && f.description.text().is_empty() => {
             Some(format!("optional: {} just starts without one", p.name))
+        }
+        Field::Delegate if f.delegate => {
+            Some("its agent gets orchestra's MCP server: it can hand work to other agents".into())
         }
         _ => None,
     }

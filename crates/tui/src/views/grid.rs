@@ -42,7 +42,11 @@ impl App {
         };
         TileTitle {
             name: task
-                .map(|t| t.name.clone())
+                .map(|t| match t.metadata.parent_task_id {
+                    // A child's tile follows its parent's, and says so.
+                    Some(_) => format!("↳ {}", t.name),
+                    None => t.name.clone(),
+                })
                 .or_else(|| info.map(session_name))
                 .unwrap_or_default(),
             provider: info.map(|s| s.provider_id.clone()).unwrap_or_default(),

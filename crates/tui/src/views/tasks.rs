@@ -34,7 +34,25 @@ impl App {
                 let selected = sel == Some(i);
                 let mut line = match *row {
                     Row::Task(ti) => {
-                        self.task_line(&self.snapshot().tasks[ti], w, show_provider, now)
+                        let depth = self.row_depth.get(i).copied().unwrap_or(0);
+                        let t = &self.snapshot().tasks[ti];
+                        if depth == 0 {
+                            self.task_line(t, w, show_provider, now)
+                        } else {
+                            // A child: indented under its parent, marked as one.
+                            let indent = "  ".repeat(usize::from(depth.min(6)) - 1) + "└ ";
+                            let mut line = self.task_line(
+                                t,
+                                w.saturating_sub(indent.width()),
+                                show_provider,
+                                now,
+                            );
+                            line.spans.insert(
+                                0,
+                                Span::styled(indent, Style::default().fg(Color::DarkGray)),
+                            );
+                            line
+                        }
                     }
                     Row::Header => Line::from(Span::styled(
                         fit("── sessions without a task ──", w),

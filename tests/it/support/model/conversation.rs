@@ -99,7 +99,13 @@ fn anthropic_user_text(m: &Value) -> String {
 }
 
 fn anthropic(body: &Value) -> Conversation {
-    let messages = arr(&body["messages"]);
+    // Claude Code 2.1.332 puts notes of its own between the turns as `system` messages (the
+    // tools an MCP server made available): they are neither prompts nor results.
+    let messages: Vec<Value> = arr(&body["messages"])
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .cloned()
+        .collect();
     // Claude puts a prompt typed after a tool call into the message with the tool result:
     // that message is a new prompt.
     let is_result = |m: &Value| {
