@@ -23,6 +23,7 @@ mod daemon;
 mod faults;
 mod flood_memory;
 mod git_worktrees;
+mod message_durability;
 mod model_server;
 mod props_api;
 mod props_providers;
