@@ -11,10 +11,16 @@
 //!    second thread reads its raw terminal and passes each byte to a FIFO the bench stamps on
 //!    arrival. The same program runs in the tmux window's first pane, typed into through the
 //!    tmux client. Both sides pay the same `send-keys`.
+//! 3. the API under the same flood (orchestra only, the grid still drawn; issue 33's
+//!    budget, p99 < 20 ms): `POST /sessions/:id/messages {keys}` into the probe's tile, timed
+//!    until the reply came and until the agent read the key; and `POST /sessions/:id/answer`
+//!    to a 17th shell, not flooding, that asks `read -p '… [y/N]'` in a loop, timed until the
+//!    reply came (each answer once the session is blocked on the question again).
 //!
 //! `cargo bench --bench grid_live` (`ORCHESTRA_BIN` picks another binary). Knobs:
-//! `GRID_AGENTS` (16), `GRID_SAMPLES` (keys per side, 200), `GRID_SECS` (frame and CPU window,
-//! 5), `GRID_FLOOD_MB` (size of the file each agent `cat`s in a loop, 2). Without `--bench` (as
+//! `GRID_AGENTS` (16), `GRID_SAMPLES` (keys per side, 200), `GRID_ANSWERS` (answers, 100),
+//! `GRID_SECS` (frame and CPU window, 5), `GRID_FLOOD_MB` (size of the file each agent `cat`s
+//! in a loop, 2). Without `--bench` (as
 //! `cargo test --all-targets` runs it) it is a small smoke run on the debug build whose figures
 //! mean nothing. Figures are recorded in BENCHMARKS.md.
 
@@ -144,6 +150,7 @@ fn agent_name(i: usize) -> String {
 struct Config {
     agents: usize,
     samples: usize,
+    answers: usize,
     window: Duration,
 }
 
@@ -165,6 +172,7 @@ fn main() {
     let cfg = Config {
         agents: env_num("GRID_AGENTS", big(16, 4)) as usize,
         samples: env_num("GRID_SAMPLES", big(200, 5)) as usize,
+        answers: env_num("GRID_ANSWERS", big(100, 3)) as usize,
         window: Duration::from_secs(env_num("GRID_SECS", big(5, 1))),
     };
     let bin = support::orchestra_bin();
@@ -217,8 +225,12 @@ struct Side {
     fps: Option<f64>,
     ticks: Vec<(&'static str, u64)>,
     keys: Vec<f64>,
-    /// Key latencies through the API instead of the TUI (orchestra only).
+    /// Key latencies through the API instead of the TUI (orchestra only): until the agent
+    /// read the key, and until the reply came.
     api_keys: Vec<f64>,
+    api_replies: Vec<f64>,
+    /// `POST /sessions/:id/answer` until the reply came (orchestra only).
+    answers: Vec<f64>,
 }
 
 fn orchestra_side(
@@ -233,7 +245,10 @@ fn orchestra_side(
     for i in 1..=n {
         sessions.push(daemon.start_agent(&agent_name(i))?);
     }
-    if !daemon.all_ready(&sessions, Duration::from_secs(60)) {
+    let asker = daemon.start_agent("asker")?;
+    if !daemon.all_ready(&sessions, Duration::from_secs(60))
+        || !daemon.all_ready(std::slice::from_ref(&asker), Duration::from_secs(60))
+    {
         println!("grid_live: the agents did not all become ready");
         return None;
     }
@@ -246,6 +261,7 @@ fn orchestra_side(
     for s in &sessions[1..] {
         daemon.type_line(s, &cat_loop(&files.flood));
     }
+    daemon.type_line(&asker, QUESTION_LOOP);
     if !outer.new_session("orch", &daemon.tui_script(None)) {
         println!("grid_live: no pane for the TUI");
         return None;
@@ -301,11 +317,17 @@ fn orchestra_side(
     // The same keys straight to the daemon (`POST /sessions/:id/messages`), the grid still
     // drawn: what the daemon adds, apart from the TUI.
     let path = format!("/sessions/{}/messages", sessions[0]);
+    let mut api_replies = Vec::new();
     let api = key_samples(
-        |c| _ = daemon.call("POST", &path, Some(json!({ "keys": [c.to_string()] }))),
+        |c| {
+            let sent = Instant::now();
+            daemon.call("POST", &path, Some(json!({ "keys": [c.to_string()] })));
+            api_replies.push(ms(sent.elapsed()));
+        },
         &probe,
         cfg.samples,
     );
+    let answers = answer_samples(daemon, &asker, cfg.answers);
     for s in &sessions {
         daemon.keys(s, &["ctrl-c"]);
     }
@@ -320,7 +342,70 @@ fn orchestra_side(
         ],
         keys: samples,
         api_keys: api,
+        api_replies,
+        answers,
     })
+}
+
+/// What the asker's shell runs: a question, read as a typed line, again and again.
+const QUESTION_LOOP: &str = "while :; do read -p 'Go on? [y/N] ' a; done";
+
+/// Answers the asker's question `samples` times, each once its session is blocked on it
+/// again; the time of each `POST …/answer` until its reply.
+fn answer_samples(daemon: &Daemon, asker: &str, samples: usize) -> Vec<f64> {
+    let status = format!("/sessions/{asker}");
+    let url = format!(
+        "http://{}/api/coding-agents/sessions/{asker}/answer",
+        daemon.addr
+    );
+    let is_blocked = || daemon.call("GET", &status, None)["session"]["status"] == "blocked";
+    let until = |want: bool, within: Duration| {
+        let deadline = Instant::now() + within;
+        while is_blocked() != want {
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    };
+    let mut out = Vec::new();
+    let mut refused = 0;
+    while out.len() < samples {
+        // The status still says blocked for a moment after an answer was typed: the next
+        // question is the one asked after the session was busy with the answer.
+        until(false, Duration::from_secs(2));
+        if !until(true, Duration::from_secs(10)) {
+            println!("  the asker was not blocked on its question within 10 s");
+            break;
+        }
+        let option = if out.len() % 2 == 0 { "y" } else { "n" };
+        let sent = Instant::now();
+        let replied = support::http_request(
+            &daemon.http,
+            "POST",
+            &url,
+            Some(json!({ "option": option })),
+        );
+        let took = ms(sent.elapsed());
+        match replied {
+            Ok((200, _)) => out.push(took),
+            // Its status moved between the look and the answer: not a sample.
+            Ok((409, _)) if refused < 20 => refused += 1,
+            Ok((code, body)) => {
+                println!("  an answer was refused ({code}): {body}");
+                break;
+            }
+            Err(e) => {
+                println!("  an answer failed: {e}");
+                break;
+            }
+        }
+    }
+    if refused > 0 {
+        println!("  {refused} answers found the asker no longer blocked (not counted)");
+    }
+    out
 }
 
 fn tmux_side(
@@ -389,6 +474,8 @@ fn tmux_side(
         ],
         keys: samples,
         api_keys: Vec::new(),
+        api_replies: Vec::new(),
+        answers: Vec::new(),
     })
 }
 
@@ -408,11 +495,16 @@ fn summary(orch: Option<Side>, tmux: Option<Side>) {
         }
     }
     println!("2. a key into the selected tile until its agent reads it (budget < 16 ms):");
-    let (mut api, mut orch) = orch.map(|s| (s.api_keys, s.keys)).unwrap_or_default();
+    let (mut api, mut replies, mut answers, mut orch) = orch
+        .map(|s| (s.api_keys, s.api_replies, s.answers, s.keys))
+        .unwrap_or_default();
     report("orchestra grid (TUI)", &mut orch);
     report(
         "tmux tiled (client)",
         &mut tmux.map(|s| s.keys).unwrap_or_default(),
     );
     report("orchestra, POST …/messages (no TUI)", &mut api);
+    println!("3. the API while every agent floods, until the reply (budget p99 < 20 ms):");
+    report("POST …/messages {keys}", &mut replies);
+    report("POST …/answer", &mut answers);
 }

@@ -363,6 +363,13 @@ fn a_turn_complete_for_a_side_turn_is_not_the_agents_turn() {
         json!({"text": "hello"}),
     );
     assert_eq!(r.status, 201, "{}", r.body);
+    // The 201 says it is accepted; it is typed once it is listed.
+    let typed = wait_until(Duration::from_secs(20), || {
+        s.get(&format!("{API}/sessions/{id}/messages")).json()["messages"]
+            .as_array()
+            .is_some_and(|ms| ms.iter().any(|m| m["text"] == "hello"))
+    });
+    assert!(typed, "hello was never typed");
     wait_session(&s, &id, "ready", |v| v["status"] == "ready");
     let token = hook_token(&id);
     let side = json!({"event": "agent-turn-complete", "message": "{\"title\":\"Say hello\"}",

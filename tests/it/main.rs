@@ -26,6 +26,7 @@ mod faults;
 mod flood_memory;
 mod git_worktrees;
 mod mcp_protocol;
+mod message_durability;
 mod model_server;
 mod props_api;
 mod props_providers;

@@ -229,6 +229,12 @@ fn open_sqlite(path: &Path) -> Result<(Connection, Loaded, Connection), StoreErr
     // Checkpoints (copying the log into the database) run on their own connection and
     // thread, so no write waits behind one: the writer only asks for one now and then.
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    // A log emptied by the writer (see `empty_the_log`) is kept at up to this size and
+    // written again from its start, over blocks the file already has: a commit's sync then
+    // flushes data alone. A log cut to nothing grows again, and every commit that makes it
+    // longer must also wait for the file system's journal, which other files' writes (the
+    // transcripts of flooding agents) keep busy.
+    conn.pragma_update(None, "journal_size_limit", LOG_BYTES_BOUND as i64)?;
     let checkpoints = Connection::open(path)?;
     checkpoints.busy_timeout(std::time::Duration::from_secs(5))?;
     Ok((conn, loaded, checkpoints))
@@ -349,7 +355,7 @@ const COMMITS_PER_CHECKPOINT: u32 = 256;
 /// checkpoint thread's PASSIVE checkpoints copy the log into the database without holding
 /// the writer back, but the log starts again from its beginning only after a checkpoint
 /// copied all of it before the next commit, which steady writes rarely leave time for: the
-/// soak saw it grow to 39 MB. The writer's own TRUNCATE cannot lose that race.
+/// soak saw it grow to 39 MB. The writer's own RESTART cannot lose that race.
 const LOG_BYTES_BOUND: u64 = 8 << 20;
 
 fn checkpoint_loop(conn: Connection, asked: mpsc::Receiver<()>) {
@@ -446,16 +452,15 @@ impl Durability {
     }
 }
 
-/// A TRUNCATE checkpoint on the writer's connection, retried while the checkpoint thread's
+/// A RESTART checkpoint on the writer's connection, retried while the checkpoint thread's
 /// own is running (SQLite answers "busy" at once then): nothing is written meanwhile, so the
-/// log is copied whole and emptied.
+/// log is copied whole and the next commit writes it again from its start. Not TRUNCATE: the
+/// file keeps its blocks (cut to `journal_size_limit` at most), see `open_sqlite`.
 fn empty_the_log(conn: &Connection) {
     const ATTEMPTS: u32 = 100;
     const PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
     for _ in 0..ATTEMPTS {
-        match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-            r.get::<_, i64>(0)
-        }) {
+        match conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0)) {
             Ok(0) => return,
             Ok(_busy) => std::thread::sleep(PAUSE),
             Err(e) => {

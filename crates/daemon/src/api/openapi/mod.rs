@@ -472,6 +472,7 @@ fn session_views(spec: &mut Spec) {
         "Type text (submitted) or press named keys",
     )
     .tag("sessions")
+    .describe("Answers once the message is durable and its turn among what is typed into the session is taken; it is typed right after, in that order. The `message` event (and `GET …/messages`) shows it once it is typed.")
     .body_schema(send_message_schema(), true)
     .example(&SendMessage::Text("ls".into()))
     .answer::<MessageBody>(201, "The message as recorded.")
@@ -577,7 +578,7 @@ fn session_control(spec: &mut Spec) {
         "Answer the prompt a blocked session shows",
     )
     .tag("sessions")
-    .describe("Presses the keys its CLI expects for the option (`session.prompt.options[].key`).")
+    .describe("Presses the keys its CLI expects for the option (`session.prompt.options[].key`). Like `POST …/messages`, answers once they are durable and in their turn, and types them right after: the session answered may still show the prompt.")
     .body::<Answer>()
     .answer::<SessionBody>(200, "The session.")
     .error(400, "A missing option, or one the prompt does not have.")

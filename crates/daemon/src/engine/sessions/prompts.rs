@@ -35,7 +35,9 @@ impl Engine {
             .keys
             .clone()
             .unwrap_or_else(|| vec![option.to_string()]);
-        self.send_to(&entry, SendMessage::Keys(keys), None).await?;
+        // Answered once the keys are durable and in the session's turn; they are typed right
+        // after (see `send_accepted`), so the session told here may still show the prompt.
+        self.send_accepted(&entry, SendMessage::Keys(keys)).await?;
         self.get_session(id)
     }
 

@@ -12,10 +12,19 @@ use crate::store::{Removal, Table};
 use orchestra_proto::wire::{Message, Role};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use tokio::sync::oneshot;
 
 /// What submits a typed line to the session's program (its provider's submit key).
 fn submit_bytes(provider: Option<&Provider>) -> &'static [u8] {
     provider.map(|p| p.submit).unwrap_or_default().bytes()
+}
+
+/// A send stored and in its turn, still to be typed.
+struct Accepted {
+    pty: Arc<crate::session::PtySession>,
+    message: Message,
+    /// The store's place of the previous reply, if the screen shows one.
+    reply_seq: i64,
 }
 
 /// Whether a typed byte ends the line being typed: Enter submits it, Ctrl-C and Ctrl-U
@@ -80,7 +89,8 @@ impl Engine {
             .map_err(session_error)
     }
 
-    /// Types text (and submits it) or sends keys; records it as a `user` message.
+    /// Types text (and submits it) or sends keys; records it as a `user` message. Returns
+    /// once it is typed.
     pub(crate) async fn send_to(
         &self,
         entry: &Arc<SessionEntry>,
@@ -91,6 +101,41 @@ impl Engine {
         self.type_now(entry, send, auto).await
     }
 
+    /// A send from outside (the API: a message, an answer to a prompt): returns once it is
+    /// accepted, that is durable and in its turn, and is typed right after, in that turn.
+    ///
+    /// Why not once typed: before typing, the screen is read for the previous reply, and a
+    /// flooding session's screen is behind its parser's lock, taken by a bulk thread that
+    /// busy agents keep short of CPU (tens of milliseconds, hundreds at worst). Nothing of
+    /// what the caller is told depends on that read. The send runs on a task of its own, so
+    /// that a caller who goes away does not cut it short between the store and the terminal.
+    pub(in crate::engine) async fn send_accepted(
+        &self,
+        entry: &Arc<SessionEntry>,
+        send: SendMessage,
+    ) -> EngineResult<Message> {
+        let (accepted, answer) = oneshot::channel();
+        let engine = self.clone();
+        let entry = entry.clone();
+        tokio::spawn(async move {
+            let _turn = entry.typing.lock().await;
+            match engine.accept_send(&entry, &send, None).await {
+                Err(e) => {
+                    let _ = accepted.send(Err(e));
+                }
+                Ok(send_in_turn) => {
+                    let _ = accepted.send(Ok(send_in_turn.message.clone()));
+                    if let Err(e) = engine.type_accepted(&entry, send, send_in_turn).await {
+                        tracing::warn!(error = %e, "an accepted send was not typed");
+                    }
+                }
+            }
+        });
+        answer
+            .await
+            .map_err(|_| EngineError::Internal("the send stopped before it was stored".into()))?
+    }
+
     /// `send_to`, the caller holding the session's `typing` turn.
     pub(in crate::engine) async fn type_now(
         &self,
@@ -98,7 +143,52 @@ impl Engine {
         send: SendMessage,
         auto: Option<String>,
     ) -> EngineResult<Message> {
+        let accepted = self.accept_send(entry, &send, auto).await?;
+        self.type_accepted(entry, send, accepted).await
+    }
+
+    /// The first half of a send, in the caller's turn: the session still lives, and the
+    /// message is durable. Kept before anything is typed: a message the store cannot keep (a
+    /// full disk) is refused with nothing typed, and one that is typed is never lost.
+    async fn accept_send(
+        &self,
+        entry: &Arc<SessionEntry>,
+        send: &SendMessage,
+        auto: Option<String>,
+    ) -> EngineResult<Accepted> {
         let pty = entry.live_pty()?.clone();
+        let (text, keys) = match send {
+            SendMessage::Text(t) => (t.clone(), None),
+            SendMessage::Keys(k) => (format!("[{}]", k.join(" ")), Some(k.clone())),
+        };
+        // The previous reply, taken once the screen is read, ends where this send begins:
+        // its place in the store's order is kept ahead of this send's, stored first.
+        let reply_seq = self.next_seq();
+        let message = new_message(Role::User, text, keys, auto);
+        self.store_message(entry, &message, self.next_seq()).await?;
+        Ok(Accepted {
+            pty,
+            message,
+            reply_seq,
+        })
+    }
+
+    /// The second half of a send, in the same turn: the previous reply taken, the message
+    /// typed, the reply to it awaited, the message published.
+    async fn type_accepted(
+        &self,
+        entry: &Arc<SessionEntry>,
+        send: SendMessage,
+        accepted: Accepted,
+    ) -> EngineResult<Message> {
+        let Accepted {
+            pty,
+            message,
+            reply_seq,
+        } = accepted;
+        let text = message.text.clone();
+        let keys = message.keys.clone();
+        let auto = message.auto.clone();
         // One look at the screen: the previous reply ends where this send begins.
         let before = screen_lines(&pty).await;
         let previous = self.take_reply(entry, &before);
@@ -107,10 +197,6 @@ impl Engine {
         }
         self.limit_over(entry);
         let submit = submit_bytes(entry.provider.as_ref());
-        let (text, keys) = match &send {
-            SendMessage::Text(t) => (t.clone(), None),
-            SendMessage::Keys(k) => (format!("[{}]", k.join(" ")), Some(k.clone())),
-        };
         // Text is submitted; keys end a line when the last is Enter (or Ctrl-C, Ctrl-U).
         let half_typed = keys.as_ref().is_some_and(|k| {
             k.last()
@@ -124,15 +210,10 @@ impl Engine {
         if let Some(changed) = entry.record_fact(Fact::Hook(None)) {
             self.save_status(entry, &changed);
         }
-        // The previous reply, then this send, each kept before it is typed: a message the
-        // store cannot keep (a full disk) is refused with nothing typed, and one that is
-        // typed is never lost.
         if let Some((_, text)) = previous {
-            self.record_message(entry, Role::Agent, text, None, None)
+            self.record_message_at(entry, Role::Agent, text, None, None, reply_seq)
                 .await;
         }
-        let message = new_message(Role::User, text.clone(), keys.clone(), auto.clone());
-        self.store_message(entry, &message).await?;
         // A child that does not read its input can make a PTY write block: keep that off the
         // async workers.
         let writer = pty.clone();
@@ -144,6 +225,7 @@ impl Engine {
         .map_err(|e| EngineError::Internal(format!("send failed: {e}")))
         .and_then(|r| r.map_err(session_error));
         if let Err(e) = typed {
+            // Not typed (the session ended meanwhile): not kept as sent either.
             let gone = Removal::Record(Table::Messages, message.id.clone());
             if let Err(e) = self.store().remove(vec![gone]).await {
                 tracing::error!(error = %e, "could not remove a message that was not sent");
@@ -176,7 +258,8 @@ impl Engine {
             // Validate every key before sending any.
             crate::session::parse_keys(k).map_err(|e| session_error(e.into()))?;
         }
+        entry.live_pty()?;
         self.first_instruction_before_input(&entry).await;
-        self.send_to(&entry, send, None).await
+        self.send_accepted(&entry, send).await
     }
 }
