@@ -8,6 +8,9 @@ use orchestra_proto::wire::SessionInfo;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+/// How long ending a session waits for the sends it accepted to be typed.
+const ACCEPTED_SENDS_TYPED: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Engine {
     /// Ends a session (SIGTERM, then SIGKILL after the grace period) and reaps it.
     pub async fn delete_session(&self, id: &str) -> EngineResult<SessionInfo> {
@@ -23,6 +26,10 @@ impl Engine {
             return;
         }
         entry.ending_on_purpose.store(true, Ordering::SeqCst);
+        // A send already accepted (its 201 sent, see `send_accepted`) is typed before the
+        // session is ended, as its caller was told; a new one is refused from here on. A turn
+        // held longer (a write to a stopped child) does not hold the end up.
+        let _typed = tokio::time::timeout(ACCEPTED_SENDS_TYPED, entry.typing.lock()).await;
         let grace = self.config().grace;
         let exit = match tokio::task::spawn_blocking(move || pty.terminate(grace)).await {
             Ok(e) => e,

@@ -157,6 +157,12 @@ impl Engine {
         auto: Option<String>,
     ) -> EngineResult<Accepted> {
         let pty = entry.live_pty()?.clone();
+        if entry.ending_on_purpose.load(Ordering::SeqCst) {
+            return Err(EngineError::Conflict(format!(
+                "session {} is being ended; nothing more is typed into it",
+                entry.info.lock().id
+            )));
+        }
         let (text, keys) = match send {
             SendMessage::Text(t) => (t.clone(), None),
             SendMessage::Keys(k) => (format!("[{}]", k.join(" ")), Some(k.clone())),
