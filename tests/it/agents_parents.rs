@@ -319,6 +319,8 @@ impl Run {
             assert_eq!(c["metadata"]["status"], "completed", "{c}\n{}", ctx());
         }
         assert_eq!(hello["metadata"]["result"]["summary"], DONE, "{hello}");
+        // The exec child named no preset: it got its parent's (as create_task's schema says).
+        assert_eq!(echo["metadata"]["approval"], "auto", "{echo}");
         let output = echo["metadata"]["output"].to_string();
         assert!(output.contains(ECHOED), "{echo}");
 
