@@ -21,7 +21,7 @@ const LIST: &str = "list the tasks orchestra runs";
 const PLAIN: &str = "say hello without any tool";
 
 /// The name `cli` gives our server's tool `tool` (its own prefix for an MCP server's tools).
-fn our_tool(cli: &str, tool: &str) -> String {
+pub(crate) fn our_tool(cli: &str, tool: &str) -> String {
     match cli {
         "gemini" => format!("mcp_orchestra_{tool}"),
         "opencode" => format!("orchestra_{tool}"),
@@ -31,9 +31,9 @@ fn our_tool(cli: &str, tool: &str) -> String {
 
 /// Claude Code's tool that loads the tools it defers (an MCP server's, by default): they are
 /// named to the model, and offered once it asked for them by name.
-const TOOL_SEARCH: &str = "ToolSearch";
+pub(crate) const TOOL_SEARCH: &str = "ToolSearch";
 /// Codex CLI's (see `model::conversation::TOOL_SEARCH`).
-const CODEX_TOOL_SEARCH: &str = crate::model::conversation::TOOL_SEARCH;
+pub(crate) const CODEX_TOOL_SEARCH: &str = crate::model::conversation::TOOL_SEARCH;
 
 /// On [`LIST`] call our `list_tasks` (offered only when the server runs; with Claude Code,
 /// loaded first through its tool search, as a model does); on its result say [`DONE`].
@@ -62,7 +62,7 @@ fn list_script(cli: &'static str) -> impl FnOnce(&Path) -> Script {
 }
 
 /// Whether this build has the MCP server (`orchestra mcp`); `false` says why the test skips.
-fn mcp_server_built() -> bool {
+pub(crate) fn mcp_server_built() -> bool {
     let ok = std::process::Command::new(BIN)
         .args(["mcp", "--help"])
         .output()
@@ -157,6 +157,15 @@ impl Run {
 /// The tools a model request offers, whichever API it came through (as the scripted model
 /// reads them: Codex's searched MCP tools too).
 fn tool_names(path: &str, body: &Value) -> Vec<String> {
+    conversation(path, body)
+        .tools
+        .into_iter()
+        .map(|t| t.name)
+        .collect()
+}
+
+/// A model request to `path` as the scripted model reads it.
+pub(crate) fn conversation(path: &str, body: &Value) -> Conversation {
     let api = if path.ends_with("/responses") {
         Api::Responses
     } else if path.ends_with("/chat/completions") {
@@ -167,10 +176,6 @@ fn tool_names(path: &str, body: &Value) -> Vec<String> {
         Api::Anthropic
     };
     Conversation::read(api, body)
-        .tools
-        .into_iter()
-        .map(|t| t.name)
-        .collect()
 }
 
 fn delegation_run(

@@ -12,6 +12,7 @@ mod agents_engine;
 mod agents_fixtures;
 mod agents_hooks;
 mod agents_live;
+mod agents_parents;
 mod api_manage;
 mod api_openapi;
 mod api_providers;

@@ -76,7 +76,8 @@ pub enum TaskCmd {
         /// The branch a worktree task starts from and merges into [default: the checked-out one].
         #[arg(long, value_name = "BRANCH")]
         base: Option<String>,
-        /// How much its agent may do without asking: manual, safe or auto [default: safe].
+        /// How much its agent may do without asking: manual, safe or auto [default: safe; run by
+        /// an agent in its session, the agent's own preset].
         #[arg(long, value_name = "PRESET", value_parser = parse_approval)]
         approval: Option<Approval>,
         /// Give its agent orchestra's MCP server, so that it can hand work to other agents as

@@ -33,8 +33,9 @@ pub struct CreateTask {
     pub isolation: Option<Isolation>,
     /// The branch a worktree task starts from and merges into. Default: the checked-out one.
     pub base_ref: Option<String>,
-    /// How much its agent may do without asking: "manual", "safe" (default) or "auto". A
-    /// child can never get more than its parent.
+    /// How much its agent may do without asking: "manual", "safe" or "auto". A child can
+    /// never get more than its parent. Default: inside an orchestra session, your own task's
+    /// preset (ask for less to keep a child on a shorter leash); otherwise "safe".
     pub approval: Option<Approval>,
     /// Who answers its questions besides the human: "human" (default) or "parent" (you:
     /// wait_for_task returns it blocked, with the question, and answer_prompt answers it).

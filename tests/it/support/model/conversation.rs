@@ -1,6 +1,7 @@
 //! What a CLI sent, in one shape for every API: the latest user prompt, whether the last
 //! message is a tool result, the tools it offers, and the JSON schema it wants the answer in.
 
+use super::results;
 use serde_json::Value;
 
 /// The API a request came through.
@@ -37,6 +38,8 @@ pub struct Conversation {
     pub schema: Option<Value>,
     /// The tool whose result is the last message (when it is one, and the call is found).
     pub result_of: Option<String>,
+    /// Every tool result so far, in order, as JSON where it is JSON (see `results.rs`).
+    pub results: Vec<Value>,
 }
 
 impl Conversation {
@@ -136,6 +139,7 @@ fn anthropic(body: &Value) -> Conversation {
             .map(str::to_string)
     });
     Conversation {
+        results: results::anthropic(&messages),
         result_of,
         prompt,
         tool_result: messages.last().is_some_and(is_result),
@@ -180,6 +184,7 @@ fn responses(body: &Value) -> Conversation {
         }
     });
     Conversation {
+        results: results::responses(input),
         result_of,
         prompt,
         tool_result: last_type.ends_with("_output"),
@@ -244,6 +249,7 @@ fn chat(body: &Value) -> Conversation {
             .map(str::to_string)
     });
     Conversation {
+        results: results::chat(messages),
         result_of,
         prompt,
         tool_result: messages.last().is_some_and(|m| m["role"] == "tool"),
@@ -292,6 +298,7 @@ fn gemini(body: &Value) -> Conversation {
             .map(str::to_string)
     });
     Conversation {
+        results: results::gemini(contents),
         result_of,
         prompt,
         tool_result: contents.last().is_some_and(|c| {

@@ -9,6 +9,7 @@
 pub mod apis;
 pub mod conversation;
 pub mod limits;
+pub mod results;
 pub mod schema;
 pub mod script;
 pub mod sse;

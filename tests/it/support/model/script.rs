@@ -1,12 +1,14 @@
 //! A test's script: the turns the model answers, each matched on what the CLI sent.
 
 use super::conversation::Conversation;
+use super::results;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// A tool call the model makes; `{cwd}` in any string of `input` is the working directory.
+/// A tool call the model makes; `{cwd}` in any string of `input` is the working directory,
+/// and `{result:…}`, `{task:…}` what earlier tool results said (see `results::resolve`).
 #[derive(Debug, Clone)]
 pub struct ToolCall {
     pub name: String,
@@ -105,6 +107,8 @@ pub struct Turn {
     pub offers: Option<String>,
     /// The last message is the result of a call of this tool.
     pub result_of: Option<String>,
+    /// The last tool result has these values at these JSON pointers.
+    pub result_at: Vec<(String, Value)>,
     pub reply: Reply,
 }
 
@@ -140,6 +144,13 @@ impl Turn {
         self
     }
 
+    /// Only when the last tool result (as JSON) has `value` at `pointer`: tells apart the
+    /// results of calls of one tool (which task a create_task made, whether a wait timed out).
+    pub fn result_at(mut self, pointer: &str, value: Value) -> Turn {
+        self.result_at.push((pointer.to_string(), value));
+        self
+    }
+
     fn matches(&self, c: &Conversation) -> bool {
         self.reply.limit.as_ref().is_none_or(|l| !l.is_over())
             && self.after_tool_result == c.tool_result
@@ -152,6 +163,13 @@ impl Turn {
                 .result_of
                 .as_ref()
                 .is_none_or(|t| c.result_of.as_deref() == Some(t.as_str()))
+            && self.result_at.iter().all(|(pointer, value)| {
+                c.tool_result
+                    && c.results
+                        .last()
+                        .and_then(|r| r.pointer(pointer))
+                        .is_some_and(|v| v == value)
+            })
     }
 }
 
@@ -183,7 +201,7 @@ impl Script {
         self
     }
 
-    /// The reply to a conversation, `{cwd}` filled in.
+    /// The reply to a conversation, `{cwd}` and the earlier results' placeholders filled in.
     pub fn reply_to(&self, c: &Conversation) -> Reply {
         let reply = self
             .turns
@@ -193,22 +211,26 @@ impl Script {
             .unwrap_or_else(|| Reply::text(&self.fallback));
         Reply {
             limit: reply.limit,
-            text: reply.text.map(|t| t.replace("{cwd}", &self.cwd)),
+            text: reply
+                .text
+                .map(|t| results::fill(&t.replace("{cwd}", &self.cwd), &c.results)),
             tool: reply.tool.map(|t| ToolCall {
                 name: t.name,
-                input: fill(&t.input, &self.cwd),
+                input: fill(&t.input, &self.cwd, &c.results),
             }),
         }
     }
 }
 
-fn fill(v: &Value, cwd: &str) -> Value {
+fn fill(v: &Value, cwd: &str, earlier: &[Value]) -> Value {
     match v {
-        Value::String(s) => Value::String(s.replace("{cwd}", cwd)),
-        Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, cwd)).collect()),
-        Value::Object(o) => {
-            Value::Object(o.iter().map(|(k, x)| (k.clone(), fill(x, cwd))).collect())
-        }
+        Value::String(s) => Value::String(results::fill(&s.replace("{cwd}", cwd), earlier)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, cwd, earlier)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), fill(x, cwd, earlier)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }

@@ -3,6 +3,7 @@
 use super::conversation::{Conversation, TOOL_SEARCH};
 use super::script::{Reply, ToolCall};
 use serde_json::{Value, json};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One event: its `event:` name (Anthropic and Responses name them) and its data.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,8 +48,12 @@ fn halves(t: &str) -> Vec<String> {
     vec![a.iter().collect(), b.iter().collect()]
 }
 
+/// A call's id, unique in the server's life: a conversation may call one tool several times
+/// (an agent waiting on its children again), and a CLI pairs each result with its call by id.
 fn call_id(t: &ToolCall) -> String {
-    format!("call_{}", t.name.to_ascii_lowercase())
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    format!("call_{n}_{}", t.name.to_ascii_lowercase())
 }
 
 /// A tool input as a string: a string input as itself, else its JSON.
