@@ -594,3 +594,36 @@ fn an_agents_own_credential_makes_children_of_its_task_only() {
         200
     );
 }
+
+#[test]
+fn a_session_file_names_the_orchestra_and_its_credential() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(python) = sdk() else { return };
+    let s = Server::start();
+    let id = create_task_id(&s, "seen through the file");
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("session.json");
+    std::fs::write(&file, json!({"url": s.addr, "token": s.token}).to_string()).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut c = McpClient::start(
+        &python,
+        &ServerSpec {
+            bin: BIN,
+            args: vec![
+                "mcp".into(),
+                "--session-file".into(),
+                file.display().to_string(),
+            ],
+            // No state directory to fall back on: the file alone says where to go.
+            env: vec![(
+                "ORCHESTRA_STATE_DIR".into(),
+                tmp.path().join("none").display().to_string(),
+            )],
+            cwd: tmp.path(),
+        },
+    );
+    assert_eq!(
+        ok(&mut c, "get_task", json!({"id": id}))["status"],
+        "pending"
+    );
+}

@@ -88,8 +88,10 @@ async fn start_id(ctx: &Ctx, id: &str) -> Outcome {
             "a task",
         )
         .await;
+    // No read of the new session for the answer: it is starting, and the round trip is
+    // what a model waits for on every delegation.
     match started {
-        Ok(body) => Ok(task_answer(ctx, &body.task).await),
+        Ok(body) => Ok(view::task(&body.task, None, view::VIEW_LINES)),
         Err(crate::remote::Failed::Api(e))
             if matches!(e.failure(), Failure::Refused { status: 409, .. }) =>
         {
