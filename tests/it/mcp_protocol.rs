@@ -627,3 +627,90 @@ fn a_session_file_names_the_orchestra_and_its_credential() {
         "pending"
     );
 }
+
+/// The 50 children: a parent's agent makes 50 children through `orchestra mcp` with
+/// its own credential, they are started at the same moment, and its waits on all of them
+/// return each child once (every one completed, with one run), then say nothing is left.
+#[test]
+fn a_parent_waiting_on_fifty_children_started_at_once_gets_each_once() {
+    let Some(python) = sdk() else { return };
+    let s = Server::start_with(&["--max-sessions", "64"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The parent: an agent session under auto, whose credential the MCP server is given.
+    let parent = create_task(
+        &s,
+        "parent",
+        json!({"providerId": "shell", "description": "", "approval": "auto"}),
+    );
+    let parent = parent["id"].as_str().expect("id").to_string();
+    let r = s.post_empty(&format!("{TASKS}/{parent}/start"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let sid = r.json()["task"]["metadata"]["sessionId"]
+        .as_str()
+        .expect("session")
+        .to_string();
+    let credential = session_credential(&sid);
+    let mut c = McpClient::start(
+        &python,
+        &ServerSpec {
+            bin: BIN,
+            args: vec!["mcp".into()],
+            env: vec![
+                ("ORCHESTRA_URL".into(), s.url.clone()),
+                ("ORCHESTRA_TOKEN".into(), credential),
+                (
+                    "HOME".into(),
+                    s.state_dir.join("home").display().to_string(),
+                ),
+            ],
+            cwd: dir.path(),
+        },
+    );
+    let children: Vec<String> = (0..50)
+        .map(|n| {
+            let t = ok(
+                &mut c,
+                "create_task",
+                json!({
+                    "name": format!("child {n}"),
+                    "providerId": "exec",
+                    "description": format!("printf 'ran\\n' >> run-{n}.log"),
+                }),
+            );
+            assert_eq!(t["parentTaskId"], parent.as_str(), "{t}");
+            t["id"].as_str().expect("id").to_string()
+        })
+        .collect();
+    let barrier = std::sync::Barrier::new(children.len());
+    std::thread::scope(|scope| {
+        for id in &children {
+            let (s, barrier) = (&s, &barrier);
+            scope.spawn(move || {
+                barrier.wait();
+                let r = s.post_empty(&format!("{TASKS}/{id}/start"));
+                assert_eq!(r.status, 200, "{id}: {}", r.body);
+            });
+        }
+    });
+    let ids = json!(children);
+    let mut arrived = Vec::new();
+    for _ in 0..children.len() {
+        let v = ok(
+            &mut c,
+            "wait_for_task",
+            json!({"ids": ids, "timeoutSeconds": 60}),
+        );
+        assert_eq!(v["arrived"]["status"], "completed", "{v}");
+        arrived.push(v["arrived"]["id"].as_str().expect("arrived id").to_string());
+    }
+    nothing_left(&mut c, json!({"ids": ids, "timeoutSeconds": 10}));
+    arrived.sort();
+    let mut want = children.clone();
+    want.sort();
+    assert_eq!(arrived, want, "each child arrives exactly once");
+    for n in 0..children.len() {
+        let log =
+            std::fs::read_to_string(dir.path().join(format!("run-{n}.log"))).unwrap_or_default();
+        assert_eq!(log, "ran\n", "child {n} ran once");
+    }
+}
