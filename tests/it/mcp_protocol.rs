@@ -714,3 +714,38 @@ fn a_parent_waiting_on_fifty_children_started_at_once_gets_each_once() {
         assert_eq!(log, "ran\n", "child {n} ran once");
     }
 }
+
+/// The same question asked twice is two arrivals: a wait returns the second once the first
+/// was answered (what was returned is forgotten once the task is no longer there).
+#[test]
+fn the_same_question_asked_again_arrives_again() {
+    let Some(python) = sdk() else { return };
+    let s = Server::start();
+    let work = tempfile::tempdir().unwrap();
+    let mut c = owner_client(&python, &s, work.path());
+    let ask = "input('Keep going? [y/n] ')";
+    let task = ok(
+        &mut c,
+        "create_task",
+        json!({"name": "asks twice", "providerId": "exec", "start": true,
+            "description": format!("python3 -c \"{ask}; {ask}; print('both answered')\"")}),
+    );
+    let id = task["id"].as_str().unwrap().to_string();
+    for round in 0..2 {
+        let v = ok(
+            &mut c,
+            "wait_for_task",
+            json!({"id": id, "until": ["blocked"], "timeoutSeconds": 30}),
+        );
+        assert_eq!(v["arrived"]["blocked"], true, "round {round}: {v}");
+        ok(&mut c, "answer_prompt", json!({"id": id, "option": "y"}));
+    }
+    let v = ok(
+        &mut c,
+        "wait_for_task",
+        json!({"id": id, "timeoutSeconds": 30}),
+    );
+    assert_eq!(v["arrived"]["status"], "completed", "{v}");
+    let out = ok(&mut c, "read_output", json!({"id": id, "search": "both"}));
+    assert_eq!(lines(&out), ["both answered"], "{out}");
+}

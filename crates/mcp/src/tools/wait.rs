@@ -43,6 +43,15 @@ impl Reported {
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         map.insert(id.to_string(), key);
     }
+
+    /// Forgets what was returned for `id` once the task is no longer there (a continued
+    /// task running again, a question answered): getting there again is a new arrival.
+    fn forget_unless(&self, id: &str, now: &[String]) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.get(id).is_some_and(|k| !now.contains(k)) {
+            map.remove(id);
+        }
+    }
 }
 
 /// What the wait is for.
@@ -96,15 +105,29 @@ impl Watched {
     fn arrival(&self, id: &str, goal: &Goal) -> Option<String> {
         let task = self.tasks.get(id)?;
         if goal.blocked
-            && let Some(p) = view::blocked_on(task, self.session_of(task))
+            && let Some(key) = self.blocked_key(task)
         {
-            let sid = task.metadata.session_id.as_deref().unwrap_or("");
-            return Some(format!("blocked\n{sid}\n{}", p.text));
+            return Some(key);
         }
-        let status = task.metadata.status;
         goal.statuses
-            .contains(&status)
-            .then(|| status.as_str().to_string())
+            .contains(&task.metadata.status)
+            .then(|| status_key(task))
+    }
+
+    /// The keys of where `id` is now, whatever a goal asks: its status, and its question.
+    fn keys_now(&self, id: &str) -> Vec<String> {
+        let Some(task) = self.tasks.get(id) else {
+            return Vec::new();
+        };
+        std::iter::once(status_key(task))
+            .chain(self.blocked_key(task))
+            .collect()
+    }
+
+    fn blocked_key(&self, task: &Task) -> Option<String> {
+        let p = view::blocked_on(task, self.session_of(task))?;
+        let sid = task.metadata.session_id.as_deref().unwrap_or("");
+        Some(format!("blocked\n{sid}\n{}", p.text))
     }
 
     /// What a watcher would call a change worth telling: status, progress, the question.
@@ -243,6 +266,12 @@ pub async fn run(
     }
 }
 
+/// A status arrival's key: a task finished again (continued, then done) is a new arrival.
+fn status_key(task: &Task) -> String {
+    let finished = task.metadata.completed_at.map(|at| at.to_string());
+    format!("{}\n{}", task.metadata.status, finished.unwrap_or_default())
+}
+
 /// The first task, in the order asked, that got where the goal says and was not returned
 /// so already: marked returned, and its answer.
 fn arrived(
@@ -252,6 +281,9 @@ fn arrived(
     goal: &Goal,
     started: Instant,
 ) -> Option<Value> {
+    for id in ids {
+        ctx.reported.forget_unless(id, &watched.keys_now(id));
+    }
     let (id, key) = ids.iter().find_map(|id| {
         let key = watched.arrival(id, goal)?;
         ctx.reported.is_new(id, &key).then_some((id, key))
