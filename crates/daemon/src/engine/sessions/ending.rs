@@ -25,11 +25,19 @@ impl Engine {
         if entry.info.lock().ended {
             return;
         }
-        entry.ending_on_purpose.store(true, Ordering::SeqCst);
         // A send already accepted (its 201 sent, see `send_accepted`) is typed before the
-        // session is ended, as its caller was told; a new one is refused from here on. A turn
-        // held longer (a write to a stopped child) does not hold the end up.
-        let _typed = tokio::time::timeout(ACCEPTED_SENDS_TYPED, entry.typing.lock()).await;
+        // session is ended, as its caller was told; a new one is refused from here on (the
+        // mark is set between two acceptances, so every accepted send is queued for typing
+        // ahead of this wait). A turn held longer (a write to a stopped child) does not hold
+        // the end up.
+        let _typed = tokio::time::timeout(ACCEPTED_SENDS_TYPED, async {
+            let accepting = entry.accepting.lock().await;
+            entry.ending_on_purpose.store(true, Ordering::SeqCst);
+            drop(accepting);
+            entry.typing.lock().await
+        })
+        .await;
+        entry.ending_on_purpose.store(true, Ordering::SeqCst);
         let grace = self.config().grace;
         let exit = match tokio::task::spawn_blocking(move || pty.terminate(grace)).await {
             Ok(e) => e,

@@ -27,6 +27,10 @@ pub(crate) struct SessionEntry {
     /// Held while anything is typed into the terminal: what is typed (the first instruction,
     /// sends, raw input) reaches it whole and in the order it was taken.
     pub(in crate::engine) typing: tokio::sync::Mutex<()>,
+    /// Held while a send from outside is accepted (made durable, given its place in the
+    /// `typing` queue): sends are accepted one at a time, in order, without waiting for the
+    /// ones before them to be typed.
+    pub(in crate::engine) accepting: tokio::sync::Mutex<()>,
     /// Ended on purpose (delete, cancel): the task it runs is cancelled, not failed.
     pub(crate) ending_on_purpose: AtomicBool,
     /// Counts the output's quiet spells: looks at the terminal scheduled in an earlier one

@@ -52,6 +52,7 @@ impl Engine {
                 reply: Mutex::new(None),
                 first_instruction: Mutex::new(None),
                 typing: tokio::sync::Mutex::new(()),
+                accepting: tokio::sync::Mutex::new(()),
                 ending_on_purpose: AtomicBool::new(false),
                 quiet_spells: std::sync::atomic::AtomicU64::new(0),
                 line_half_typed: AtomicBool::new(false),

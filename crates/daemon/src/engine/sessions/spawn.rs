@@ -145,6 +145,7 @@ impl Engine {
             // follower starts, so no `ready` can come before it is there.
             first_instruction: Mutex::new(typed_first.then(|| req.task.clone())),
             typing: tokio::sync::Mutex::new(()),
+            accepting: tokio::sync::Mutex::new(()),
             ending_on_purpose: AtomicBool::new(false),
             quiet_spells: std::sync::atomic::AtomicU64::new(0),
             line_half_typed: AtomicBool::new(false),

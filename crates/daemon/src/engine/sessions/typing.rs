@@ -10,8 +10,10 @@ use crate::engine::{Engine, EngineError, EngineResult};
 use crate::providers::Provider;
 use crate::store::{Removal, Table};
 use orchestra_proto::wire::{Message, Role};
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::Poll;
 use tokio::sync::oneshot;
 
 /// What submits a typed line to the session's program (its provider's submit key).
@@ -118,17 +120,28 @@ impl Engine {
         let engine = self.clone();
         let entry = entry.clone();
         tokio::spawn(async move {
-            let _turn = entry.typing.lock().await;
-            match engine.accept_send(&entry, &send, None).await {
+            let accepting = entry.accepting.lock().await;
+            let send_in_turn = match engine.accept_send(&entry, &send, None).await {
                 Err(e) => {
                     let _ = accepted.send(Err(e));
+                    return;
                 }
-                Ok(send_in_turn) => {
-                    let _ = accepted.send(Ok(send_in_turn.message.clone()));
-                    if let Err(e) = engine.type_accepted(&entry, send, send_in_turn).await {
-                        tracing::warn!(error = %e, "an accepted send was not typed");
-                    }
-                }
+                Ok(a) => a,
+            };
+            // Its place in the typing queue (a fair one) is taken before the next send is
+            // accepted, so sends are typed in the order they were accepted; the caller is
+            // answered without waiting for the sends ahead of it to be typed.
+            let typing = entry.typing.lock();
+            tokio::pin!(typing);
+            let turn_now = std::future::poll_fn(|cx| Poll::Ready(typing.as_mut().poll(cx))).await;
+            drop(accepting);
+            let _ = accepted.send(Ok(send_in_turn.message.clone()));
+            let _turn = match turn_now {
+                Poll::Ready(turn) => turn,
+                Poll::Pending => typing.await,
+            };
+            if let Err(e) = engine.type_accepted(&entry, send, send_in_turn).await {
+                tracing::warn!(error = %e, "an accepted send was not typed");
             }
         });
         answer
@@ -147,7 +160,8 @@ impl Engine {
         self.type_accepted(entry, send, accepted).await
     }
 
-    /// The first half of a send, in the caller's turn: the session still lives, and the
+    /// The first half of a send, in the caller's turn (the typing turn, or for a send from
+    /// outside the accepting one): the session still lives and is not being ended, and the
     /// message is durable. Kept before anything is typed: a message the store cannot keep (a
     /// full disk) is refused with nothing typed, and one that is typed is never lost.
     async fn accept_send(
