@@ -233,7 +233,9 @@ fn claude_trust_prompt_then_its_input_prompt() {
         json!({"text": "say hi"}),
     );
     assert_eq!(r.status, 201);
-    l.wait(&id, "ready", Some("/login"));
+    // The 201 says accepted, not typed: wait for the reply itself (its status line says
+    // "/login" from the start), then for the turn's end.
+    l.wait(&id, "ready", Some("Please run /login"));
     l.record(&id, "not-logged-in");
     let reply_to_send = || {
         let ms = l.messages(&id);

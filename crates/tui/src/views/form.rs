@@ -290,8 +290,8 @@ mod tests {
         let (rows, cursor, above, below) = window(&e, 10, 3);
         assert_eq!(rows, ["1", "2", "3"]);
         assert_eq!((cursor, above, below), ((0, 1), 0, 2));
-        assert_eq!(description_rows_max(Rect::new(0, 0, 80, 24)), 9);
+        assert_eq!(description_rows_max(Rect::new(0, 0, 80, 24)), 7);
         assert_eq!(description_rows_max(Rect::new(0, 0, 50, 12)), 1);
-        assert_eq!(description_rows_max(Rect::new(0, 0, 80, 18)), 3);
+        assert_eq!(description_rows_max(Rect::new(0, 0, 80, 18)), 1);
     }
 }
