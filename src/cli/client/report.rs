@@ -8,8 +8,8 @@ use super::task::{A_TASK, task_id};
 use super::{Ctx, ReportArgs, ReportCmd};
 use crate::cli::GlobalArgs;
 use orchestra_proto::routes;
-use orchestra_proto::task::{StepStatus, Task, TaskResult};
-use orchestra_proto::wire::request::{NewStep, OutputLines, StepChange, TaskChange};
+use orchestra_proto::task::{StepStatus, Task};
+use orchestra_proto::wire::request::{NewStep, OutputLines, ResultReport, StepChange, TaskChange};
 use orchestra_proto::wire::{StepAdded, StepBody, TaskBody};
 use std::io::Read;
 
@@ -71,13 +71,12 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> CliResult<()> {
             created,
             error,
         } => {
-            let body = TaskResult {
+            let body = ResultReport {
                 success: *success,
                 summary: summary.clone(),
                 files_modified: modified.clone(),
                 files_created: created.clone(),
                 error: error.clone(),
-                ..Default::default()
             };
             let answer =
                 ctx.client

@@ -10,11 +10,11 @@
 use super::body::Body;
 use super::error::ApiError;
 use axum::extract::{FromRequest, Request};
-use orchestra_proto::task::{StepStatus, TaskResult, TaskStatus};
+use orchestra_proto::task::{StepStatus, TaskStatus};
 use orchestra_proto::wire::Approval;
 use orchestra_proto::wire::request::{
     Answer, ContinueTask, Gc, HookReport, NewSession, NewStep, NewTask, OutputLines, Resize,
-    SendMessage, StepChange, TaskChange, TrustPath,
+    ResultReport, SendMessage, StepChange, TaskChange, TrustPath,
 };
 
 /// Terminal sizes we accept: anything a real terminal could be.
@@ -153,15 +153,14 @@ impl FromBody for StepChange {
     }
 }
 
-impl FromBody for TaskResult {
+impl FromBody for ResultReport {
     fn from_body(body: &Body) -> Result<Self, ApiError> {
-        Ok(TaskResult {
+        Ok(ResultReport {
             success: body.bool("success")?,
             summary: body.str("summary")?,
             files_modified: body.opt_str_list("filesModified")?.unwrap_or_default(),
             files_created: body.opt_str_list("filesCreated")?.unwrap_or_default(),
             error: body.opt_str("error")?,
-            ..Default::default()
         })
     }
 }

@@ -8,9 +8,9 @@ use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use orchestra_proto::task::{TaskResult, TaskStatus};
+use orchestra_proto::task::TaskStatus;
 use orchestra_proto::wire::request::{
-    Answer, ContinueTask, NewStep, NewTask, OutputLines, StepChange, TaskChange,
+    Answer, ContinueTask, NewStep, NewTask, OutputLines, ResultReport, StepChange, TaskChange,
 };
 use orchestra_proto::wire::{DiffBody, Discarded, MergedTask, StepAdded, StepBody, TaskBody};
 use serde::Serialize;
@@ -324,8 +324,8 @@ pub async fn update_step(
 
 pub async fn result(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
     engine.get_task(&id)?;
-    let result = TaskResult::from_body(&body)?;
-    ok(task_body(&engine.set_result(&id, result).await?))
+    let report = ResultReport::from_body(&body)?;
+    ok(task_body(&engine.set_result(&id, report.into()).await?))
 }
 
 #[cfg(test)]

@@ -64,6 +64,35 @@ pub struct TaskChange {
     pub description: Option<String>,
 }
 
+/// `POST /tasks/:id/result`: how the task ended, as its agent (or a script) says. The
+/// children's outcomes are orchestra's to add.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultReport {
+    /// `true` completes the task (progress 100), `false` fails it.
+    pub success: bool,
+    pub summary: String,
+    #[serde(default)]
+    pub files_modified: Vec<String>,
+    #[serde(default)]
+    pub files_created: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl From<ResultReport> for crate::task::TaskResult {
+    fn from(r: ResultReport) -> Self {
+        crate::task::TaskResult {
+            success: r.success,
+            summary: r.summary,
+            files_modified: r.files_modified,
+            files_created: r.files_created,
+            error: r.error,
+            children: Vec::new(),
+        }
+    }
+}
+
 /// `POST /tasks/:id/output`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OutputLines {

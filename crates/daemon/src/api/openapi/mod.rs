@@ -6,10 +6,10 @@
 
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use orchestra_proto::task::{StepStatus, TaskResult, TaskStatus};
+use orchestra_proto::task::{StepStatus, TaskStatus};
 use orchestra_proto::wire::request::{
     Answer, ContinueTask, Gc, HOOK_TOKEN_HEADER, HookReport, NewSession, NewStep, NewTask,
-    OutputLines, Resize, SendMessage, StepChange, TaskChange, TrustPath,
+    OutputLines, Resize, ResultReport, SendMessage, StepChange, TaskChange, TrustPath,
 };
 use orchestra_proto::wire::{
     CollectedList, DaemonStopped, DiffBody, Discarded, EventFrame, MergedTask, MessageBody,
@@ -302,14 +302,13 @@ fn task_reports(spec: &mut Spec) {
     )
     .tag("tasks")
     .describe("`success: true` completes it (progress 100), `false` fails it.")
-    .body::<TaskResult>()
-    .example(&TaskResult {
+    .body::<ResultReport>()
+    .example(&ResultReport {
         success: true,
         summary: "Fixed the parser".into(),
         files_modified: vec!["src/parse.rs".into()],
         files_created: vec![],
         error: None,
-        ..Default::default()
     })
     .answer::<TaskBody>(200, "The finished task.")
     .error(409, "The task is finished.")
