@@ -545,22 +545,10 @@ fn insecure_no_auth_is_loud_loopback_only_and_alone() {
 #[test]
 fn an_agents_credential_reaches_its_own_task_and_session_only() {
     let s = Server::start();
-    let mine = create_task(
-        &s,
-        "mine",
-        json!({"providerId": "shell", "description": ""}),
-    );
-    let mine = mine["id"].as_str().expect("id").to_string();
-    let r = s.post_empty(&format!("{TASKS}/{mine}/start"));
-    assert_eq!(r.status, 200, "{}", r.body);
-    let sid = r.json()["task"]["metadata"]["sessionId"]
-        .as_str()
-        .expect("session")
-        .to_string();
+    let (mine, sid, credential) = started_agent_task(&s, "mine", None);
     let other = create_task(&s, "other", json!({}));
     let other = other["id"].as_str().expect("id").to_string();
     let other_sid = spawn_session(&s, json!({"task": "", "providerId": "shell"}));
-    let credential = session_credential(&sid);
     assert_ne!(Some(&credential), s.token.as_ref());
     let auth = bearer(&credential);
     let as_agent = |method: &str, path: &str, body: Option<serde_json::Value>| {

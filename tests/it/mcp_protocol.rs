@@ -517,19 +517,7 @@ fn an_agents_own_credential_makes_children_of_its_task_only() {
     let config = fake_agent_config(tmp.path(), &[]);
     let s = Server::start_with(&["--config", config.to_str().unwrap()]);
     // The parent: a shell under `safe`, whose session holds its own credential.
-    let parent = create_task(
-        &s,
-        "parent",
-        json!({"providerId": "shell", "approval": "safe"}),
-    );
-    let parent_id = parent["id"].as_str().unwrap().to_string();
-    let started = s.post_empty(&format!("{TASKS}/{parent_id}/start"));
-    assert_eq!(started.status, 200, "{}", started.body);
-    let sid = started.json()["task"]["metadata"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let credential = session_credential(&sid);
+    let (parent_id, _sid, credential) = started_agent_task(&s, "parent", Some("safe"));
     // As the agent's own MCP server sees it: the environment of its session.
     let mut c = McpClient::start(
         &python,
@@ -637,19 +625,7 @@ fn a_parent_waiting_on_fifty_children_started_at_once_gets_each_once() {
     let s = Server::start_with(&["--max-sessions", "64"]);
     let dir = tempfile::tempdir().expect("tempdir");
     // The parent: an agent session under auto, whose credential the MCP server is given.
-    let parent = create_task(
-        &s,
-        "parent",
-        json!({"providerId": "shell", "description": "", "approval": "auto"}),
-    );
-    let parent = parent["id"].as_str().expect("id").to_string();
-    let r = s.post_empty(&format!("{TASKS}/{parent}/start"));
-    assert_eq!(r.status, 200, "{}", r.body);
-    let sid = r.json()["task"]["metadata"]["sessionId"]
-        .as_str()
-        .expect("session")
-        .to_string();
-    let credential = session_credential(&sid);
+    let (parent, _sid, credential) = started_agent_task(&s, "parent", Some("auto"));
     let mut c = McpClient::start(
         &python,
         &ServerSpec {

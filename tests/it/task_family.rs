@@ -12,24 +12,6 @@ use support::*;
 const TASKS: &str = "/api/coding-agents/tasks";
 const SESSIONS: &str = "/api/coding-agents/sessions";
 
-/// A started shell task under `approval`, its session and the session's credential.
-fn started_parent(s: &Server, approval: &str) -> (String, String, String) {
-    let t = create_task(
-        s,
-        "parent",
-        json!({"providerId": "shell", "description": "", "approval": approval}),
-    );
-    let id = t["id"].as_str().expect("id").to_string();
-    let r = s.post_empty(&format!("{TASKS}/{id}/start"));
-    assert_eq!(r.status, 200, "{}", r.body);
-    let sid = r.json()["task"]["metadata"]["sessionId"]
-        .as_str()
-        .expect("session")
-        .to_string();
-    let credential = session_credential(&sid);
-    (id, sid, credential)
-}
-
 /// A request sent with an agent's credential.
 fn as_agent(
     s: &Server,
@@ -68,7 +50,7 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 #[test]
 fn an_agent_makes_children_of_its_own_task_at_no_wider_approval() {
     let s = Server::start();
-    let (careful_task, _, careful) = started_parent(&s, "safe");
+    let (careful_task, _, careful) = started_agent_task(&s, "parent", Some("safe"));
     let other = create_task_id(&s, "other");
     let before = s.get(TASKS).json()["tasks"].as_array().map(Vec::len);
 
@@ -103,7 +85,7 @@ fn an_agent_makes_children_of_its_own_task_at_no_wider_approval() {
     );
 
     // Made: a child of its task, with the parent's preset where it named none.
-    let (parent, _sid, cred) = started_parent(&s, "auto");
+    let (parent, _sid, cred) = started_agent_task(&s, "parent", Some("auto"));
     let r = as_agent(
         &s,
         &cred,
@@ -215,7 +197,7 @@ fn an_agent_makes_children_of_its_own_task_at_no_wider_approval() {
 #[test]
 fn the_event_stream_shows_an_agent_its_family_only() {
     let s = Server::start();
-    let (_parent, _sid, cred) = started_parent(&s, "auto");
+    let (_parent, _sid, cred) = started_agent_task(&s, "parent", Some("auto"));
     let other = create_task_id(&s, "other");
     let r = as_agent(
         &s,
@@ -246,7 +228,7 @@ fn the_event_stream_shows_an_agent_its_family_only() {
 #[test]
 fn a_childs_question_goes_to_its_parent_only_when_the_child_says_so() {
     let s = Server::start();
-    let (_parent, _sid, cred) = started_parent(&s, "auto");
+    let (_parent, _sid, cred) = started_agent_task(&s, "parent", Some("auto"));
     let ask = "read -p 'Ship it? [y/N] ' ans; echo shipped-$ans";
     let child_asking = |answers: &str| {
         let r = as_agent(
@@ -385,7 +367,7 @@ fn the_cli_makes_lists_and_cancels_a_family() {
 #[test]
 fn fifty_children_started_at_once_each_run_once_and_finish() {
     let s = Server::start_with(&["--max-sessions", "64"]);
-    let (parent, _sid, cred) = started_parent(&s, "auto");
+    let (parent, _sid, cred) = started_agent_task(&s, "parent", Some("auto"));
     let dir = tempfile::tempdir().expect("tempdir");
     let children: Vec<String> = (0..50)
         .map(|n| {
@@ -434,4 +416,55 @@ fn fifty_children_started_at_once_each_run_once_and_finish() {
     }
     let listed = ids(&s.get(&format!("{TASKS}?parent={parent}")));
     assert_eq!(listed, sorted(children));
+}
+
+/// A child the user made under a wider preset than its parent's agent (`task add --parent`)
+/// is the agent's to watch, pause and cancel, never to drive: a `safe` agent does not start
+/// or type into an `auto` (or command-running) child.
+#[test]
+fn an_agent_does_not_drive_a_child_wider_than_itself() {
+    let s = Server::start();
+    let (parent, _sid, cred) = started_agent_task(&s, "parent", Some("safe"));
+    let wide = create_task(
+        &s,
+        "wide",
+        json!({"providerId": "shell", "description": "", "parentTaskId": parent, "approval": "auto"}),
+    );
+    let wide = wide["id"].as_str().expect("id").to_string();
+    let r = as_agent(&s, &cred, "GET", &format!("{TASKS}/{wide}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    for action in ["start", "retry", "continue"] {
+        let r = as_agent(&s, &cred, "POST", &format!("{TASKS}/{wide}/{action}"), None);
+        assert_eq!(r.status, 403, "{action}: {}", r.body);
+        assert!(r.body.contains("no wider approval"), "{}", r.body);
+    }
+    assert_eq!(
+        s.get(&format!("{TASKS}/{wide}")).json()["task"]["metadata"]["status"],
+        "pending"
+    );
+    // Started by the user, its terminal is not the agent's to type into.
+    let r = s.post_empty(&format!("{TASKS}/{wide}/start"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let wide_sid = r.json()["task"]["metadata"]["sessionId"]
+        .as_str()
+        .expect("session")
+        .to_string();
+    let r = as_agent(
+        &s,
+        &cred,
+        "POST",
+        &format!("{SESSIONS}/{wide_sid}/messages"),
+        Some(json!({"text": "touch /tmp/never"})),
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    let r = as_agent(
+        &s,
+        &cred,
+        "GET",
+        &format!("{SESSIONS}/{wide_sid}/peek"),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = as_agent(&s, &cred, "POST", &format!("{TASKS}/{wide}/cancel"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
 }

@@ -739,3 +739,28 @@ pub async fn attach_tui(
 pub fn bearer(token: &str) -> String {
     format!("Bearer {token}")
 }
+
+/// A started `shell` task under `approval` (`None`: the default): its id, its session's and
+/// that session's own credential (what its agent, and any MCP server it runs, is given).
+pub fn started_agent_task(
+    s: &Server,
+    name: &str,
+    approval: Option<&str>,
+) -> (String, String, String) {
+    let mut extra = serde_json::json!({"providerId": "shell", "description": ""});
+    if let Some(a) = approval {
+        extra["approval"] = serde_json::json!(a);
+    }
+    let id = create_task(s, name, extra)["id"]
+        .as_str()
+        .expect("a task id")
+        .to_string();
+    let r = s.post_empty(&format!("/api/coding-agents/tasks/{id}/start"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let sid = r.json()["task"]["metadata"]["sessionId"]
+        .as_str()
+        .expect("a session")
+        .to_string();
+    let credential = session_credential(&sid);
+    (id, sid, credential)
+}

@@ -39,12 +39,7 @@ pub fn child_task(
             grant.approval, grant.approval
         )));
     }
-    let runs_commands = req
-        .provider_id
-        .as_deref()
-        .and_then(|id| engine.providers().get(id))
-        .is_some_and(|p| !p.coding_agent);
-    if runs_commands && grant.approval != Approval::Auto {
+    if engine.reach(req.provider_id.as_deref(), Some(approval)) > grant.approval {
         return Err(forbidden(format!(
             "provider {:?} runs its command without asking anyone, which only an agent under auto may hand out; this agent is under {}",
             req.provider_id.as_deref().unwrap_or_default(),

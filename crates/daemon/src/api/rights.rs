@@ -21,7 +21,7 @@
 
 use crate::engine::{Engine, Kinship, SessionGrant};
 use axum::http::Method;
-use orchestra_proto::wire::Event;
+use orchestra_proto::wire::{Approval, Event};
 
 /// Who a request comes from, for the routes that answer each differently (the task list).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +36,8 @@ pub trait Lineage {
     fn kinship(&self, id: &str, ancestor: &str) -> Kinship;
     /// The task a live session runs.
     fn session_task(&self, session_id: &str) -> Option<String>;
+    /// How much task `id`'s agent may do without asking (see `Engine::reach`).
+    fn reach(&self, id: &str) -> Option<Approval>;
 }
 
 impl Lineage for Engine {
@@ -44,6 +46,9 @@ impl Lineage for Engine {
     }
     fn session_task(&self, session_id: &str) -> Option<String> {
         Engine::session_task(self, session_id)
+    }
+    fn reach(&self, id: &str) -> Option<Approval> {
+        self.task_reach(id)
     }
 }
 
@@ -85,8 +90,10 @@ pub fn may_see_event(lineage: &impl Lineage, principal: Option<&Principal>, even
 
 /// The routes a session may use: method, then the path after `/api/coding-agents/`, where
 /// `{task}` must be its task's id, `{kin}` its task's or a descendant's, `{child}` a
-/// descendant's, `{session}` its session's, `{child-session}` the session of a descendant,
-/// and `{any}` any one segment.
+/// descendant's, `{child-within}` a descendant's whose reach (its preset; `auto` for a
+/// command provider) is no wider than the session's approval, `{session}` its session's,
+/// `{child-session}` and `{child-session-within}` the same for a descendant's session, and
+/// `{any}` any one segment.
 const ALLOWED: &[(&str, &str)] = &[
     ("GET", "tasks"),
     ("POST", "tasks"),
@@ -96,25 +103,25 @@ const ALLOWED: &[(&str, &str)] = &[
     ("POST", "tasks/{task}/steps"),
     ("PATCH", "tasks/{task}/steps/{any}"),
     ("POST", "tasks/{task}/result"),
-    ("POST", "tasks/{child}/start"),
+    ("POST", "tasks/{child-within}/start"),
     ("POST", "tasks/{child}/pause"),
-    ("POST", "tasks/{child}/resume"),
+    ("POST", "tasks/{child-within}/resume"),
     ("POST", "tasks/{child}/cancel"),
-    ("POST", "tasks/{child}/continue"),
-    ("POST", "tasks/{child}/retry"),
+    ("POST", "tasks/{child-within}/continue"),
+    ("POST", "tasks/{child-within}/retry"),
     ("GET", "tasks/{child}/diff"),
-    ("POST", "tasks/{child}/merge"),
-    ("POST", "tasks/{child}/discard"),
+    ("POST", "tasks/{child-within}/merge"),
+    ("POST", "tasks/{child-within}/discard"),
     ("GET", "sessions/{session}"),
     ("GET", "sessions/{session}/messages"),
     ("POST", "sessions/{session}/messages"),
     ("POST", "sessions/{session}/hook"),
     ("GET", "sessions/{child-session}"),
     ("GET", "sessions/{child-session}/messages"),
-    ("POST", "sessions/{child-session}/messages"),
+    ("POST", "sessions/{child-session-within}/messages"),
     ("GET", "sessions/{child-session}/peek"),
     ("GET", "sessions/{child-session}/transcript"),
-    ("POST", "sessions/{child-session}/answer"),
+    ("POST", "sessions/{child-session-within}/answer"),
     ("GET", "events"),
     ("GET", "providers"),
 ];
@@ -124,14 +131,22 @@ fn fits(pattern: &str, given: &str, grant: &SessionGrant, lineage: &impl Lineage
     let own = grant.task_id.as_deref();
     let descends =
         |id: &str| own.is_some_and(|own| lineage.kinship(id, own) == Kinship::Descendant);
+    // Whatever made the child (this agent, or the user with `--parent`), the agent drives it
+    // only if it could have made it: a `manual` agent does not steer an `auto` child.
+    let within = |id: &str| descends(id) && lineage.reach(id).is_some_and(|r| r <= grant.approval);
+    let session_of = |sid: &str| {
+        (sid != grant.session_id)
+            .then(|| lineage.session_task(sid))
+            .flatten()
+    };
     match pattern {
         "{task}" => own == Some(given),
         "{kin}" => own == Some(given) || descends(given),
         "{child}" => descends(given),
+        "{child-within}" => within(given),
         "{session}" => given == grant.session_id,
-        "{child-session}" => {
-            given != grant.session_id && lineage.session_task(given).is_some_and(|t| descends(&t))
-        }
+        "{child-session}" => session_of(given).is_some_and(|t| descends(&t)),
+        "{child-session-within}" => session_of(given).is_some_and(|t| within(&t)),
         "{any}" => !given.is_empty(),
         literal => given == literal,
     }
@@ -167,7 +182,7 @@ pub fn session_may(
         None => format!("agent session {}", grant.session_id),
     };
     Err(format!(
-        "{method} {path} is refused: this is the credential of {whose}, which may only read and report on its own task (steps, progress, output, result), read or message its own session, and make and manage child tasks of its own task; anything else is for the user who runs orchestra"
+        "{method} {path} is refused: this is the credential of {whose}, which may only read and report on its own task (steps, progress, output, result), read or message its own session, and make and manage child tasks of its own task at no wider approval than its own; anything else is for the user who runs orchestra"
     ))
 }
 
@@ -200,12 +215,19 @@ mod tests {
         fn session_task(&self, session_id: &str) -> Option<String> {
             self.sessions.get(session_id).map(|t| t.to_string())
         }
+        fn reach(&self, id: &str) -> Option<Approval> {
+            Some(if id == "wide" {
+                Approval::Auto
+            } else {
+                Approval::Safe
+            })
+        }
     }
 
     fn family() -> Family {
         Family {
-            parents: HashMap::from([("c1", "t1"), ("g1", "c1")]),
-            sessions: HashMap::from([("s1", "t1"), ("sc", "c1"), ("s2", "t2")]),
+            parents: HashMap::from([("c1", "t1"), ("g1", "c1"), ("wide", "t1")]),
+            sessions: HashMap::from([("s1", "t1"), ("sc", "c1"), ("s2", "t2"), ("sw", "wide")]),
         }
     }
 
@@ -295,6 +317,36 @@ mod tests {
         for (m, p) in refused {
             let why = session_may(&m, p, &g, &f).expect_err(p);
             assert!(why.contains("own task") && why.contains("s1"), "{why}");
+        }
+    }
+
+    /// A child wider than the agent (made by the user under `auto`, or a command provider)
+    /// is watched, paused and cancelled by it, never driven.
+    #[test]
+    fn a_child_wider_than_the_agent_is_watched_not_driven() {
+        let g = grant(); // safe
+        let f = family();
+        for (m, p) in [
+            (Method::GET, "/api/coding-agents/tasks/wide"),
+            (Method::POST, "/api/coding-agents/tasks/wide/pause"),
+            (Method::POST, "/api/coding-agents/tasks/wide/cancel"),
+            (Method::GET, "/api/coding-agents/tasks/wide/diff"),
+            (Method::GET, "/api/coding-agents/sessions/sw"),
+            (Method::GET, "/api/coding-agents/sessions/sw/peek"),
+        ] {
+            assert_eq!(session_may(&m, p, &g, &f), Ok(()), "{m} {p}");
+        }
+        for (m, p) in [
+            (Method::POST, "/api/coding-agents/tasks/wide/start"),
+            (Method::POST, "/api/coding-agents/tasks/wide/resume"),
+            (Method::POST, "/api/coding-agents/tasks/wide/continue"),
+            (Method::POST, "/api/coding-agents/tasks/wide/retry"),
+            (Method::POST, "/api/coding-agents/tasks/wide/merge"),
+            (Method::POST, "/api/coding-agents/tasks/wide/discard"),
+            (Method::POST, "/api/coding-agents/sessions/sw/messages"),
+            (Method::POST, "/api/coding-agents/sessions/sw/answer"),
+        ] {
+            assert!(session_may(&m, p, &g, &f).is_err(), "{m} {p}");
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::Engine;
 pub use orchestra_proto::task::FamilyOp;
-use orchestra_proto::task::{ChildOutcome, Task};
+use orchestra_proto::task::{Approval, ChildOutcome, Task};
 use std::sync::Arc;
 
 /// How far up a chain of parents is followed. Parents exist before their children, so a
@@ -36,6 +36,26 @@ impl Engine {
             at = self.get_task(&parent).ok();
         }
         Kinship::Unrelated
+    }
+
+    /// How much an agent on `provider_id` under `approval` may do without asking anyone: its
+    /// preset, except that a provider that is not a coding agent (`exec`, `shell`) runs what
+    /// it is given without asking, which is `auto`.
+    pub fn reach(&self, provider_id: Option<&str>, approval: Option<Approval>) -> Approval {
+        let runs_commands = provider_id
+            .and_then(|id| self.providers().get(id))
+            .is_some_and(|p| !p.coding_agent);
+        if runs_commands {
+            Approval::Auto
+        } else {
+            approval.unwrap_or_default()
+        }
+    }
+
+    /// [`Engine::reach`] of task `id`.
+    pub fn task_reach(&self, id: &str) -> Option<Approval> {
+        let t = self.get_task(id).ok()?;
+        Some(self.reach(Some(&t.metadata.provider_id), t.metadata.approval))
     }
 
     /// The task a live session runs.
