@@ -468,3 +468,29 @@ fn an_agent_does_not_drive_a_child_wider_than_itself() {
     let r = as_agent(&s, &cred, "POST", &format!("{TASKS}/{wide}/cancel"), None);
     assert_eq!(r.status, 200, "{}", r.body);
 }
+
+/// However a parent ends with a result (its agent reports one, or its program exits), the
+/// result lists what became of its children.
+#[test]
+fn a_parent_whose_program_exits_lists_its_children() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let parent = create_task(
+        &s,
+        "parent",
+        json!({"providerId": "exec", "workingDirectory": dir.path(),
+            "description": "while [ ! -e go ]; do sleep 0.05; done"}),
+    );
+    let parent = parent["id"].as_str().expect("id").to_string();
+    let r = s.post_empty(&format!("{TASKS}/{parent}/start"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let child = create_task(&s, "child", json!({"parentTaskId": parent}));
+    let child = child["id"].as_str().expect("id").to_string();
+    let r = s.post_empty(&format!("{TASKS}/{child}/cancel"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    std::fs::write(dir.path().join("go"), "").expect("go");
+    let done = wait_task_status(&s, &parent, "completed");
+    let children = &done["metadata"]["result"]["children"];
+    assert_eq!(children[0]["id"], child.as_str(), "{done}");
+    assert_eq!(children[0]["status"], "cancelled", "{done}");
+}

@@ -480,6 +480,8 @@ impl Engine {
         let shutting_down = self.inner.shutting_down.load(Ordering::SeqCst);
         let on_purpose = entry.ending_on_purpose.load(Ordering::SeqCst);
         let stop_reason = self.inner.stop_reason.lock().clone();
+        // As `set_result` does: an outcome says what became of the work it handed out.
+        let children = self.child_outcomes(&task_id);
         let outcome = self
             .mutate(&task_id, |t| {
                 if t.status().is_final() {
@@ -508,7 +510,7 @@ impl Engine {
                         files_modified: modified.clone(),
                         files_created: created.clone(),
                         error,
-                        ..Default::default()
+                        children: children.clone(),
                     });
                 }
                 let kind = match to {
