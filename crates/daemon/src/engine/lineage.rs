@@ -76,20 +76,12 @@ impl Engine {
 
     /// Every task below `id`: its children, their children, and so on, parents first.
     pub fn descendants_of(&self, id: &str) -> Vec<Arc<Task>> {
-        let all = self.list_tasks(None, None);
-        let mut found: Vec<Arc<Task>> = Vec::new();
-        let mut frontier = vec![id.to_string()];
-        while let Some(parent) = frontier.pop() {
-            for t in all.iter().rev() {
-                if t.metadata.parent_task_id.as_deref() == Some(parent.as_str())
-                    && !found.iter().any(|f| f.id == t.id)
-                {
-                    frontier.push(t.id.clone());
-                    found.push(t.clone());
-                }
-            }
-        }
-        found
+        let mut all = self.list_tasks(None, None);
+        all.reverse(); // oldest first: children in the order they were made
+        orchestra_proto::task::family::descendants(&all, id)
+            .into_iter()
+            .cloned()
+            .collect()
     }
 
     /// Applies `op` (pause, resume, cancel) to each of `id`'s descendants it fits: those

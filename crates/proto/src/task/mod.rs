@@ -6,6 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub mod encoded;
+pub mod family;
 pub mod output;
 pub mod output_line;
 

@@ -505,22 +505,10 @@ impl App {
 
     /// How many of task `id`'s descendants `op` would do something to.
     pub(crate) fn descendants_for(&self, id: &str, op: FamilyOp) -> usize {
-        let mut count = 0;
-        let mut frontier = vec![id.to_string()];
-        let mut seen = std::collections::HashSet::new();
-        while let Some(parent) = frontier.pop() {
-            for t in &self.snap.tasks {
-                if t.metadata.parent_task_id.as_deref() == Some(parent.as_str())
-                    && seen.insert(t.id.clone())
-                {
-                    if op.applies_to(t.status()) {
-                        count += 1;
-                    }
-                    frontier.push(t.id.clone());
-                }
-            }
-        }
-        count
+        orchestra_proto::task::family::descendants(&self.snap.tasks, id)
+            .iter()
+            .filter(|t| op.applies_to(t.status()))
+            .count()
     }
 
     /// `C`: asks for the request to continue the selected finished task's conversation with.
