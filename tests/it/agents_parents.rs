@@ -333,6 +333,25 @@ impl Run {
 
         // The parent reviewed the child's diff (the hello file, added) before it merged.
         let results = self.parent_results(DELEGATE);
+        // Every child that arrived in a wait came with its last lines: a full-screen agent
+        // (the codex child) with its screen's.
+        let arrivals: Vec<&Value> = results
+            .iter()
+            .filter(|r| r["arrived"].is_object())
+            .collect();
+        assert!(
+            !arrivals.is_empty(),
+            "{}: no wait arrived in {results:?}",
+            self.cli
+        );
+        for r in &arrivals {
+            let lines = r["arrived"]["lastOutput"].as_array().map_or(0, Vec::len);
+            assert!(
+                lines > 0,
+                "{}: an arrival without its last lines: {r}",
+                self.cli
+            );
+        }
         let diff = results
             .iter()
             .find(|r| r["diff"].is_object())

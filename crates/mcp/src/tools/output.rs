@@ -25,18 +25,10 @@ pub async fn read(ctx: &Ctx, args: Option<JsonObject>) -> Outcome {
     let session = fetch_session(ctx, &task).await;
     let live = session.as_ref().filter(|s| !s.ended);
     if let (Some(s), None) = (live, &search) {
-        let path = format!("{}?lines={n}", routes::at(routes::SESSION_PEEK, &[&s.id]));
-        let peek: Peek = ctx
-            .remote
-            .get(path, "a screen")
+        let lines = screen_lines(ctx, &s.id, n)
             .await
             .map_err(|e| refused(Tool::Output, e))?;
-        let mut lines: Vec<String> = peek.scrollback.unwrap_or_default();
-        lines.extend(peek.screen.split('\n').map(str::to_string));
-        while lines.last().is_some_and(|l| l.trim().is_empty()) {
-            lines.pop();
-        }
-        return Ok(lines_of(&task, "screen", last(lines, n)));
+        return Ok(lines_of(&task, "screen", lines));
     }
     let matches = |l: &str| search.as_deref().is_none_or(|s| l.contains(s));
     let kept: Vec<String> = task
@@ -70,6 +62,26 @@ pub async fn read(ctx: &Ctx, args: Option<JsonObject>) -> Outcome {
         .filter(|l| !l.is_empty() && matches(l))
         .collect();
     Ok(lines_of(&task, "transcript", last(lines, n)))
+}
+
+/// The last `n` lines a live session shows (its scrollback, then its screen), without the
+/// screen's blank bottom.
+pub(super) async fn screen_lines(
+    ctx: &Ctx,
+    session_id: &str,
+    n: usize,
+) -> Result<Vec<String>, crate::remote::Failed> {
+    let path = format!(
+        "{}?lines={n}",
+        routes::at(routes::SESSION_PEEK, &[session_id])
+    );
+    let peek: Peek = ctx.remote.get(path, "a screen").await?;
+    let mut lines: Vec<String> = peek.scrollback.unwrap_or_default();
+    lines.extend(peek.screen.split('\n').map(str::to_string));
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    Ok(last(lines, n))
 }
 
 fn lines_of(task: &Task, source: &str, lines: Vec<String>) -> serde_json::Value {

@@ -195,7 +195,8 @@ pub async fn run(
     let mut progress = Progress::of(rc);
     let mut told = false;
     loop {
-        if let Some(answer) = arrived(ctx, &ids, &watched, &goal, started) {
+        if let Some(mut answer) = arrived(ctx, &ids, &watched, &goal, started) {
+            with_screen_if_no_output(ctx, &watched, &mut answer).await;
             return Ok(answer);
         }
         if !ids
@@ -263,6 +264,28 @@ pub async fn run(
         {
             progress.note(&watched, &id).await;
         }
+    }
+}
+
+/// An agent drawn as a full-screen program (Codex, Claude Code) keeps few output lines: its
+/// arrival carries the last lines of its screen instead, while its session lives.
+async fn with_screen_if_no_output(ctx: &Ctx, watched: &Watched, answer: &mut Value) {
+    let arrived = &answer["arrived"];
+    if !arrived["lastOutput"]
+        .as_array()
+        .is_none_or(|l| l.is_empty())
+    {
+        return;
+    }
+    let Some(task) = arrived["id"].as_str().and_then(|id| watched.tasks.get(id)) else {
+        return;
+    };
+    let Some(session) = super::fetch_session(ctx, task).await.filter(|s| !s.ended) else {
+        return;
+    };
+    if let Ok(lines) = super::output::screen_lines(ctx, &session.id, ARRIVAL_LINES).await {
+        answer["arrived"]["lastOutput"] = json!(lines);
+        answer["arrived"]["lastOutputSource"] = json!("screen");
     }
 }
 
