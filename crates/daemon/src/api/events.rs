@@ -30,10 +30,9 @@ pub async fn stream(
     principal: Option<axum::Extension<Principal>>,
     RawQuery(q): RawQuery,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let principal = principal.map(|p| p.0);
-    let viewer = match principal {
+    let viewer = match principal.map(|p| p.0) {
         // An agent sees its own task's family only.
-        Some(Principal::Session(_)) => Some((engine.clone(), principal)),
+        Some(agent @ Principal::Session(_)) => Some((engine.clone(), agent)),
         _ => None,
     };
     let reader = Reader {
@@ -59,7 +58,7 @@ struct Reader {
     rx: broadcast::Receiver<Event>,
     framer: Framer,
     /// For an agent's session: who reads, and the engine that tells its family.
-    viewer: Option<(Engine, Option<Principal>)>,
+    viewer: Option<(Engine, Principal)>,
 }
 
 impl Reader {
@@ -102,7 +101,7 @@ impl Reader {
                 if self
                     .viewer
                     .as_ref()
-                    .is_some_and(|(engine, who)| !may_see_event(engine, who.as_ref(), &ev)) =>
+                    .is_some_and(|(engine, who)| !may_see_event(engine, Some(who), &ev)) =>
             {
                 return;
             }
