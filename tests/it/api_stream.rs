@@ -631,6 +631,15 @@ fn a_key_is_typed_while_every_worker_of_the_server_is_busy() {
     let id = shell(&s, "echo ready-$((6*7))", 80, 24);
     let mut c = connect(&s, &id);
     c.wait_text("ready-42");
+    // A key waits for a send in progress (keys keep their order behind it), and the first
+    // instruction's send ends on a worker: once its bytes are written, the worker this test
+    // blocks must still record it as sent. So the worker is blocked only after that.
+    assert!(
+        wait_until(Duration::from_secs(10), || engine
+            .session_messages(&id)
+            .is_ok_and(|m| m.iter().any(|m| m.text.contains("ready-")))),
+        "the first instruction is recorded as sent"
+    );
     let on_screen = |needle: &str| {
         engine
             .peek(&id, 0, false)
