@@ -48,6 +48,7 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
                     .as_deref()
                     .map(|a| a.parse().map_err(CliError::usage))
                     .transpose()?,
+                ..Default::default()
             };
             add(ctx, &body, *start)
         }

@@ -93,9 +93,16 @@ impl Body {
     }
 
     pub fn opt_u16(&self, key: &str, min: u16, max: u16) -> Result<Option<u16>, ApiError> {
+        Ok(self
+            .opt_whole(key, min.into(), max.into())?
+            .map(|n| n as u16))
+    }
+
+    /// A whole number from `min` to `max`, if given.
+    pub fn opt_whole(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>, ApiError> {
         match self.opt_f64(key)? {
             None => Ok(None),
-            Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= max as f64 => Ok(Some(n as u16)),
+            Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= max as f64 => Ok(Some(n as u64)),
             Some(_) => Err(ApiError::bad_request(format!(
                 "`{key}` must be a whole number from {min} to {max}"
             ))),

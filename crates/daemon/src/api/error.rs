@@ -24,6 +24,11 @@ impl ApiError {
     pub fn not_found(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::NOT_FOUND, message)
     }
+
+    /// The same error, said of a part of the body (`variants[1]`).
+    pub fn within(self, place: &str) -> ApiError {
+        ApiError::new(self.status, format!("{place}: {}", self.message))
+    }
 }
 
 impl From<EngineError> for ApiError {

@@ -10,7 +10,7 @@
 use super::body::Body;
 use super::error::ApiError;
 use axum::extract::{FromRequest, Request};
-use orchestra_proto::task::{StepStatus, TaskStatus};
+use orchestra_proto::task::{StepStatus, TaskStatus, VariantSpec};
 use orchestra_proto::wire::Approval;
 use orchestra_proto::wire::request::{
     Answer, ContinueTask, Gc, HookReport, NewSession, NewStep, NewTask, OutputLines, Resize,
@@ -69,8 +69,63 @@ impl FromBody for NewTask {
                 .map(|s| s.parse().map_err(ApiError::bad_request))
                 .transpose()?,
             delegate: body.opt_bool("delegate")?,
+            checks: checks(body)?,
+            max_attempts: body.opt_whole("maxAttempts", 1, 20)?.map(|n| n as u32),
+            check_timeout_seconds: body.opt_whole("checkTimeoutSeconds", 1, 86_400)?,
+            variants: variants(body)?,
         })
     }
+}
+
+/// `checks`: commands, none of them blank.
+fn checks(body: &Body) -> Result<Vec<String>, ApiError> {
+    let checks = body.opt_str_list("checks")?.unwrap_or_default();
+    if checks.iter().any(|c| c.trim().is_empty()) {
+        return Err(ApiError::bad_request(
+            "`checks` holds a blank command: give each check as the command line to run",
+        ));
+    }
+    Ok(checks)
+}
+
+/// `variants`: `[{providerId, approval?}, …]`.
+fn variants(body: &Body) -> Result<Vec<VariantSpec>, ApiError> {
+    let items = match body.0.get("variants") {
+        None | Some(serde_json::Value::Null) => return Ok(Vec::new()),
+        Some(serde_json::Value::Array(items)) => items,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "`variants` must be an array of {\"providerId\": …, \"approval\"?: …}",
+            ));
+        }
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let serde_json::Value::Object(fields) = item else {
+                return Err(ApiError::bad_request(format!(
+                    "`variants[{i}]` must be an object with `providerId` (and `approval`)"
+                )));
+            };
+            let at = Body(fields.clone());
+            if let Some(unknown) = fields
+                .keys()
+                .find(|k| !matches!(k.as_str(), "providerId" | "approval"))
+            {
+                return Err(ApiError::bad_request(format!(
+                    "`variants[{i}]`: unknown field `{unknown}` (use providerId and approval)"
+                )));
+            }
+            let place = format!("variants[{i}]");
+            Ok(VariantSpec {
+                provider_id: at
+                    .non_empty_str("providerId")
+                    .map_err(|e| e.within(&place))?,
+                approval: approval(&at).map_err(|e| e.within(&place))?,
+            })
+        })
+        .collect()
 }
 
 impl FromBody for TaskChange {

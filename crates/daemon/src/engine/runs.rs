@@ -511,6 +511,7 @@ impl Engine {
                         files_created: created.clone(),
                         error,
                         children: children.clone(),
+                        checks: Vec::new(),
                     });
                 }
                 let kind = match to {

@@ -164,6 +164,11 @@ impl Engine {
                 parent_task_id: req.parent_task_id,
                 answers: req.answers.unwrap_or_default(),
                 delegate,
+                checks: req.checks,
+                max_attempts: req.max_attempts,
+                check_timeout_seconds: req.check_timeout_seconds,
+                variants: req.variants,
+                variant: None,
             },
             placement,
         )
@@ -608,6 +613,12 @@ impl Engine {
                 parent_task_id: old.metadata.parent_task_id.clone(),
                 answers: old.metadata.answers,
                 delegate: old.metadata.delegate,
+                // Its proof of done and its place among variants are the same too.
+                checks: old.metadata.checks.clone(),
+                max_attempts: old.metadata.max_attempts,
+                check_timeout_seconds: old.metadata.check_timeout_seconds,
+                variants: old.metadata.variants.clone(),
+                variant: old.metadata.variant.clone(),
             },
             // A run again gets a fresh worktree from the same base; the old one stays.
             Placement {

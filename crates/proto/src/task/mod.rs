@@ -164,7 +164,50 @@ pub struct TaskResult {
     /// result was recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<ChildOutcome>,
+    /// The evidence of the task's checks, as they ran last: all passed for a completed task
+    /// that has checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckRun>,
 }
+
+/// One check as it ran in the task's worktree (or directory).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckRun {
+    /// The command, run with `sh -c`.
+    pub command: String,
+    /// Its exit code; none when it did not exit by itself (timed out, cancelled, killed by
+    /// a signal, or could not be run: see `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// The last 8 KiB of its output (stdout and stderr together).
+    #[serde(default)]
+    pub output_tail: String,
+    /// Why it failed without an exit code of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl CheckRun {
+    pub fn passed(&self) -> bool {
+        self.exit_code == Some(0) && self.error.is_none()
+    }
+}
+
+/// One agent of a best-of-N request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VariantSpec {
+    pub provider_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+}
+
+/// How many times a task's checks may fail before it fails, when the request says nothing.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+/// How long one check may run, when the request says nothing.
+pub const DEFAULT_CHECK_TIMEOUT_SECONDS: u64 = 30 * 60;
 
 /// One child task's outcome, as its parent's result lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -266,6 +309,29 @@ pub struct TaskMetadata {
     /// hand work to other agents (child tasks).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub delegate: bool,
+    /// Commands that must pass in the task's worktree before it is `completed`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+    /// How many times the checks may fail and go back to the agent (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// How long one check may run (default 1800 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_timeout_seconds: Option<u64>,
+    /// How many times the checks have failed and gone back to the agent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub check_attempts: u32,
+    /// A best-of-N parent: the agents its request is raced on, one child each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<VariantSpec>,
+    /// A best-of-N child: its label among its parent's variants (the provider's id, with
+    /// a number when one provider runs twice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// What can be done to a task together with its descendants (`?children=true`).
@@ -485,6 +551,11 @@ pub struct NewTask {
     pub parent_task_id: Option<String>,
     pub answers: Answers,
     pub delegate: bool,
+    pub checks: Vec<String>,
+    pub max_attempts: Option<u32>,
+    pub check_timeout_seconds: Option<u64>,
+    pub variants: Vec<VariantSpec>,
+    pub variant: Option<String>,
 }
 
 /// How many output lines a task keeps; the full transcript lives on disk.
@@ -521,6 +592,12 @@ impl Task {
                 parent_task_id: spec.parent_task_id,
                 answers: spec.answers,
                 delegate: spec.delegate,
+                checks: spec.checks,
+                max_attempts: spec.max_attempts,
+                check_timeout_seconds: spec.check_timeout_seconds,
+                check_attempts: 0,
+                variants: spec.variants,
+                variant: spec.variant,
             },
             encoded: Default::default(),
         }

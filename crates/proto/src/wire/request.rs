@@ -42,6 +42,24 @@ pub struct NewTask {
     /// (default: the provider's `delegate` setting).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delegate: Option<bool>,
+    /// Commands (`sh -c`, in the task's worktree or directory) that must all pass before the
+    /// task is `completed`; none: the agent's word decides, as before. The repository's
+    /// `.orchestra.toml` `[checks]` adds its own once trusted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+    /// How many times the checks may fail and go back to the agent before the task fails
+    /// (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 20))]
+    pub max_attempts: Option<u32>,
+    /// How long one check may run before it fails for taking too long (default 1800).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 86400))]
+    pub check_timeout_seconds: Option<u64>,
+    /// Best of N: the same request raced on several agents. Given, the task is a parent
+    /// with one child per variant, each in its own worktree from the same base.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<crate::task::VariantSpec>,
 }
 
 /// `PATCH /tasks/:id`: only the fields given change.
@@ -89,6 +107,7 @@ impl From<ResultReport> for crate::task::TaskResult {
             files_created: r.files_created,
             error: r.error,
             children: Vec::new(),
+            checks: Vec::new(),
         }
     }
 }
