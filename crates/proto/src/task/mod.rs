@@ -266,6 +266,9 @@ pub struct TaskMetadata {
     /// hand work to other agents (child tasks).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub delegate: bool,
+    /// The pull request opened for the task's branch (`POST /tasks/:id/pr`), the last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<crate::worktree::PullRequest>,
 }
 
 /// What can be done to a task together with its descendants (`?children=true`).
@@ -521,6 +524,7 @@ impl Task {
                 parent_task_id: spec.parent_task_id,
                 answers: spec.answers,
                 delegate: spec.delegate,
+                pull_request: None,
             },
             encoded: Default::default(),
         }
