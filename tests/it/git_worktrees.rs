@@ -18,7 +18,7 @@ fn state_of(repo: &Path) -> (String, String) {
     )
 }
 
-fn create(s: &Server, name: &str, command: &str, repo: &Path, extra: Value) -> Response {
+pub fn create(s: &Server, name: &str, command: &str, repo: &Path, extra: Value) -> Response {
     let mut body = json!({
         "name": name,
         "description": command,
@@ -33,7 +33,7 @@ fn create(s: &Server, name: &str, command: &str, repo: &Path, extra: Value) -> R
 }
 
 /// Creates and starts a worktree task running `command`, and waits for it to complete.
-fn run(s: &Server, name: &str, command: &str, repo: &Path) -> Value {
+pub fn run(s: &Server, name: &str, command: &str, repo: &Path) -> Value {
     let r = create(s, name, command, repo, json!({}));
     assert_eq!(r.status, 201, "{}", r.body);
     let id = r.json()["task"]["id"].as_str().unwrap().to_string();
@@ -188,6 +188,50 @@ fn three_tasks_merge_one_discard_one_keep_one() {
         2
     );
     assert_eq!(state_of(repo).0, "");
+}
+
+#[test]
+fn a_merge_says_what_it_merges() {
+    let s = Server::start();
+    let r = git_repo();
+    let repo = r.path();
+    // An exec task's summary is how its command ended ("exited with code 0").
+    let t = run(&s, "fix2", "echo fixed > a.txt", repo);
+    let summary = t["metadata"]["result"]["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!summary.is_empty() && summary != "fix2", "{summary}");
+    // The base moves meanwhile, so the merge makes a merge commit of its own.
+    std::fs::write(repo.join("b.txt"), "user\n").unwrap();
+    git(repo, &["commit", "-qam", "user"]);
+    let r = s.post_empty(&format!("{TASKS}/{}/merge", id(&t)));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["merge"]["fastForward"], false);
+    // The merge commit, and the commit of what the agent left uncommitted (its second parent).
+    for rev in ["main", "main^2"] {
+        assert_eq!(
+            git(repo, &["log", "-1", "--format=%s", rev]),
+            "fix2",
+            "{rev}"
+        );
+        let body = git(repo, &["log", "-1", "--format=%b", rev]);
+        assert!(body.contains(&summary), "{rev}: {body}");
+        assert!(
+            body.contains(&format!("Orchestra-Task: {}", id(&t))),
+            "{rev}: {body}"
+        );
+        let trailers = git(
+            repo,
+            &[
+                "log",
+                "-1",
+                "--format=%(trailers:key=Orchestra-Provider,valueonly)",
+                rev,
+            ],
+        );
+        assert_eq!(trailers.trim(), "exec", "{rev}");
+    }
 }
 
 #[test]

@@ -25,6 +25,7 @@ mod cli_mcp_install;
 mod daemon;
 mod faults;
 mod flood_memory;
+mod git_pull_requests;
 mod git_worktrees;
 mod mcp_protocol;
 mod message_durability;

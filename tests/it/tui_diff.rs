@@ -342,6 +342,63 @@ async fn merge_and_discard_after_y_and_a_refusal_shown_whole() {
     .await;
 }
 
+/// `P` in the diff view asks y/n, then pushes the task's branch and opens a pull request (a
+/// stand-in `gh`, see `git_pull_requests`); a refusal is shown whole in the view, and the
+/// pull request's address in the details pane.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn p_opens_a_pull_request_and_a_refusal_is_shown_whole() {
+    let bin = bin_dir();
+    fake_gh(bin.path(), &bin.path().join("argv"), true);
+    let s = crate::git_pull_requests::server_with_path(bin.path());
+    let lone = git_repo();
+    let (r, bare) = crate::git_pull_requests::repo_with_origin();
+    let refused = finished_task(&s, "Lone", "echo l > l.txt", lone.path(), "worktree");
+    let published = finished_task(&s, "fix2", "echo fixed > a.txt", r.path(), "worktree");
+    let cockpit = attach(&s);
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
+    let (w, h) = (120, 40);
+    screen(&mut app, w, h);
+
+    app.select_task(&refused);
+    press(&mut app, "dP");
+    assert!(
+        matches!(&app.modal, Modal::Confirm(Confirm::PullRequest { base_branch, .. }) if base_branch == "main"),
+        "{:?}",
+        app.modal
+    );
+    let shown = screen(&mut app, w, h);
+    assert!(
+        shown.contains("Open a pull request for \"Lone\"?"),
+        "{shown}"
+    );
+    press(&mut app, "y");
+    wait_for(&mut app, &mut events, "the refusal", |a| {
+        a.diff_view().is_some_and(|v| v.refusal.is_some())
+    })
+    .await;
+    let refusal = app.diff_view().unwrap().refusal.clone().unwrap();
+    assert!(refusal.contains("no remote"), "{refusal}");
+
+    press(&mut app, "d");
+    app.select_task(&published);
+    press(&mut app, "dPy");
+    wait_for(&mut app, &mut events, "the pull request", |a| {
+        a.snapshot()
+            .tasks
+            .iter()
+            .any(|t| t.id == published && t.metadata.pull_request.is_some())
+    })
+    .await;
+    let branch = git(bare.path(), &["for-each-ref", "--format=%(refname:short)"]);
+    assert!(branch.starts_with("orchestra/fix2-"), "{branch}");
+    // The worktree stays, and so does its view; closed, the details pane shows the address.
+    assert!(app.diff_view().is_some_and(|v| v.refusal.is_none()));
+    press(&mut app, "d");
+    let shown = screen(&mut app, w, h);
+    assert!(shown.contains(FAKE_PR_URL), "{shown}");
+}
+
 /// The view of a task that still runs: `M` says to wait; when the agent finishes, the view
 /// reads the diff again by itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,6 +6,7 @@
 pub mod api;
 pub mod boot;
 pub mod engine;
+pub mod forge;
 pub mod git;
 pub mod guard;
 pub mod providers;

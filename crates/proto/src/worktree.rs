@@ -116,3 +116,17 @@ pub struct Merged {
     /// Files the merge changed on the base branch.
     pub files: Vec<String>,
 }
+
+/// A pull request opened for a task's branch (`POST /tasks/:id/pr`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequest {
+    /// The pull (or merge) request's page, as `gh` or `glab` printed it.
+    pub url: String,
+    /// The task's branch, pushed under the same name.
+    pub branch: String,
+    /// The remote it was pushed to (`origin`, or the base branch's upstream remote).
+    pub remote: String,
+    /// When it was opened (ms since the epoch).
+    pub at: i64,
+}

@@ -93,6 +93,13 @@ pub enum Confirm {
         name: String,
         branch: String,
     },
+    /// Push a worktree task's branch and open a pull request for it.
+    PullRequest {
+        task_id: String,
+        name: String,
+        branch: String,
+        base_branch: String,
+    },
 }
 
 impl Confirm {

@@ -119,6 +119,8 @@ pub enum Command {
     Merge(String),
     /// Remove a finished task's worktree and branch (a snapshot ref keeps the work).
     Discard(String),
+    /// Push a finished worktree task's branch and open a pull request for it.
+    PullRequest(String),
     /// The disk the live task worktrees use.
     WorktreeUsage,
     /// How many agents run now (asked of the engine, not read from a snapshot).
@@ -148,6 +150,12 @@ pub enum Outcome {
     /// The answer to [`Command::Merge`] and [`Command::Discard`]: a line saying what was
     /// done, or orchestra's refusal (naming the files in the way).
     Finished {
+        task_id: String,
+        result: Result<String, String>,
+    },
+    /// The answer to [`Command::PullRequest`]: a line saying where the pull request is, or
+    /// orchestra's refusal. The worktree stays, and so does its diff view.
+    Published {
         task_id: String,
         result: Result<String, String>,
     },

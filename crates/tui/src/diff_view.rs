@@ -82,6 +82,14 @@ pub fn merged_note(name: &str, base_branch: &str, fast_forward: bool, files: usi
     )
 }
 
+/// The notice after a pull request was opened.
+pub fn published_note(name: &str, pr: &orchestra_proto::worktree::PullRequest) -> String {
+    format!(
+        "pushed {name:?} ({}) to {}; pull request: {}",
+        pr.branch, pr.remote, pr.url
+    )
+}
+
 /// The notice after a discard.
 pub fn discarded_note(name: &str, snapshot_ref: &str) -> String {
     format!("discarded {name:?}; its work is kept in {snapshot_ref}")

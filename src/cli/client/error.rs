@@ -5,8 +5,9 @@ use std::process::ExitCode;
 /// Exit codes of the client subcommands (documented in their `--help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
-    /// The server refused the request (a 4xx, or a 503 saying what it lacks, e.g. a provider
-    /// that is not installed), or the request cannot apply to what is there.
+    /// The server refused the request (a 4xx, a 503 saying what it lacks, e.g. a provider
+    /// that is not installed, or a 502 saying what failed beyond it, e.g. a push), or the
+    /// request cannot apply to what is there.
     Refused = 1,
     /// The command line is wrong (clap uses 2 for its own usage errors too).
     Usage = 2,
@@ -68,7 +69,8 @@ Token: --token / $ORCHESTRA_TOKEN, else the token in that server.json (when its 
 Exit codes:
   0  success
   1  the server refused the request (4xx: unknown id, bad value, not allowed in the current state;
-     or 503 with its reason, e.g. the task's provider is not installed)
+     or 503 with its reason, e.g. the task's provider is not installed; or 502 with the reason a
+     program beyond orchestra failed, e.g. git's for a push)
   2  usage error (bad flags or arguments)
   3  cannot reach orchestra (no server.json, connection refused or timed out)
   4  the server failed (500, or a 5xx that is not orchestra's answer) or did not answer like orchestra";

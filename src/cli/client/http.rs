@@ -238,7 +238,8 @@ impl Client {
 
     /// What a failed request says on the command line, and with which exit code. A 4xx is a
     /// refusal; so is a 503 that says why (something the request needs is missing, e.g. the
-    /// provider is not installed): the server is fine, the request cannot be done. A 500, or
+    /// provider is not installed), and a 502 that says why (a program beyond orchestra failed,
+    /// e.g. a push): the server is fine, the request cannot be done. A 500, or
     /// a 5xx that is not orchestra's answer, is a server failure.
     fn cli_error(&self, e: ApiError) -> CliError {
         match e.failure() {
@@ -273,7 +274,7 @@ impl Client {
             Failure::Refused {
                 status, sentence, ..
             } => {
-                let refused = *status < 500 || (*status == 503 && sentence.is_some());
+                let refused = *status < 500 || (matches!(*status, 502 | 503) && sentence.is_some());
                 let words = e.refusal_sentence().unwrap_or_default();
                 let error = if refused {
                     CliError::refused(words)

@@ -220,6 +220,15 @@ pub enum TaskCmd {
         /// Task id, or a unique prefix of one.
         id: String,
     },
+    /// Push a finished worktree task's branch to the repository's remote (what it left
+    /// uncommitted is committed first) and open a pull request with your own `gh` (or `glab`):
+    /// its title is the task's name, its body the summary, the checks and the diffstat. Refused,
+    /// pushing nothing, when there is no remote, no `gh`/`glab`, or it is not logged in.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Pr {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
 }
 
 /// `orchestra gc`

@@ -73,6 +73,7 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
         TaskCmd::Delete { id } => delete(ctx, id),
         TaskCmd::Diff { id } => super::worktree::diff(ctx, id),
         TaskCmd::Merge { id } => super::worktree::merge(ctx, id),
+        TaskCmd::Pr { id } => super::worktree::pull_request(ctx, id),
         TaskCmd::Discard { id } => super::worktree::discard(ctx, id),
     }
 }
@@ -278,6 +279,9 @@ pub fn render_task(t: &Task, output_lines: usize) -> String {
     }
     if let Some(p) = &m.parent_task_id {
         field("parent", clean(p));
+    }
+    if let Some(pr) = &m.pull_request {
+        field("pull request", clean(&pr.url));
     }
     if m.answers == orchestra_proto::task::Answers::Parent {
         field("answers", "its parent's agent, and you".into());

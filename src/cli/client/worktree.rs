@@ -1,5 +1,5 @@
-//! `orchestra task diff|merge|discard` and `orchestra gc`: a worktree task's changes, and
-//! finishing or collecting its worktree.
+//! `orchestra task diff|merge|pr|discard` and `orchestra gc`: a worktree task's changes, and
+//! finishing, publishing or collecting its worktree.
 
 use super::Ctx;
 use super::error::CliResult;
@@ -9,7 +9,9 @@ use super::task::task_id;
 use orchestra_proto::routes;
 use orchestra_proto::units::human_bytes;
 use orchestra_proto::wire::request::Gc;
-use orchestra_proto::wire::{CollectedList, Diff, DiffBody, Discarded, MergedTask};
+use orchestra_proto::wire::{
+    CollectedList, Diff, DiffBody, Discarded, MergedTask, PullRequestTask,
+};
 use std::io::IsTerminal;
 
 /// Colour a diff only for a person at a terminal (and not when NO_COLOR is set).
@@ -118,6 +120,26 @@ pub fn merge(ctx: &Ctx, id: &str) -> CliResult<()> {
         clean(&m.base_branch),
         m.files.len(),
         short_id(&m.commit),
+    ));
+    Ok(())
+}
+
+pub fn pull_request(ctx: &Ctx, id: &str) -> CliResult<()> {
+    let answer: Reply<PullRequestTask> = ctx.client.post(
+        &routes::at(routes::TASK_PR, &[&task_id(ctx, id)?]),
+        &(),
+        "a task with its pull request (`{task, pullRequest}`)",
+    )?;
+    if ctx.json {
+        answer.print_json();
+        return Ok(());
+    }
+    let pr = &answer.value.pull_request;
+    out(&format!(
+        "pushed {} to {}; pull request: {}",
+        clean(&pr.branch),
+        clean(&pr.remote),
+        clean(&pr.url),
     ));
     Ok(())
 }

@@ -764,3 +764,51 @@ pub fn started_agent_task(
     let credential = session_credential(&sid);
     (id, sid, credential)
 }
+
+/// What the stand-in `gh` of [`fake_gh`] prints as the pull request it opened.
+pub const FAKE_PR_URL: &str = "https://github.example/octo/hello/pull/7";
+
+/// A directory for `PATH` holding git and sh (where this machine has them), and no `gh` or
+/// `glab` unless the test adds one.
+pub fn bin_dir() -> tempfile::TempDir {
+    let d = tempfile::tempdir().expect("tempdir");
+    for program in ["git", "sh"] {
+        let found = Command::new("/bin/sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .expect("sh runs");
+        let at = String::from_utf8_lossy(&found.stdout).trim().to_string();
+        assert!(!at.is_empty(), "{program} is not on this machine's PATH");
+        std::os::unix::fs::symlink(&at, d.path().join(program)).expect("symlink");
+    }
+    d
+}
+
+/// Writes an executable script `name` into `dir`.
+pub fn script(dir: &Path, name: &str, text: &str) {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write script");
+    std::fs::set_permissions(
+        &p,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+    )
+    .expect("chmod");
+}
+
+/// The stand-in `gh`: `auth status` answers `logged_in`; anything else records its arguments
+/// (NUL-separated) in `argv` and prints the pull request's address.
+pub fn fake_gh(dir: &Path, argv: &Path, logged_in: bool) {
+    let auth = if logged_in {
+        "exit 0"
+    } else {
+        "echo 'You are not logged into any GitHub hosts. To log in, run: gh auth login' >&2; exit 1"
+    };
+    script(
+        dir,
+        "gh",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = auth ]; then {auth}; fi\nprintf '%s\\0' \"$@\" > '{}'\necho {FAKE_PR_URL}\n",
+            argv.display()
+        ),
+    );
+}

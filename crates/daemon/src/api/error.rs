@@ -39,6 +39,8 @@ impl From<EngineError> for ApiError {
             EngineError::Conflict(_) => StatusCode::CONFLICT,
             EngineError::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
             EngineError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            EngineError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            EngineError::Upstream(_) => StatusCode::BAD_GATEWAY,
             // Nothing was written; the request can succeed once there is room again.
             EngineError::Store(crate::store::StoreError::Full(_)) => {
                 tracing::error!(error = %e, "request refused: the disk is full");

@@ -9,7 +9,7 @@
 //! - its own session: read it, its messages, send itself a message, report hook events;
 //! - children: create tasks under its own task (the handler holds them to no wider an
 //!   approval preset than the session's own) and, for its task's descendants, read,
-//!   start, pause, resume, cancel, continue, run again, diff, merge and discard, and reach
+//!   start, pause, resume, cancel, continue, run again, diff, merge, discard and open a pull request for, and reach
 //!   their sessions (read, message, peek, transcript, and answer where the handler finds
 //!   the question is the parent's to answer); a task's own question (trust in a
 //!   repository) stays the user's;
@@ -112,6 +112,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("GET", "tasks/{child}/diff"),
     ("POST", "tasks/{child-within}/merge"),
     ("POST", "tasks/{child-within}/discard"),
+    ("POST", "tasks/{child-within}/pr"),
     ("GET", "sessions/{session}"),
     ("GET", "sessions/{session}/messages"),
     ("POST", "sessions/{session}/messages"),
@@ -257,6 +258,7 @@ mod tests {
             (Method::POST, "/api/coding-agents/tasks/c1/start"),
             (Method::POST, "/api/coding-agents/tasks/g1/cancel"),
             (Method::POST, "/api/coding-agents/tasks/c1/merge"),
+            (Method::POST, "/api/coding-agents/tasks/c1/pr"),
             (Method::GET, "/api/coding-agents/tasks/c1/diff"),
             (Method::GET, "/api/coding-agents/sessions/s1"),
             (Method::GET, "/api/coding-agents/sessions/s1/messages"),
@@ -286,6 +288,7 @@ mod tests {
             (Method::POST, "/api/coding-agents/tasks/c1/answer"),
             (Method::POST, "/api/coding-agents/tasks/t2/start"),
             (Method::POST, "/api/coding-agents/tasks/t2/merge"),
+            (Method::POST, "/api/coding-agents/tasks/t1/pr"),
             (Method::POST, "/api/coding-agents/tasks/c1/result"),
             (Method::GET, "/api/coding-agents/trust"),
             (Method::POST, "/api/coding-agents/trust"),

@@ -12,7 +12,9 @@ use orchestra_proto::task::TaskStatus;
 use orchestra_proto::wire::request::{
     Answer, ContinueTask, NewStep, NewTask, OutputLines, ResultReport, StepChange, TaskChange,
 };
-use orchestra_proto::wire::{DiffBody, Discarded, MergedTask, StepAdded, StepBody, TaskBody};
+use orchestra_proto::wire::{
+    DiffBody, Discarded, MergedTask, PullRequestTask, StepAdded, StepBody, TaskBody,
+};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -192,6 +194,14 @@ pub async fn merge(State(engine): State<Engine>, Path(id): Path<String>) -> ApiR
         task,
         merge: merged,
     })
+}
+
+/// Pushes a finished worktree task's branch and opens a pull request for it: 409 when the
+/// task cannot be published now, 422 when the set-up cannot (no remote, no `gh`/`glab`, not
+/// logged in; nothing pushed), 502 when the push or the CLI failed (with its reason).
+pub async fn pull_request(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
+    let (task, pull_request) = engine.open_pull_request(&id).await?;
+    ok(PullRequestTask { task, pull_request })
 }
 
 /// Removes a finished task's worktree and branch, keeping a snapshot ref.

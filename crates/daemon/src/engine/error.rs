@@ -20,6 +20,14 @@ pub enum EngineError {
     /// Something the request needs is absent: 503.
     #[error("{0}")]
     Unavailable(String),
+    /// Understood, but the user's set-up cannot carry it out (no remote, no forge CLI, not
+    /// logged in to it): 422. Nothing was done.
+    #[error("{0}")]
+    Unprocessable(String),
+    /// A program beyond orchestra (a push to the remote, the forge's CLI) failed: 502, with
+    /// its reason.
+    #[error("{0}")]
+    Upstream(String),
     /// Our own failure: 500.
     #[error("storage failed: {0}")]
     Store(#[from] StoreError),

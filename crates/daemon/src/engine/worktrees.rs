@@ -1,6 +1,7 @@
 //! Task isolation: which tasks get a worktree, creating it before the agent starts, and
 //! finishing it (merge, discard, collect, delete), always with a snapshot before removal.
 
+use super::task_message::{Evidence, task_commit_message};
 use super::tasks::Placement;
 use super::{Engine, EngineError, EngineResult, TaskEventKind, now_ms};
 use crate::git::{self, Diff, GitError, Merged, Worktree};
@@ -25,10 +26,17 @@ impl From<GitError> for EngineError {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, GitError> + Send + 'static,
 ) -> EngineResult<T> {
+    blocking_engine(move || f().map_err(EngineError::from)).await
+}
+
+/// Runs blocking work (git, a forge's CLI) that answers in the engine's errors off the
+/// async workers.
+pub(super) async fn blocking_engine<T: Send + 'static>(
+    f: impl FnOnce() -> EngineResult<T> + Send + 'static,
+) -> EngineResult<T> {
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| EngineError::Internal(format!("git work failed: {e}")))?
-        .map_err(EngineError::from)
 }
 
 pub use orchestra_proto::wire::Collected;
@@ -199,7 +207,7 @@ impl Engine {
         Ok(Some(wt))
     }
 
-    async fn set_worktree(&self, id: &str, wt: TaskWorktree) -> EngineResult<Arc<Task>> {
+    pub(super) async fn set_worktree(&self, id: &str, wt: TaskWorktree) -> EngineResult<Arc<Task>> {
         let (task, ()) = self
             .mutate(id, |t| {
                 t.metadata.worktree = Some(wt);
@@ -210,7 +218,7 @@ impl Engine {
     }
 
     /// The task's live worktree, or why it has none.
-    fn live_worktree(&self, id: &str) -> EngineResult<(Arc<Task>, TaskWorktree)> {
+    pub(super) fn live_worktree(&self, id: &str) -> EngineResult<(Arc<Task>, TaskWorktree)> {
         let task = self.get_task(id)?;
         match &task.metadata.worktree {
             Some(wt) if wt.is_live() => {
@@ -234,7 +242,7 @@ impl Engine {
     }
 
     /// Refuses to finish a worktree while its agent may still write to it.
-    fn ensure_finished(task: &Task, what: &str) -> EngineResult<()> {
+    pub(super) fn ensure_finished(task: &Task, what: &str) -> EngineResult<()> {
         if task.status().is_final() {
             Ok(())
         } else {
@@ -275,13 +283,7 @@ impl Engine {
         let _one = self.inner.finishing.lock().await;
         let (task, wt) = self.live_worktree(id)?;
         Self::ensure_finished(&task, "merge")?;
-        let message = task
-            .metadata
-            .result
-            .as_ref()
-            .map(|r| r.summary.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| task.name.clone());
+        let message = task_commit_message(&task, &Evidence::of(&task));
         let merged = {
             let at = wt.at.clone();
             blocking(move || git::merge::merge(&at, &message)).await?

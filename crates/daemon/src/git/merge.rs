@@ -61,6 +61,20 @@ fn task_commit(wt: &Worktree, message: &str) -> Result<String, GitError> {
     snapshot::commit_tree(dir, &tree, &[&head], message)
 }
 
+/// Commits what the agent left uncommitted in the task's worktree onto its branch with
+/// `message` (nothing when it left nothing); the branch's tip after.
+pub fn commit_leftovers(wt: &Worktree, message: &str) -> Result<String, GitError> {
+    if !wt.path().is_dir() {
+        return Err(GitError::Gone(wt.path.clone()));
+    }
+    let repo = Repo::of(wt)?;
+    repo.locked(|| {
+        let work = task_commit(wt, message)?;
+        follow_task_branch(wt, &work)?;
+        Ok(work)
+    })
+}
+
 fn is_ancestor(repo: &Repo, a: &str, b: &str) -> Result<bool, GitError> {
     git(&repo.root, &["merge-base", "--is-ancestor", a, b]).check()
 }
@@ -86,7 +100,7 @@ fn merge_locked(repo: &Repo, wt: &Worktree, message: &str) -> Result<Merged, Git
     } else if is_ancestor(repo, &base, &work)? {
         (work.clone(), true)
     } else {
-        (merge_commit(repo, wt, &base, &work, message)?, false)
+        (merge_commit(repo, &base, &work, message)?, false)
     };
     let touched = changed_files(repo, &base, &new)?;
     if new != base {
@@ -111,13 +125,7 @@ fn merge_locked(repo: &Repo, wt: &Worktree, message: &str) -> Result<Merged, Git
 /// The merge commit of `base` and `work` (neither an ancestor of the other), computed with
 /// `merge-tree` without touching any work tree: refused with the conflicting files when the
 /// merge is not clean.
-fn merge_commit(
-    repo: &Repo,
-    wt: &Worktree,
-    base: &str,
-    work: &str,
-    message: &str,
-) -> Result<String, GitError> {
+fn merge_commit(repo: &Repo, base: &str, work: &str, message: &str) -> Result<String, GitError> {
     let out = git(
         &repo.root,
         &[
@@ -147,11 +155,9 @@ fn merge_commit(
             });
         }
     }
-    let msg = format!(
-        "Merge branch '{}' into {}\n\n{message}",
-        wt.branch, wt.base_branch
-    );
-    snapshot::commit_tree(&repo.root, &tree, &[base, work], &msg)
+    // Its message is the task's, as the leftovers commit's: `git log` on the base branch
+    // names the task, not "Merge branch 'orchestra/…'".
+    snapshot::commit_tree(&repo.root, &tree, &[base, work], message)
 }
 
 /// The files that differ between two commits.
@@ -263,8 +269,17 @@ mod tests {
         std::fs::write(wt.path().join("new.txt"), "new\n").unwrap();
         std::fs::write(d.path().join("b.txt"), "user\n").unwrap();
         sh(d.path(), &["commit", "-qam", "user"]);
-        let m = merge(&wt, "agent").unwrap();
+        let m = merge(&wt, "fix2\n\nexited with code 0\n").unwrap();
         assert!(!m.fast_forward);
+        // Both the leftovers commit and the merge commit say what they carry.
+        assert_eq!(
+            sh(d.path(), &["log", "-1", "--format=%B", "HEAD"]),
+            "fix2\n\nexited with code 0"
+        );
+        assert_eq!(
+            sh(d.path(), &["log", "-1", "--format=%s", "HEAD^2"]),
+            "fix2"
+        );
         assert_eq!(
             sh(d.path(), &["rev-list", "--parents", "-1", "HEAD"])
                 .split(' ')

@@ -4,6 +4,7 @@
 
 pub mod diff;
 pub mod merge;
+pub mod publish;
 pub mod run;
 pub mod snapshot;
 pub mod worktree;

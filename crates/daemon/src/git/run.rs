@@ -111,10 +111,7 @@ impl Git<'_> {
             .env("GIT_EDITOR", "true")
             .env("GIT_PAGER", "cat")
             .env("GIT_ASKPASS", "true")
-            .env("LC_ALL", "C")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .env("LC_ALL", "C");
         for (k, v) in &self.env {
             c.env(k, v);
         }
@@ -122,38 +119,68 @@ impl Git<'_> {
     }
 
     fn once(&self) -> Result<Output, GitError> {
-        let mut child = self
-            .command()
-            .spawn()
-            .map_err(|e| GitError::Missing(e.to_string()))?;
-        let stdout = child.stdout.take().map(drain);
-        let stderr = child.stderr.take().map(drain);
-        let deadline = Instant::now() + TIMEOUT;
-        let mut pause = Duration::from_millis(1);
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break s,
-                Ok(None) if Instant::now() > deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(GitError::TimedOut(self.args.join(" ")));
-                }
-                Ok(None) => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(20));
-                }
-                Err(e) => return Err(GitError::Missing(e.to_string())),
-            }
-        };
-        let join = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
-            h.and_then(|h| h.join().ok()).unwrap_or_default()
-        };
-        Ok(Output {
-            code: status.code(),
-            stdout: join(stdout),
-            stderr: String::from_utf8_lossy(&join(stderr)).into_owned(),
-        })
+        match run_bounded(self.command(), TIMEOUT) {
+            Ok(Bounded::Done(out)) => Ok(out),
+            Ok(Bounded::TimedOut) => Err(GitError::TimedOut(self.args.join(" "))),
+            Err(e) => Err(GitError::Missing(e.to_string())),
+        }
     }
+}
+
+/// How a command run with [`run_bounded`] ended.
+#[derive(Debug)]
+pub enum Bounded {
+    Done(Output),
+    /// It ran past its time: its process group was killed and reaped.
+    TimedOut,
+}
+
+/// Runs `cmd` (stdin closed, its output read) in a process group of its own, so that what it
+/// starts (ssh under a push, a helper of `gh`) ends with it: the whole group is killed and
+/// reaped when it runs past `timeout`. Blocking: callers run it off the async workers.
+pub fn run_bounded(mut cmd: Command, timeout: Duration) -> std::io::Result<Bounded> {
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
+    let stdout = child.stdout.take().map(drain);
+    let stderr = child.stderr.take().map(drain);
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if Instant::now() > deadline => {
+                // The group is the child's pid (process_group(0)).
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(child.id() as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                let _ = child.wait();
+                return Ok(Bounded::TimedOut);
+            }
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+        }
+    };
+    let join = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
+        h.and_then(|h| h.join().ok()).unwrap_or_default()
+    };
+    Ok(Bounded::Done(Output {
+        code: status.code(),
+        stdout: join(stdout),
+        stderr: String::from_utf8_lossy(&join(stderr)).into_owned(),
+    }))
 }
 
 fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
@@ -171,7 +198,8 @@ fn held_lock(stderr: &str) -> bool {
         || stderr.contains("cannot lock ref")
 }
 
-fn first_lines(stderr: &str) -> String {
+/// The first lines of what a command printed on stderr, hints left out, as one line.
+pub fn first_lines(stderr: &str) -> String {
     let lines: Vec<&str> = stderr
         .lines()
         .map(str::trim)

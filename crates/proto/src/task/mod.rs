@@ -328,6 +328,9 @@ pub struct TaskMetadata {
     /// a number when one provider runs twice).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// The pull request opened for the task's branch (`POST /tasks/:id/pr`), the last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<crate::worktree::PullRequest>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -598,6 +601,7 @@ impl Task {
                 check_attempts: 0,
                 variants: spec.variants,
                 variant: spec.variant,
+                pull_request: None,
             },
             encoded: Default::default(),
         }

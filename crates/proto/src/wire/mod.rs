@@ -11,8 +11,8 @@
 //! - `GET /api/status`, `…/status`: [`Status`]; `POST /api/agent/*`: [`Switched`];
 //!   `POST /api/daemon/stop`: [`DaemonStopped`] (`status.rs`)
 //! - tasks: [`TaskBody`], [`TaskList`], [`StepAdded`], [`StepBody`], [`Discarded`] (`task.rs`);
-//!   `…/diff`: [`DiffBody`], `…/merge`: [`MergedTask`], `/worktrees`: [`WorktreeList`],
-//!   `/worktrees/gc`: [`CollectedList`] (`worktree.rs`)
+//!   `…/diff`: [`DiffBody`], `…/merge`: [`MergedTask`], `…/pr`: [`PullRequestTask`],
+//!   `/worktrees`: [`WorktreeList`], `/worktrees/gc`: [`CollectedList`] (`worktree.rs`)
 //! - sessions: [`SessionBody`], [`SessionCreated`], [`SessionList`], [`MessageBody`],
 //!   [`MessageList`], [`Peek`] (`session.rs`); a blocked session's [`Prompt`] (`prompt.rs`)
 //! - `/providers`: [`ProviderList`] (`provider.rs`)
@@ -52,7 +52,7 @@ pub use task::{
 };
 pub use worktree::{
     Collected, CollectedList, Diff, DiffBody, FileDiff, FileStatus, Merged, MergedTask,
-    WorktreeInfo, WorktreeList,
+    PullRequest, PullRequestTask, WorktreeInfo, WorktreeList,
 };
 
 /// Percent-encodes one path segment of an API URL (ids are opaque strings).

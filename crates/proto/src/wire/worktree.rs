@@ -1,9 +1,9 @@
 //! Task worktrees: a task's changes (`GET /tasks/:id/diff`), merging them
-//! (`POST /tasks/:id/merge`), and the disk worktrees use (`/api/coding-agents/worktrees`).
+//! (`POST /tasks/:id/merge`) or opening a pull request for them (`POST /tasks/:id/pr`), and the disk worktrees use (`/api/coding-agents/worktrees`).
 //! A diff and a merge are the git module's own records.
 
 use crate::task::{Task, TaskStatus};
-pub use crate::worktree::{Diff, FileDiff, FileStatus, Merged};
+pub use crate::worktree::{Diff, FileDiff, FileStatus, Merged, PullRequest};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -19,6 +19,14 @@ pub struct DiffBody {
 pub struct MergedTask {
     pub task: Arc<Task>,
     pub merge: Merged,
+}
+
+/// `POST /tasks/:id/pr`: the task (recording the pull request) and the pull request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestTask {
+    pub task: Arc<Task>,
+    pub pull_request: PullRequest,
 }
 
 /// One live task worktree.

@@ -40,6 +40,8 @@ pub enum Action {
     Merge,
     /// Remove the selected task's worktree and branch, keeping a snapshot (asks y/n).
     Discard,
+    /// Push the worktree task's branch and open a pull request with `gh`/`glab` (asks y/n).
+    PullRequest,
     /// Focus the terminal and type into the agent.
     Type,
     /// Switch between the three panes and the grid of every live agent.
@@ -152,6 +154,7 @@ impl Action {
             Diff => "diff",
             Merge => "merge",
             Discard => "discard",
+            PullRequest => "PR",
             DiffUp | DiffDown => "scroll",
             DiffPageUp | DiffPageDown => "page",
             DiffTop | DiffBottom => "top/end",
@@ -224,6 +227,9 @@ impl Action {
             Discard => {
                 "discard a finished task's worktree and branch; a snapshot ref keeps the work (y/n)"
             }
+            PullRequest => {
+                "push a finished task's branch and open a pull request with gh or glab (y/n)"
+            }
             DiffUp | DiffDown => "scroll a line",
             DiffPageUp | DiffPageDown => "scroll a page",
             DiffTop | DiffBottom => "the first / last line",
@@ -280,7 +286,7 @@ impl Action {
             // Named in the top bar (the waiting count) and `?`; the grid offers its own keys.
             Grid | Zoom | NextWaiting => false,
             // Offered where the diff is read; in the panes they are in `?`.
-            Merge | Discard => context == Context::Diff,
+            Merge | Discard | PullRequest => context == Context::Diff,
             _ => true,
         }
     }

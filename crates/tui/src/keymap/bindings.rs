@@ -174,6 +174,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(C::Diff, Key::plain(K::Right), A::DiffRight),
     bind(C::Diff, Key::ch('M'), A::Merge),
     bind(C::Diff, Key::ch('X'), A::Discard),
+    bind(C::Diff, Key::ch('P'), A::PullRequest),
     bind(C::Diff, Key::ch('r'), A::ReloadDiff),
     bind(C::Diff, Key::plain(K::Esc), A::CloseDiff),
     bind(C::Diff, Key::ch('q'), A::CloseDiff),

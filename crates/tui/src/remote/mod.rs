@@ -327,6 +327,7 @@ fn run_command(
         Command::Diff(id) => Ok(read_diff(api, id)),
         Command::Merge(id) => Ok(merge_task(api, id)),
         Command::Discard(id) => Ok(discard_task(api, id)),
+        Command::PullRequest(id) => Ok(open_pull_request(api, id)),
         Command::WorktreeUsage => worktree_usage(api),
         // Orchestra itself.
         Command::SetAutopilot(on) => set_autopilot(api, on),
@@ -621,6 +622,23 @@ fn discard_task(api: &Api, id: String) -> Outcome {
         .map(|d| crate::diff_view::discarded_note(&d.task.name, &d.snapshot_ref))
         .map_err(|e| e.to_string());
     Outcome::Finished {
+        task_id: id,
+        result,
+    }
+}
+
+/// Pushes a worktree task's branch and opens a pull request; where it is, or the refusal.
+fn open_pull_request(api: &Api, id: String) -> Outcome {
+    let result = api
+        .send::<_, wire::PullRequestTask>(
+            Method::Post,
+            &task_route(routes::TASK_PR, &id),
+            &(),
+            "a task with its pull request",
+        )
+        .map(|p| crate::diff_view::published_note(&p.task.name, &p.pull_request))
+        .map_err(|e| e.to_string());
+    Outcome::Published {
         task_id: id,
         result,
     }

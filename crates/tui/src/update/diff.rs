@@ -1,6 +1,6 @@
 //! Reviewing and finishing worktree tasks: `d` opens the selected task's diff (read through
 //! the cockpit, off the UI loop: the view says it is reading meanwhile), its keys scroll and
-//! jump between files; `M`/`X` ask y/n before a merge or discard, and a refusal is shown whole
+//! jump between files; `M`/`X`/`P` ask y/n before a merge, discard or pull request, and a refusal is shown whole
 //! in the task's diff view. The worktrees' disk use is asked for when tasks start, finish or
 //! go, one request at a time.
 
@@ -69,9 +69,10 @@ impl App {
                 self.run(Command::Diff(id), Origin::Action);
             }
             Action::CloseDiff => self.review.diff = None,
-            Action::Merge | Action::Discard => {
+            Action::Merge | Action::Discard | Action::PullRequest => {
                 let id = v.task_id.clone();
                 match self.snap.tasks.iter().find(|t| t.id == id).cloned() {
+                    Some(t) if action == Action::PullRequest => self.ask_pull_request(&t),
                     Some(t) => self.ask_finish(action == Action::Merge, &t),
                     None => self.notify("the task is gone", Level::Error),
                 }
@@ -113,13 +114,39 @@ impl App {
     /// task that cannot be finished now is told why instead.
     fn ask_finish(&mut self, merge: bool, task: &Arc<Task>) {
         let verb = if merge { "merge" } else { "discard" };
-        if let Some(why) = no_diff_reason(task) {
-            self.notify(format!("nothing to {verb}: {why}"), Level::Error);
-            return;
-        }
-        let Some(wt) = task.metadata.worktree.as_ref() else {
+        let Some(wt) = self.finishable(task, verb) else {
             return;
         };
+        let (task_id, name, branch) = (task.id.clone(), task.name.clone(), wt.branch.clone());
+        let confirm = if merge {
+            Confirm::Merge {
+                task_id,
+                name,
+                branch,
+                base_branch: wt.base_branch.clone(),
+            }
+        } else {
+            Confirm::Discard {
+                task_id,
+                name,
+                branch,
+            }
+        };
+        self.open(Modal::Confirm(confirm));
+    }
+
+    /// The task's live worktree when it can be finished now (`verb`: what was asked); else
+    /// the user is told why.
+    fn finishable(
+        &mut self,
+        task: &Task,
+        verb: &str,
+    ) -> Option<orchestra_proto::worktree::Worktree> {
+        if let Some(why) = no_diff_reason(task) {
+            self.notify(format!("nothing to {verb}: {why}"), Level::Error);
+            return None;
+        }
+        let wt = task.metadata.worktree.as_ref()?;
         if !task.status().is_final() {
             let key = self
                 .keymap
@@ -133,27 +160,26 @@ impl App {
                 ),
                 Level::Error,
             );
-            return;
+            return None;
         }
-        let (task_id, name, branch) = (task.id.clone(), task.name.clone(), wt.at.branch.clone());
-        let confirm = if merge {
-            Confirm::Merge {
-                task_id,
-                name,
-                branch,
-                base_branch: wt.at.base_branch.clone(),
-            }
-        } else {
-            Confirm::Discard {
-                task_id,
-                name,
-                branch,
-            }
-        };
-        self.open(Modal::Confirm(confirm));
+        Some(wt.at.clone())
     }
 
-    /// `y` to a merge or discard question.
+    /// `P` in the diff view: asks y/n before pushing the task's branch and opening a pull
+    /// request for it.
+    fn ask_pull_request(&mut self, task: &Arc<Task>) {
+        let Some(wt) = self.finishable(task, "push") else {
+            return;
+        };
+        self.open(Modal::Confirm(Confirm::PullRequest {
+            task_id: task.id.clone(),
+            name: task.name.clone(),
+            branch: wt.branch,
+            base_branch: wt.base_branch,
+        }));
+    }
+
+    /// `y` to a merge, discard or pull-request question.
     pub(crate) fn finish(&mut self, c: Confirm) {
         let (cmd, text) = match c {
             Confirm::Merge {
@@ -168,6 +194,10 @@ impl App {
             Confirm::Discard { task_id, name, .. } => {
                 (Command::Discard(task_id), format!("discarding {name:?}…"))
             }
+            Confirm::PullRequest { task_id, name, .. } => (
+                Command::PullRequest(task_id),
+                format!("pushing {name:?} and opening a pull request…"),
+            ),
             _ => return,
         };
         self.notify(text, Level::Info);
@@ -205,14 +235,31 @@ impl App {
                 self.notify(text, Level::Info);
                 self.ask_usage();
             }
-            Err(e) => {
-                let task = self.snap.tasks.iter().find(|t| t.id == task_id).cloned();
-                match (task, self.review.diff.as_mut()) {
-                    (_, Some(v)) if v.task_id == task_id => v.refusal = Some(e),
-                    (Some(t), _) => self.show_diff(&t, Some(e)),
-                    (None, _) => self.notify(e, Level::Error),
+            Err(e) => self.show_refusal(&task_id, e),
+        }
+    }
+
+    /// A pull request opened (said in the status bar; the diff view stays, as the worktree
+    /// does) or refused (said in the task's diff view).
+    pub(crate) fn on_published(&mut self, task_id: String, result: Result<String, String>) {
+        match result {
+            Ok(text) => {
+                if let Some(v) = self.review.diff.as_mut().filter(|v| v.task_id == task_id) {
+                    v.refusal = None;
                 }
+                self.notify(text, Level::Info);
             }
+            Err(e) => self.show_refusal(&task_id, e),
+        }
+    }
+
+    /// Orchestra's refusal, whole, in the task's diff view (opened if it was not).
+    fn show_refusal(&mut self, task_id: &str, e: String) {
+        let task = self.snap.tasks.iter().find(|t| t.id == task_id).cloned();
+        match (task, self.review.diff.as_mut()) {
+            (_, Some(v)) if v.task_id == task_id => v.refusal = Some(e),
+            (Some(t), _) => self.show_diff(&t, Some(e)),
+            (None, _) => self.notify(e, Level::Error),
         }
     }
 

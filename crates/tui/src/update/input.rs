@@ -244,7 +244,9 @@ impl App {
                             self.notify("stopping orchestra…", Level::Info);
                             self.run(Command::StopOrchestra, Origin::Action)
                         }
-                        c @ (Confirm::Merge { .. } | Confirm::Discard { .. }) => self.finish(c),
+                        c @ (Confirm::Merge { .. }
+                        | Confirm::Discard { .. }
+                        | Confirm::PullRequest { .. }) => self.finish(c),
                     }
                     Modal::None
                 }
@@ -446,6 +448,7 @@ impl App {
             | Action::DiffBottom
             | Action::NextFile
             | Action::PrevFile
+            | Action::PullRequest
             | Action::DiffLeft
             | Action::DiffRight
             | Action::ReloadDiff

@@ -239,6 +239,7 @@ impl App {
             }
             (_, Ok(Outcome::Diff { task_id, diff })) => self.on_diff(task_id, diff),
             (_, Ok(Outcome::Finished { task_id, result })) => self.on_finished(task_id, result),
+            (_, Ok(Outcome::Published { task_id, result })) => self.on_published(task_id, result),
             // Asked for with its own origin (above).
             (_, Ok(Outcome::Usage(_))) => {}
             (_, Ok(Outcome::Transcript { session_id, bytes })) => {

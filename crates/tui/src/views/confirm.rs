@@ -51,11 +51,19 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
             "Discard {name:?}?\nIts worktree and branch {branch} are removed; all its work, uncommitted too, is kept in {}.",
             orchestra_proto::worktree::snapshot_ref(task_id)
         ),
+        Confirm::PullRequest {
+            name,
+            branch,
+            base_branch,
+            ..
+        } => format!(
+            "Open a pull request for {name:?}?\nWhat the agent left uncommitted is committed on {branch}, which is pushed to the repository's remote; gh (or glab) opens a pull request into {base_branch}. The worktree stays."
+        ),
     };
     // Wide enough for a branch or ref where the screen allows, as tall as the text needs,
     // the y/n line below it.
     let width = match c {
-        Confirm::Merge { .. } | Confirm::Discard { .. } => 64,
+        Confirm::Merge { .. } | Confirm::Discard { .. } | Confirm::PullRequest { .. } => 64,
         _ => 50,
     };
     let text_rows = wrap_breaking(&text, usize::from(area.width.min(width).saturating_sub(2)));

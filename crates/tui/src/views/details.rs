@@ -407,7 +407,7 @@ use orchestra_proto::task::WorktreeOutcome;
 
 impl App {
     /// A worktree task's worktree: where it is, its branch and base, the disk it uses; or
-    /// what became of it.
+    /// what became of it; and its pull request, once opened.
     fn worktree_lines(
         &self,
         t: &Task,
@@ -458,6 +458,9 @@ impl App {
             label("base"),
             Span::raw(at.base_branch.clone()),
         ]));
+        if let Some(pr) = &t.metadata.pull_request {
+            lines.push(Line::from(vec![label("PR"), Span::raw(pr.url.clone())]));
+        }
         lines
     }
 }

@@ -13,9 +13,9 @@ use orchestra_proto::wire::request::{
 };
 use orchestra_proto::wire::{
     CollectedList, DaemonStopped, DiffBody, Discarded, EventFrame, MergedTask, MessageBody,
-    MessageList, Peek, ProviderList, Revoked, SessionBody, SessionCreated, SessionList, Status,
-    StepAdded, StepBody, StreamEvent, StreamRequest, Switched, TaskBody, TaskList, TrustList,
-    Trusted, WorktreeList,
+    MessageList, Peek, ProviderList, PullRequestTask, Revoked, SessionBody, SessionCreated,
+    SessionList, Status, StepAdded, StepBody, StreamEvent, StreamRequest, Switched, TaskBody,
+    TaskList, TrustList, Trusted, WorktreeList,
 };
 use serde_json::{Value, json};
 use spec::Spec;
@@ -345,6 +345,19 @@ fn task_worktree(spec: &mut Spec) {
     .describe("Its work is kept under a snapshot ref.")
     .answer::<Discarded>(200, "The task and the ref its work is kept under.")
     .error(409, "The task is not finished or has no live worktree.")
+    .add();
+    spec.op(
+        "post",
+        &format!("{TASK}/pr"),
+        "openPullRequest",
+        "Push a finished worktree task's branch and open a pull request for it",
+    )
+    .tag("worktrees")
+    .describe("What the agent left uncommitted is committed on the task's branch first (the message names the task), the branch is pushed under its own name to the base branch's upstream remote (else `origin`), and the pull request (GitLab: merge request) is opened with the user's own `gh` or `glab`: the title is the task's name, the body its summary, the checks that passed and the diffstat. The task records it in `metadata.pullRequest`; its worktree stays.")
+    .answer::<PullRequestTask>(200, "The task, recording the pull request, and the pull request.")
+    .error(409, "The task is not finished or has no live worktree.")
+    .error(422, "No remote to push to, neither `gh` nor `glab` on PATH (or not the one the remote's host needs), or the CLI is not logged in: the sentence says which; nothing was pushed.")
+    .error(502, "The push failed (git's reason; nothing opened), or the CLI could not open the pull request (its reason; the branch was pushed).")
     .add();
 }
 
