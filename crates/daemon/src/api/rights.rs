@@ -112,6 +112,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("GET", "tasks/{child}/diff"),
     ("POST", "tasks/{child-within}/merge"),
     ("POST", "tasks/{child-within}/discard"),
+    ("POST", "tasks/{child-within}/pick"),
     ("GET", "sessions/{session}"),
     ("GET", "sessions/{session}/messages"),
     ("POST", "sessions/{session}/messages"),

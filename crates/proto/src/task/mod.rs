@@ -204,6 +204,13 @@ pub struct VariantSpec {
     pub approval: Option<Approval>,
 }
 
+impl TaskMetadata {
+    /// A best-of-N parent: it runs no agent of its own; its children do.
+    pub fn is_variant_parent(&self) -> bool {
+        !self.variants.is_empty()
+    }
+}
+
 /// How many times a task's checks may fail before it fails, when the request says nothing.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// How long one check may run, when the request says nothing.
@@ -281,6 +288,11 @@ pub struct TaskMetadata {
     /// The branch a worktree task starts from (default: the checked-out one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_ref: Option<String>,
+    /// The commit its worktree starts from, fixed when the task was made (best-of-N
+    /// variants: all start from one commit even if the base branch moves); none: the base
+    /// branch's commit when the task starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
     /// The task's worktree once it has one (kept, with its outcome, after removal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<TaskWorktree>,
@@ -585,6 +597,7 @@ impl Task {
                 approval: spec.approval,
                 isolation: Isolation::None,
                 base_ref: None,
+                base_commit: None,
                 worktree: None,
                 conversation_id: None,
                 prompt: None,
