@@ -356,3 +356,60 @@ fn bad_variants_are_refused_with_a_sentence_and_make_nothing() {
     assert_eq!(r.status, 409, "{}", r.body);
     assert!(r.body.contains("not a best-of-N parent"), "{}", r.body);
 }
+
+#[test]
+fn the_cli_adds_shows_and_picks_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(dir.path());
+    let r = git_repo();
+    let repo = r.path().to_str().unwrap();
+    let (ok, stdout, stderr) = cli(
+        &s,
+        &[
+            "task",
+            "add",
+            "Greet",
+            "--description",
+            "echo done",
+            "--dir",
+            repo,
+            "--variant",
+            "left",
+            "--variant",
+            "right:auto",
+            "--start",
+            "--json",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let parent: Value = serde_json::from_str(&stdout).unwrap();
+    let pid = id(&parent["task"]);
+    let kids = children(&s, &pid);
+    assert_eq!(kids.len(), 2);
+    assert_eq!(kids[1]["metadata"]["approval"], "auto");
+    for k in &kids {
+        wait_task_status(&s, &id(k), "completed");
+    }
+    let (ok, shown, stderr) = cli(&s, &["task", "show", &pid]);
+    assert!(ok, "{stderr}");
+    assert!(shown.contains("variants"), "{shown}");
+    for label in ["left ", "right "] {
+        let line = shown
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no line for {label} in {shown}"));
+        assert!(
+            line.contains("completed") && line.contains("2 files +2 -0"),
+            "{line}"
+        );
+    }
+    let (ok, picked, stderr) = cli(&s, &["task", "pick", &pid, "left"]);
+    assert!(ok, "{stderr}");
+    assert!(picked.contains("picked left"), "{picked}");
+    assert!(picked.contains("discarded right"), "{picked}");
+    assert_eq!(git(r.path(), &["show", "main:shared.txt"]), "left");
+    // A bad variant is a usage error before anything is sent.
+    let (ok, _, stderr) = cli(&s, &["task", "add", "X", "--variant", "left:yolo"]);
+    assert!(!ok);
+    assert!(stderr.contains("yolo"), "{stderr}");
+}

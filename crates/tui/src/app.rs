@@ -93,6 +93,13 @@ pub enum Confirm {
         name: String,
         branch: String,
     },
+    /// Keep one variant of a best-of-N task (merged), discarding the others.
+    Pick {
+        task_id: String,
+        name: String,
+        variant: String,
+        others: Vec<String>,
+    },
 }
 
 impl Confirm {

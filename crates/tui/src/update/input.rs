@@ -244,7 +244,9 @@ impl App {
                             self.notify("stopping orchestra…", Level::Info);
                             self.run(Command::StopOrchestra, Origin::Action)
                         }
-                        c @ (Confirm::Merge { .. } | Confirm::Discard { .. }) => self.finish(c),
+                        c @ (Confirm::Merge { .. }
+                        | Confirm::Discard { .. }
+                        | Confirm::Pick { .. }) => self.finish(c),
                     }
                     Modal::None
                 }
@@ -449,7 +451,11 @@ impl App {
             | Action::DiffLeft
             | Action::DiffRight
             | Action::ReloadDiff
-            | Action::CloseDiff => {}
+            | Action::CloseDiff
+            | Action::CompareLeft
+            | Action::CompareRight
+            | Action::PickLeft
+            | Action::PickRight => {}
         }
     }
 
