@@ -765,7 +765,7 @@ mod tests {
         );
         let patch =
             &doc["paths"][TASK]["patch"]["requestBody"]["content"]["application/json"]["schema"];
-        assert_eq!(patch["anyOf"].as_array().map(Vec::len), Some(5));
+        assert_eq!(patch["anyOf"].as_array().map(Vec::len), Some(11));
     }
 
     #[test]
