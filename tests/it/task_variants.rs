@@ -45,9 +45,28 @@ interactive = false
     path.display().to_string()
 }
 
-fn server(dir: &Path) -> Server {
-    let cfg = variant_config(dir);
-    Server::start_with(&["--config", &cfg])
+/// A server with the variant providers (and `extra` flags) and a repository to race on.
+struct Bench {
+    _config: tempfile::TempDir,
+    s: Server,
+    repo: tempfile::TempDir,
+}
+
+fn bench(extra: &[&str]) -> Bench {
+    let config = tempfile::tempdir().unwrap();
+    let cfg = variant_config(config.path());
+    let mut args = vec!["--config", cfg.as_str()];
+    args.extend_from_slice(extra);
+    let s = Server::start_with(&args);
+    Bench {
+        _config: config,
+        s,
+        repo: git_repo(),
+    }
+}
+
+fn status_of(s: &Server, id: &str) -> Value {
+    s.get(&format!("{TASKS}/{id}")).json()["task"]["metadata"]["status"].clone()
 }
 
 fn create(s: &Server, repo: &Path, variants: Value) -> Response {
@@ -99,9 +118,11 @@ fn start_variants(s: &Server, repo: &Path, variants: Value) -> (String, Vec<Valu
 
 #[test]
 fn best_of_two_runs_both_from_one_base_and_a_pick_merges_one_and_discards_the_other() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = server(dir.path());
-    let r = git_repo();
+    let Bench {
+        _config,
+        s,
+        repo: r,
+    } = bench(&[]);
     let repo = r.path();
     let base = git(repo, &["rev-parse", "HEAD"]);
 
@@ -216,9 +237,11 @@ fn best_of_two_runs_both_from_one_base_and_a_pick_merges_one_and_discards_the_ot
 
 #[test]
 fn a_pick_waits_until_every_variant_has_finished() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = server(dir.path());
-    let r = git_repo();
+    let Bench {
+        _config,
+        s,
+        repo: r,
+    } = bench(&[]);
     let repo = r.path();
     let (pid, kids) = start_variants(
         &s,
@@ -258,9 +281,11 @@ fn a_pick_waits_until_every_variant_has_finished() {
 
 #[test]
 fn two_picks_at_once_one_wins() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = server(dir.path());
-    let r = git_repo();
+    let Bench {
+        _config,
+        s,
+        repo: r,
+    } = bench(&[]);
     let repo = r.path();
     let (pid, kids) = start_variants(
         &s,
@@ -288,9 +313,11 @@ fn two_picks_at_once_one_wins() {
 
 #[test]
 fn cancelling_the_parent_cancels_its_variants() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = server(dir.path());
-    let r = git_repo();
+    let Bench {
+        _config,
+        s,
+        repo: r,
+    } = bench(&[]);
     let repo = r.path();
     let (pid, kids) = start_variants(
         &s,
@@ -312,9 +339,11 @@ fn cancelling_the_parent_cancels_its_variants() {
 
 #[test]
 fn bad_variants_are_refused_with_a_sentence_and_make_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = server(dir.path());
-    let r = git_repo();
+    let Bench {
+        _config,
+        s,
+        repo: r,
+    } = bench(&[]);
     let repo = r.path();
     let cases = [
         (
@@ -359,9 +388,11 @@ fn bad_variants_are_refused_with_a_sentence_and_make_nothing() {
 
 #[test]
 fn the_cli_adds_shows_and_picks_variants() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = server(dir.path());
-    let r = git_repo();
+    let Bench {
+        _config,
+        s,
+        repo: r,
+    } = bench(&[]);
     let repo = r.path().to_str().unwrap();
     let (ok, stdout, stderr) = cli(
         &s,
@@ -412,4 +443,45 @@ fn the_cli_adds_shows_and_picks_variants() {
     let (ok, _, stderr) = cli(&s, &["task", "add", "X", "--variant", "left:yolo"]);
     assert!(!ok);
     assert!(stderr.contains("yolo"), "{stderr}");
+}
+
+#[test]
+fn variants_run_within_the_concurrency_limit_with_autopilot_off() {
+    let Bench {
+        _config,
+        s,
+        repo: r,
+    } = bench(&["--max-concurrent", "1"]);
+    let repo = r.path();
+    let (pid, kids) = start_variants(
+        &s,
+        repo,
+        json!([{"providerId": "slow"}, {"providerId": "left"}]),
+    );
+    let by = |label: &str| {
+        id(kids
+            .iter()
+            .find(|k| k["metadata"]["variant"] == label)
+            .unwrap())
+    };
+    let (slow, left) = (by("slow"), by("left"));
+    // One slot: the first variant runs, the second waits for it.
+    wait_task_status(&s, &slow, "running");
+    assert_eq!(status_of(&s, &left), "pending");
+    let r = s.post_empty(&format!("{TASKS}/{slow}/cancel"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Its slot freed, the second starts by itself (autopilot is off).
+    wait_task_status(&s, &left, "completed");
+    let parent = wait_until(Duration::from_secs(20), || {
+        let p = s.get(&format!("{TASKS}/{pid}")).json()["task"].clone();
+        step_status(&p, "pick") == "running"
+    });
+    assert!(parent, "the parent never asked for a pick");
+    // A task outside the variants is not started by anyone.
+    let t = create_task(
+        &s,
+        "plain",
+        json!({"providerId": "left", "description": "true"}),
+    );
+    assert_eq!(status_of(&s, &id(&t)), "pending");
 }

@@ -153,16 +153,8 @@ impl Engine {
         }
         let provider_id = self.resolve_provider(req.provider_id.as_deref())?;
         self.check_description(&provider_id, &req.description)?;
-        if let Some(parent) = &req.parent_task_id {
-            self.slot(parent).map_err(|_| {
-                EngineError::Invalid(format!("parentTaskId {parent:?}: no task has that id"))
-            })?;
-        }
-        let delegate = req.delegate.unwrap_or_else(|| {
-            self.providers()
-                .get(&provider_id)
-                .is_some_and(|p| p.delegate)
-        });
+        self.check_parent(req.parent_task_id.as_deref())?;
+        let delegate = self.delegate_for(&provider_id, req.delegate);
         let working_directory = self.resolve_dir(req.working_directory.as_deref())?;
         let placement = self
             .resolve_isolation(
@@ -193,6 +185,26 @@ impl Engine {
             placement,
         )
         .await
+    }
+
+    /// A `parentTaskId` must name a task.
+    pub(super) fn check_parent(&self, parent: Option<&str>) -> EngineResult<()> {
+        match parent {
+            Some(parent) => self.slot(parent).map(|_| ()).map_err(|_| {
+                EngineError::Invalid(format!("parentTaskId {parent:?}: no task has that id"))
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether a task's agent gets orchestra's MCP server: as asked, else its provider's
+    /// `delegate` setting.
+    pub(super) fn delegate_for(&self, provider_id: &str, asked: Option<bool>) -> bool {
+        asked.unwrap_or_else(|| {
+            self.providers()
+                .get(provider_id)
+                .is_some_and(|p| p.delegate)
+        })
     }
 
     /// Refuses (503) a task whose provider is known but not installed here.

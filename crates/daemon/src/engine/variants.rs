@@ -97,6 +97,7 @@ impl Engine {
                 .map_err(at)?;
             self.ensure_task_provider(&provider).map_err(at)?;
         }
+        self.check_parent(req.parent_task_id.as_deref())?;
         let working_directory = self.resolve_dir(req.working_directory.as_deref())?;
         // The base once, now: every variant starts from this commit even if the branch moves.
         let base = {
@@ -155,11 +156,7 @@ impl Engine {
         })
         .await?;
         for (spec, label) in req.variants.iter().zip(&labels) {
-            let delegate = req.delegate.unwrap_or_else(|| {
-                self.providers()
-                    .get(&spec.provider_id)
-                    .is_some_and(|p| p.delegate)
-            });
+            let delegate = self.delegate_for(&spec.provider_id, req.delegate);
             let child = NewTask {
                 name: format!("{} · {label}", req.name),
                 description: req.description.clone(),
