@@ -40,6 +40,7 @@ mod state_modes;
 mod task_continue;
 mod task_family;
 mod task_runs;
+mod task_variants;
 mod tui_app;
 mod tui_diff;
 mod tui_e2e;

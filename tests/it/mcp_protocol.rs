@@ -79,7 +79,7 @@ fn lines(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-const TOOLS: [&str; 16] = [
+const TOOLS: [&str; 17] = [
     "list_providers",
     "create_task",
     "start_task",
@@ -96,6 +96,7 @@ const TOOLS: [&str; 16] = [
     "task_diff",
     "merge_task",
     "discard_task",
+    "pick_variant",
 ];
 
 #[test]

@@ -1840,3 +1840,196 @@ async fn a_key_answers_the_trust_question_a_task_waits_on() {
     assert_eq!(std::fs::read_to_string(&ran).unwrap(), "ran\nran\n");
     engine.shutdown().await;
 }
+
+/// The form's settings reach the task, and `e` on the pending task changes its approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_form_sets_approval_isolation_and_checks_and_e_edits_them() {
+    use orchestra_proto::task::{Approval, Isolation};
+    let dir = tempfile::tempdir().unwrap();
+    let repo = support::git_repo();
+    let state = StateDir::lock(&dir.path().join("state")).unwrap();
+    let config = EngineConfig::new(shell_in_an_empty_home(dir.path()), repo.path().into());
+    let engine = Engine::open(&state, config).await.unwrap();
+    let cockpit = support::attach_tui(&engine).await;
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
+
+    app.on_terminal_event(key(KeyCode::Char('n')));
+    typed(&mut app, "with settings");
+    app.on_terminal_event(key(KeyCode::Tab));
+    typed(&mut app, "true");
+    app.on_terminal_event(key(KeyCode::Tab));
+    choose_provider(&mut app, "exec");
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(E::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut app, repo.path().to_str().unwrap());
+    app.on_terminal_event(key(KeyCode::Tab));
+    app.on_terminal_event(key(KeyCode::Char('n'))); // start now: no
+    app.on_terminal_event(key(KeyCode::Tab)); // delegate
+    app.on_terminal_event(key(KeyCode::Tab)); // approval
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(shown.contains("default (safe)"), "{shown}");
+    // A command is no coding agent: no worktree unless asked for.
+    assert!(shown.contains("default (none)"), "{shown}");
+    for _ in 0..3 {
+        app.on_terminal_event(key(KeyCode::Right)); // manual, safe, auto
+    }
+    app.on_terminal_event(key(KeyCode::Tab)); // isolation
+    app.on_terminal_event(key(KeyCode::Right)); // worktree
+    app.on_terminal_event(key(KeyCode::Tab)); // base branch, now offered
+    typed(&mut app, "main");
+    app.on_terminal_event(key(KeyCode::Tab)); // checks
+    paste(&mut app, "true\nexit 0");
+    app.on_terminal_event(key(KeyCode::Enter));
+    wait_for(&mut app, &mut events, "the task to be created", |a| {
+        a.selected_task().is_some() && matches!(a.modal, orchestra_tui::app::Modal::None)
+    })
+    .await;
+    let tasks = engine.list_tasks(None, None);
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    let t = tasks[0].clone();
+    assert_eq!(t.metadata.provider_id, "exec");
+    assert_eq!(t.metadata.approval, Some(Approval::Auto));
+    assert_eq!(t.metadata.isolation, Isolation::Worktree);
+    assert_eq!(t.metadata.base_ref.as_deref(), Some("main"));
+    assert_eq!(t.metadata.checks, ["true", "exit 0"]);
+    assert_eq!(t.status(), TaskStatus::Pending);
+
+    // e: the same form, filled in; the approval goes back to safe and the checks lose a line.
+    app.select_task(&t.id);
+    app.on_terminal_event(key(KeyCode::Char('e')));
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(
+        shown.contains("Edit task") && shown.contains("‹ auto ›"),
+        "{shown}"
+    );
+    for _ in 0..3 {
+        app.on_terminal_event(key(KeyCode::Tab)); // description, provider, approval
+    }
+    app.on_terminal_event(key(KeyCode::Left));
+    app.on_terminal_event(key(KeyCode::Enter));
+    wait_for(&mut app, &mut events, "the edit", |a| {
+        matches!(a.modal, orchestra_tui::app::Modal::None)
+    })
+    .await;
+    let edited = engine.get_task(&t.id).unwrap();
+    assert_eq!(edited.metadata.approval, Some(Approval::Safe));
+    assert_eq!(edited.metadata.checks, ["true", "exit 0"]);
+    assert_eq!(edited.metadata.isolation, Isolation::Worktree);
+    engine.shutdown().await;
+}
+
+/// Two command providers that write their own versions of a file, for best of N.
+fn left_and_right(dir: &std::path::Path) -> Providers {
+    let path = dir.join("variants.toml");
+    std::fs::write(
+        &path,
+        "[[provider]]\nid = \"left\"\nname = \"Left\"\ncommand = \"/bin/sh\"\n\
+         args = [\"-c\", \"echo left > shared.txt && echo L > left.txt && {task}\"]\n\
+         deliver = \"arg\"\ninteractive = false\n\n\
+         [[provider]]\nid = \"right\"\nname = \"Right\"\ncommand = \"/bin/sh\"\n\
+         args = [\"-c\", \"echo right > shared.txt && {task}\"]\n\
+         deliver = \"arg\"\ninteractive = false\n",
+    )
+    .unwrap();
+    let config = orchestra_daemon::providers::Config::load(Some(&path)).unwrap();
+    Providers::from_config(&config, None).unwrap()
+}
+
+/// `d` on a best-of-N task compares its variants file by file; `p` picks the left one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_diff_view_compares_two_variants_and_p_picks_one() {
+    use orchestra_proto::task::VariantSpec;
+    use orchestra_proto::wire::request::NewTask;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = support::git_repo();
+    let state = StateDir::lock(&dir.path().join("state")).unwrap();
+    let config = EngineConfig::new(left_and_right(dir.path()), repo.path().into());
+    let engine = Engine::open(&state, config).await.unwrap();
+    let variant = |p: &str| VariantSpec {
+        provider_id: p.into(),
+        approval: None,
+    };
+    let parent = engine
+        .create_task(NewTask {
+            name: "greet".into(),
+            description: "true".into(),
+            working_directory: Some(repo.path().to_string_lossy().into_owned()),
+            variants: vec![variant("left"), variant("right")],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    engine.start_task(&parent.id).await.unwrap();
+    let cockpit = support::attach_tui(&engine).await;
+    let mut events = cockpit.subscribe();
+    let mut app = App::new(cockpit);
+    let children = engine.children_of(&parent.id);
+    assert_eq!(children.len(), 2);
+    wait_for(&mut app, &mut events, "both variants to finish", |_| {
+        children.iter().all(|c| {
+            engine
+                .get_task(&c.id)
+                .is_ok_and(|t| t.status() == TaskStatus::Completed)
+        })
+    })
+    .await;
+    app.select_task(&parent.id);
+    app.on_terminal_event(key(KeyCode::Char('d')));
+    wait_for(&mut app, &mut events, "the comparison", |a| {
+        a.diff_view().is_some_and(|v| v.files().len() == 2)
+    })
+    .await;
+    let files: Vec<(String, String)> = app
+        .diff_view()
+        .unwrap()
+        .files()
+        .iter()
+        .map(|f| (f.path.clone(), f.status.clone()))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("left.txt".to_string(), "left".to_string()),
+            ("shared.txt".to_string(), "both".to_string())
+        ]
+    );
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(shown.contains("Compare variants"), "{shown}");
+    assert!(
+        shown.contains("◀ left · completed · no checks ran"),
+        "{shown}"
+    );
+    assert!(shown.contains("▶ right · completed"), "{shown}");
+    assert!(shown.contains("changed by left only"), "{shown}");
+    assert!(shown.contains("pick"), "the bar offers the pick: {shown}");
+    // ] has no third variant to bring in; p asks first, then picks the left one.
+    app.on_terminal_event(key(KeyCode::Char(']')));
+    app.on_terminal_event(key(KeyCode::Char('p')));
+    let shown = screen_rows(&mut app, 120, 40).join("\n");
+    assert!(shown.contains("Pick left"), "{shown}");
+    app.on_terminal_event(key(KeyCode::Char('y')));
+    wait_for(&mut app, &mut events, "the pick", |_| {
+        engine
+            .get_task(&parent.id)
+            .is_ok_and(|t| t.status() == TaskStatus::Completed)
+    })
+    .await;
+    assert_eq!(
+        support::git(repo.path(), &["show", "main:shared.txt"]),
+        "left"
+    );
+    let done = engine.get_task(&parent.id).unwrap();
+    assert!(
+        done.metadata
+            .result
+            .as_ref()
+            .is_some_and(|r| r.summary.starts_with("picked variant left")),
+        "{:?}",
+        done.metadata.result
+    );
+    engine.shutdown().await;
+}

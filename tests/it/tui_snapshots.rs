@@ -39,6 +39,7 @@ impl Cockpit for Fake {
                 installed: false,
                 install: Some("npm install -g @anthropic-ai/claude-code".into()),
                 needs_description: true,
+                coding_agent: false,
             },
             ProviderChoice {
                 id: "shell".into(),
@@ -46,6 +47,7 @@ impl Cockpit for Fake {
                 installed: true,
                 install: None,
                 needs_description: false,
+                coding_agent: false,
             },
             ProviderChoice {
                 id: "exec".into(),
@@ -53,6 +55,7 @@ impl Cockpit for Fake {
                 installed: true,
                 install: None,
                 needs_description: true,
+                coding_agent: false,
             },
         ]
     }

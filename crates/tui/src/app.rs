@@ -100,6 +100,13 @@ pub enum Confirm {
         branch: String,
         base_branch: String,
     },
+    /// Keep one variant of a best-of-N task (merged), discarding the others.
+    Pick {
+        task_id: String,
+        name: String,
+        variant: String,
+        others: Vec<String>,
+    },
 }
 
 impl Confirm {

@@ -24,6 +24,8 @@ pub struct ProviderChoice {
     pub install: Option<String>,
     /// A task on it needs a description (a plain shell does not: it just starts).
     pub needs_description: bool,
+    /// A coding agent (a worktree by default in a git repository), not a shell or command.
+    pub coding_agent: bool,
 }
 
 /// Everything the screen shows except terminal contents, owned.
@@ -102,11 +104,10 @@ pub enum Command {
     RemoveSession(String),
     /// Delete a finished task (kept in the trash).
     DeleteTask(String),
-    /// Change a pending task's name and description.
+    /// Change a pending task: its name and description, and the settings that changed.
     EditTask {
         task_id: String,
-        name: String,
-        description: String,
+        change: orchestra_proto::wire::request::TaskChange,
     },
     Resize {
         session_id: String,
@@ -121,6 +122,11 @@ pub enum Command {
     Discard(String),
     /// Push a finished worktree task's branch and open a pull request for it.
     PullRequest(String),
+    /// Keep one variant of a best-of-N task: merge it, discard the others.
+    Pick {
+        task_id: String,
+        variant: String,
+    },
     /// The disk the live task worktrees use.
     WorktreeUsage,
     /// How many agents run now (asked of the engine, not read from a snapshot).

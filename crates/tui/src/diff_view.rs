@@ -90,6 +90,25 @@ pub fn published_note(name: &str, pr: &orchestra_proto::worktree::PullRequest) -
     )
 }
 
+/// The notice after a pick: what was merged, and where the others are kept.
+pub fn picked_note(p: &orchestra_proto::wire::Picked) -> String {
+    let mut note = format!(
+        "picked {} of {:?}: merged into {} ({} file{})",
+        p.variant,
+        p.task.name,
+        p.merge.base_branch,
+        p.merge.files.len(),
+        if p.merge.files.len() == 1 { "" } else { "s" }
+    );
+    for d in &p.discarded {
+        note.push_str(&format!(
+            "; {} discarded, kept in {}",
+            d.variant, d.snapshot_ref
+        ));
+    }
+    note
+}
+
 /// The notice after a discard.
 pub fn discarded_note(name: &str, snapshot_ref: &str) -> String {
     format!("discarded {name:?}; its work is kept in {snapshot_ref}")
@@ -232,6 +251,8 @@ pub struct DiffView {
     pub list: Option<(ratatui::layout::Rect, usize)>,
     /// A merge or discard orchestra refused, in its words (the files it names).
     pub refusal: Option<String>,
+    /// Comparing two variants of a best-of-N task (`task_id` is the parent's).
+    pub compare: Option<crate::variant_compare::Compare>,
 }
 
 impl DiffView {
@@ -246,6 +267,7 @@ impl DiffView {
             left: 0,
             list: None,
             refusal: None,
+            compare: None,
         }
     }
 

@@ -1,11 +1,13 @@
-//! The new-task form.
+//! The new-task form, and the same form over a pending task (`e`): every choice a task has,
+//! each showing the default it gets.
 
 use super::backend::{Command, ProviderChoice};
+use super::form_choices::{self as choices, APPROVALS, ISOLATIONS};
 pub use super::text_edit::LineEdit;
 use super::text_edit::{Edited, is_new_line_key};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use orchestra_proto::task::Task;
-use orchestra_proto::wire::request::NewTask;
+use orchestra_proto::task::{Approval, Isolation, Task};
+use orchestra_proto::wire::request::{NewTask, TaskChange};
 
 /// The fields of the new-task form, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,16 +19,33 @@ pub enum Field {
     StartNow,
     /// Give the agent orchestra's MCP server, so it can hand work to other agents.
     Delegate,
+    /// The approval preset (manual, safe, auto, or the default).
+    Approval,
+    /// Its own worktree, the directory as it is, or the default.
+    Isolation,
+    /// The branch a worktree starts from (shown for a worktree).
+    BaseRef,
+    /// Commands that must pass before it is completed, one a line.
+    Checks,
+    MaxAttempts,
+    /// Best of N: the providers the request is raced on.
+    Variants,
 }
 
 impl Field {
-    pub const ALL: [Field; 6] = [
+    pub const ALL: [Field; 12] = [
         Field::Name,
         Field::Description,
         Field::Provider,
         Field::Directory,
         Field::StartNow,
         Field::Delegate,
+        Field::Approval,
+        Field::Isolation,
+        Field::BaseRef,
+        Field::Checks,
+        Field::MaxAttempts,
+        Field::Variants,
     ];
 
     pub fn label(self) -> &'static str {
@@ -37,8 +56,41 @@ impl Field {
             Field::Directory => "Directory",
             Field::StartNow => "Start now",
             Field::Delegate => "Delegate",
+            Field::Approval => "Approval",
+            Field::Isolation => "Isolation",
+            Field::BaseRef => "Base branch",
+            Field::Checks => "Checks",
+            Field::MaxAttempts => "Attempts",
+            Field::Variants => "Variants",
         }
     }
+
+    /// A choice shown on one row, its error in the form's footer: the form stays within a
+    /// terminal of 24 rows.
+    pub fn is_compact(self) -> bool {
+        matches!(
+            self,
+            Field::Approval
+                | Field::Isolation
+                | Field::BaseRef
+                | Field::Checks
+                | Field::MaxAttempts
+                | Field::Variants
+        )
+    }
+}
+
+/// What an edit started from, so that only what changed is sent.
+#[derive(Debug, Clone)]
+pub struct EditBase {
+    pub provider: String,
+    pub approval: Option<Approval>,
+    pub isolation: Isolation,
+    pub base_ref: Option<String>,
+    pub checks: Vec<String>,
+    pub max_attempts: Option<u32>,
+    /// A best-of-N parent or variant: its provider and worktree stay.
+    pub variant_family: bool,
 }
 
 /// The new-task form's state.
@@ -63,8 +115,22 @@ pub struct Form {
     /// What the last edit did that the user may not expect (line breaks joined); cleared
     /// by the next key.
     pub note: Option<String>,
-    /// Editing this pending task (its name and description); `None`: a new task.
+    /// Editing this pending task; `None`: a new task.
     pub editing: Option<String>,
+    /// The edited task's settings as they were.
+    pub edit_base: Option<EditBase>,
+    /// Index into [`APPROVALS`].
+    pub approval: usize,
+    /// Index into [`ISOLATIONS`].
+    pub isolation: usize,
+    pub base_ref: LineEdit,
+    /// One command a line.
+    pub checks: LineEdit,
+    pub max_attempts: Option<u32>,
+    /// Which providers the request is raced on (by index into `providers`).
+    pub chosen: Vec<bool>,
+    /// The provider under the variants field's cursor.
+    pub variant_at: usize,
 }
 
 /// What a key did to the form.
@@ -85,6 +151,7 @@ impl Form {
         Form {
             name: LineEdit::default(),
             description: LineEdit::multi_line(),
+            chosen: vec![false; providers.len()],
             providers,
             provider,
             dir: LineEdit::new(dir),
@@ -96,6 +163,13 @@ impl Form {
             busy: false,
             note: None,
             editing: None,
+            edit_base: None,
+            approval: 0,
+            isolation: 0,
+            base_ref: LineEdit::default(),
+            checks: LineEdit::multi_line(),
+            max_attempts: None,
+            variant_at: 0,
         }
     }
 
@@ -118,16 +192,64 @@ impl Form {
         {
             form.provider = i;
         }
+        let m = &task.metadata;
+        form.approval = APPROVALS.iter().position(|a| *a == m.approval).unwrap_or(0);
+        // Its isolation was settled when it was made: shown as what it is.
+        form.isolation = ISOLATIONS
+            .iter()
+            .position(|i| *i == Some(m.isolation))
+            .unwrap_or(0);
+        form.base_ref = LineEdit::new(m.base_ref.as_deref().unwrap_or_default());
+        form.checks.insert_str(&m.checks.join("\n"));
+        form.max_attempts = m.max_attempts;
+        form.edit_base = Some(EditBase {
+            provider: m.provider_id.clone(),
+            approval: m.approval,
+            isolation: m.isolation,
+            base_ref: m.base_ref.clone(),
+            checks: m.checks.clone(),
+            max_attempts: m.max_attempts,
+            variant_family: m.is_variant_parent() || m.variant.is_some(),
+        });
         form
     }
 
-    /// The fields shown, in Tab order: an edit changes the name and description only.
-    pub fn fields(&self) -> &'static [Field] {
-        if self.editing.is_some() {
-            &Field::ALL[..2]
-        } else {
-            &Field::ALL
-        }
+    /// The fields shown, in Tab order. An edit leaves out what a made task keeps (its
+    /// directory, and a variant's provider and worktree); the base branch shows only for a
+    /// worktree.
+    pub fn fields(&self) -> Vec<Field> {
+        let fixed = self.edit_base.as_ref().is_some_and(|b| b.variant_family);
+        Field::ALL
+            .into_iter()
+            .filter(|f| match f {
+                Field::Directory | Field::StartNow | Field::Delegate | Field::Variants => {
+                    self.editing.is_none()
+                }
+                Field::Provider | Field::Isolation => !fixed,
+                Field::BaseRef => !fixed && self.isolation_resolved() == Isolation::Worktree,
+                _ => true,
+            })
+            .collect()
+    }
+
+    pub fn approval(&self) -> Option<Approval> {
+        APPROVALS.get(self.approval).copied().flatten()
+    }
+
+    /// The isolation asked for (`None`: the default).
+    pub fn isolation(&self) -> Option<Isolation> {
+        ISOLATIONS.get(self.isolation).copied().flatten()
+    }
+
+    /// The isolation the task will get: asked for, or the engine's default.
+    pub fn isolation_resolved(&self) -> Isolation {
+        self.isolation()
+            .unwrap_or_else(|| choices::default_isolation(self.provider(), self.dir.text()))
+    }
+
+    /// The providers chosen for best of N.
+    pub fn variants(&self) -> Vec<orchestra_proto::task::VariantSpec> {
+        choices::variants_of(&self.providers, &self.chosen, self.approval())
     }
 
     /// The chosen provider.
@@ -144,23 +266,51 @@ impl Form {
             .find(|c: char| !c.is_whitespace())
             .map_or(text.len(), |i| text[..i].rfind('\n').map_or(0, |n| n + 1));
         let description = text[first_line..].to_string();
-        match &self.editing {
-            Some(task_id) => Command::EditTask {
-                task_id: task_id.clone(),
-                name,
-                description,
-            },
-            None => Command::CreateTask {
-                task: NewTask {
-                    name,
-                    description,
-                    provider_id: self.provider_id().map(str::to_string),
-                    working_directory: Some(self.dir.text().trim().to_string()),
-                    delegate: self.delegate.then_some(true),
-                    ..NewTask::default()
-                },
-                start: self.start_now,
-            },
+        let checks = choices::checks_of(self.checks.text());
+        let base_ref = Some(self.base_ref.text().trim().to_string()).filter(|b| !b.is_empty());
+        match (&self.editing, &self.edit_base) {
+            (Some(task_id), Some(was)) => {
+                let provider = self.provider_id().map(str::to_string);
+                let isolation = self.isolation().unwrap_or(was.isolation);
+                let base_ref = base_ref.filter(|_| isolation == Isolation::Worktree);
+                Command::EditTask {
+                    task_id: task_id.clone(),
+                    change: TaskChange {
+                        name: Some(name),
+                        description: Some(description),
+                        provider_id: provider.filter(|p| *p != was.provider),
+                        approval: self.approval().filter(|a| Some(*a) != was.approval),
+                        isolation: Some(isolation).filter(|i| *i != was.isolation),
+                        // `""` asks for the checked-out branch again.
+                        base_ref: (base_ref != was.base_ref).then(|| base_ref.unwrap_or_default()),
+                        checks: Some(checks).filter(|c| *c != was.checks),
+                        max_attempts: self.max_attempts.filter(|n| Some(*n) != was.max_attempts),
+                        ..TaskChange::default()
+                    },
+                }
+            }
+            _ => {
+                let variants = self.variants();
+                let racing = variants.len() > 1;
+                Command::CreateTask {
+                    task: NewTask {
+                        name,
+                        description,
+                        provider_id: self.provider_id().filter(|_| !racing).map(str::to_string),
+                        working_directory: Some(self.dir.text().trim().to_string()),
+                        delegate: self.delegate.then_some(true),
+                        approval: self.approval(),
+                        isolation: self.isolation(),
+                        base_ref: base_ref
+                            .filter(|_| self.isolation_resolved() == Isolation::Worktree),
+                        checks,
+                        max_attempts: self.max_attempts,
+                        variants: if racing { variants } else { Vec::new() },
+                        ..NewTask::default()
+                    },
+                    start: self.start_now,
+                }
+            }
         }
     }
 
@@ -218,6 +368,21 @@ impl Form {
                     .push((Field::Directory, "no such directory".into()));
             }
         }
+        if self.editing.is_none() && self.chosen.iter().filter(|c| **c).count() == 1 {
+            self.errors.push((
+                Field::Variants,
+                "choose two or more providers to race, or none (the provider above runs it)".into(),
+            ));
+        }
+        if self.editing.is_none()
+            && self.variants().len() > 1
+            && self.isolation() == Some(Isolation::None)
+        {
+            self.errors.push((
+                Field::Isolation,
+                "variants each run in their own worktree: choose worktree or the default".into(),
+            ));
+        }
         if let Some((f, _)) = self.errors.first() {
             self.field = *f;
         }
@@ -237,6 +402,14 @@ impl Form {
             Some(Field::Provider)
         } else if message.contains("workingDirectory") {
             Some(Field::Directory)
+        } else if message.contains("variants") {
+            Some(Field::Variants)
+        } else if message.contains("isolation") || message.contains("worktree") {
+            Some(Field::Isolation)
+        } else if message.contains("baseRef") || message.contains("branch") {
+            Some(Field::BaseRef)
+        } else if message.contains("checks") {
+            Some(Field::Checks)
         } else if message.contains("name ") {
             Some(Field::Name)
         } else if message.contains("description") {
@@ -298,8 +471,43 @@ impl Form {
             KeyCode::Down => self.move_field(true),
             KeyCode::Up => self.move_field(false),
             _ => {
+                let forward = matches!(
+                    key.code,
+                    KeyCode::Right | KeyCode::Char('l') | KeyCode::Char(' ')
+                );
+                let back = matches!(key.code, KeyCode::Left | KeyCode::Char('h'));
                 match self.field {
-                    Field::Name | Field::Description | Field::Directory => {
+                    Field::Approval if forward || back => {
+                        self.approval = choices::step(self.approval, APPROVALS.len(), forward)
+                    }
+                    Field::Isolation if forward || back => {
+                        self.isolation = choices::step(self.isolation, ISOLATIONS.len(), forward)
+                    }
+                    Field::MaxAttempts if forward || back => {
+                        self.max_attempts = choices::step_attempts(self.max_attempts, forward)
+                    }
+                    Field::Variants => match key.code {
+                        KeyCode::Left | KeyCode::Char('h') => {
+                            self.variant_at =
+                                choices::step(self.variant_at, self.providers.len(), false)
+                        }
+                        KeyCode::Right | KeyCode::Char('l') => {
+                            self.variant_at =
+                                choices::step(self.variant_at, self.providers.len(), true)
+                        }
+                        KeyCode::Char(' ') | KeyCode::Char('x') => {
+                            if let Some(on) = self.chosen.get_mut(self.variant_at) {
+                                *on = !*on;
+                            }
+                        }
+                        _ => {}
+                    },
+                    Field::Approval | Field::Isolation | Field::MaxAttempts => {}
+                    Field::Name
+                    | Field::Description
+                    | Field::Directory
+                    | Field::BaseRef
+                    | Field::Checks => {
                         if let Some(edit) = self.text_field_mut() {
                             let edited = edit.handle(key);
                             self.after_edit(edited);
@@ -347,7 +555,15 @@ impl Form {
             Field::Name => Some(&mut self.name),
             Field::Description => Some(&mut self.description),
             Field::Directory => Some(&mut self.dir),
-            Field::Provider | Field::StartNow | Field::Delegate => None,
+            Field::BaseRef => Some(&mut self.base_ref),
+            Field::Checks => Some(&mut self.checks),
+            Field::Provider
+            | Field::StartNow
+            | Field::Delegate
+            | Field::Approval
+            | Field::Isolation
+            | Field::MaxAttempts
+            | Field::Variants => None,
         }
     }
 
@@ -398,6 +614,7 @@ mod tests {
             installed,
             install: (!installed).then(|| format!("npm install -g {id}")),
             needs_description,
+            coding_agent: false,
         }
     }
 
@@ -462,7 +679,7 @@ mod tests {
     }
 
     #[test]
-    fn an_edit_changes_the_name_and_description_only() {
+    fn an_edit_sends_what_changed() {
         let task = orchestra_proto::task::Task::new(
             "t1".into(),
             orchestra_proto::task::NewTask {
@@ -473,28 +690,109 @@ mod tests {
                 required_capabilities: vec![],
                 retry_of: None,
                 approval: None,
+                checks: vec!["make test".into()],
                 ..Default::default()
             },
             0,
         );
-        let mut f = Form::edit(&task, vec![choice("exec", true, true)]);
-        assert_eq!(f.fields(), [Field::Name, Field::Description]);
+        let mut f = Form::edit(
+            &task,
+            vec![choice("exec", true, true), choice("shell", true, false)],
+        );
+        // The directory, start-now, delegate and variants belong to a new task; the base
+        // branch to a worktree.
+        assert_eq!(
+            f.fields(),
+            [
+                Field::Name,
+                Field::Description,
+                Field::Provider,
+                Field::Approval,
+                Field::Isolation,
+                Field::Checks,
+                Field::MaxAttempts
+            ]
+        );
         assert_eq!(f.description.text(), "line one\nline two");
+        assert_eq!(f.checks.text(), "make test");
         f.handle(&KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
         f.name.insert_str("new");
-        f.handle(&key(KeyCode::Tab));
-        assert_eq!(f.field, Field::Description);
-        f.handle(&key(KeyCode::Tab));
-        assert_eq!(f.field, Field::Name);
+        f.field = Field::Approval;
+        f.handle(&key(KeyCode::Right));
+        assert_eq!(f.approval(), Some(Approval::Manual));
         // The directory is not checked: it is not edited.
         assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::Submit);
         assert_eq!(
             f.command(),
             Command::EditTask {
                 task_id: "t1".into(),
-                name: "new".into(),
-                description: "line one\nline two".into(),
+                change: TaskChange {
+                    name: Some("new".into()),
+                    description: Some("line one\nline two".into()),
+                    approval: Some(Approval::Manual),
+                    ..Default::default()
+                },
             }
+        );
+    }
+
+    #[test]
+    fn every_choice_reaches_the_request_with_its_default_left_out() {
+        let mut f = Form::new(
+            vec![choice("exec", true, true), choice("shell", true, false)],
+            Some("exec"),
+            "/",
+        );
+        f.name.insert_str("t");
+        f.description.insert_str("true");
+        let task = |f: &Form| match f.command() {
+            Command::CreateTask { task, .. } => task,
+            other => panic!("{other:?}"),
+        };
+        let plain = task(&f);
+        assert_eq!(
+            (plain.approval, plain.isolation, plain.max_attempts),
+            (None, None, None)
+        );
+        assert!(plain.checks.is_empty() && plain.variants.is_empty());
+        // Not a worktree by default here: no base branch field.
+        assert!(!f.fields().contains(&Field::BaseRef));
+        f.field = Field::Approval;
+        for _ in 0..3 {
+            f.handle(&key(KeyCode::Right));
+        }
+        f.field = Field::Isolation;
+        f.handle(&key(KeyCode::Right));
+        assert!(f.fields().contains(&Field::BaseRef));
+        f.field = Field::BaseRef;
+        f.handle(&key(KeyCode::Char('d')));
+        f.field = Field::Checks;
+        f.paste("cargo test\n\nmake lint");
+        f.field = Field::MaxAttempts;
+        f.handle(&key(KeyCode::Right));
+        f.handle(&key(KeyCode::Right));
+        let t = task(&f);
+        assert_eq!(t.approval, Some(Approval::Auto));
+        assert_eq!(t.isolation, Some(Isolation::Worktree));
+        assert_eq!(t.base_ref.as_deref(), Some("d"));
+        assert_eq!(t.checks, ["cargo test", "make lint"]);
+        assert_eq!(t.max_attempts, Some(2));
+        // One variant alone is refused; two race, the provider above aside.
+        f.field = Field::Variants;
+        f.handle(&key(KeyCode::Char(' ')));
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::None);
+        assert!(f.error_for(Field::Variants).is_some());
+        f.handle(&key(KeyCode::Right));
+        f.handle(&key(KeyCode::Char(' ')));
+        assert_eq!(f.handle(&key(KeyCode::Enter)), FormAction::Submit);
+        let t = task(&f);
+        assert_eq!(t.provider_id, None);
+        let ids: Vec<_> = t.variants.iter().map(|v| v.provider_id.as_str()).collect();
+        assert_eq!(ids, ["exec", "shell"]);
+        assert!(
+            t.variants
+                .iter()
+                .all(|v| v.approval == Some(Approval::Auto))
         );
     }
 }

@@ -16,6 +16,7 @@ pub mod backend;
 mod config_file;
 pub mod diff_view;
 pub mod form;
+pub mod form_choices;
 pub mod frame;
 pub mod grid;
 pub mod keymap;
@@ -28,6 +29,7 @@ pub mod term_view;
 pub mod text_edit;
 pub mod transcript_view;
 mod update;
+pub mod variant_compare;
 pub mod views;
 
 pub use app::App;

@@ -16,6 +16,7 @@ use super::{Cli, Command, GlobalArgs};
 use clap::{ArgGroup, Args, Subcommand};
 use error::{CliError, CliResult, EXIT_CODES_HELP};
 use http::Client;
+use orchestra_proto::task::VariantSpec;
 use orchestra_proto::wire::Approval;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -95,6 +96,11 @@ pub enum TaskCmd {
         /// parent task's agent too) [default: human].
         #[arg(long, value_name = "WHO", value_parser = ["human", "parent"])]
         answers: Option<String>,
+        /// Best of N: race the task on this provider too (PROVIDER or PROVIDER:APPROVAL, e.g.
+        /// `codex:auto`); given 2–8 times, the task is a parent with one child per variant,
+        /// each in its own worktree from one base commit (`task pick` keeps one).
+        #[arg(long = "variant", value_name = "PROVIDER[:APPROVAL]", value_parser = parse_variant)]
+        variants: Vec<VariantSpec>,
     },
     /// List tasks, newest first.
     #[command(after_long_help = EXIT_CODES_HELP)]
@@ -178,9 +184,9 @@ pub enum TaskCmd {
         #[arg(long, short, value_name = "TEXT")]
         message: Option<String>,
     },
-    /// Change the name or description of a pending task.
+    /// Change a pending task: its name, description, provider, approval, isolation or base.
     #[command(after_long_help = EXIT_CODES_HELP)]
-    #[command(group(ArgGroup::new("change").required(true).multiple(true).args(["name", "description"])))]
+    #[command(group(ArgGroup::new("change").required(true).multiple(true).args(["name", "description", "provider", "approval", "isolation", "base"])))]
     Edit {
         /// Task id, or a unique prefix of one.
         id: String,
@@ -190,6 +196,27 @@ pub enum TaskCmd {
         /// The new description.
         #[arg(long, value_name = "TEXT")]
         description: Option<String>,
+        /// Another provider.
+        #[arg(long, value_name = "ID")]
+        provider: Option<String>,
+        /// Another approval preset: manual, safe or auto.
+        #[arg(long, value_name = "PRESET", value_parser = parse_approval)]
+        approval: Option<Approval>,
+        /// Another isolation: worktree or none.
+        #[arg(long, value_name = "MODE", value_parser = ["worktree", "none"])]
+        isolation: Option<String>,
+        /// Another base branch (`""`: the checked-out one).
+        #[arg(long, value_name = "BRANCH")]
+        base: Option<String>,
+    },
+    /// Keep one variant of a best-of-N task: merge it into the base branch, discard the
+    /// others (their work kept under `refs/orchestra/snapshots/<task-id>`), complete the task.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Pick {
+        /// The best-of-N task's id, or a unique prefix of one.
+        id: String,
+        /// The variant: its label (`codex`, `codex-2`) or its task id.
+        variant: String,
     },
     /// Delete a finished task with its sessions and transcripts; a copy is kept under
     /// `<state-dir>/trash/<task-id>/`.
@@ -456,6 +483,10 @@ pub struct StopArgs {
 
 /// `--approval`: one of the presets, else the sentence the API would give.
 fn parse_approval(s: &str) -> Result<Approval, String> {
+    s.parse()
+}
+
+fn parse_variant(s: &str) -> Result<VariantSpec, String> {
     s.parse()
 }
 

@@ -28,6 +28,7 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             no_delegate,
             parent,
             answers,
+            variants,
         } => {
             let body = NewTask {
                 name: name.clone(),
@@ -48,6 +49,7 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
                     .as_deref()
                     .map(|a| a.parse().map_err(CliError::usage))
                     .transpose()?,
+                variants: variants.clone(),
                 ..Default::default()
             };
             add(ctx, &body, *start)
@@ -69,7 +71,29 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             id,
             name,
             description,
-        } => edit(ctx, id, name.as_deref(), description.as_deref()),
+            provider,
+            approval,
+            isolation,
+            base,
+        } => {
+            if name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+                return Err(CliError::usage("--name must not be empty"));
+            }
+            let change = TaskChange {
+                name: name.clone(),
+                description: description.clone(),
+                provider_id: provider.clone(),
+                approval: *approval,
+                isolation: isolation
+                    .as_deref()
+                    .map(|i| i.parse::<Isolation>().map_err(CliError::usage))
+                    .transpose()?,
+                base_ref: base.clone(),
+                ..Default::default()
+            };
+            edit(ctx, id, &change)
+        }
+        TaskCmd::Pick { id, variant } => super::worktree::pick(ctx, id, variant),
         TaskCmd::Delete { id } => delete(ctx, id),
         TaskCmd::Diff { id } => super::worktree::diff(ctx, id),
         TaskCmd::Merge { id } => super::worktree::merge(ctx, id),
@@ -243,6 +267,12 @@ fn show(ctx: &Ctx, id: &str, output_lines: usize) -> CliResult<()> {
         .client
         .get(&routes::at(routes::TASK, &[&task_id(ctx, id)?]), A_TASK)?;
     print(ctx, &answer, |t| render_task(t, output_lines));
+    if !ctx.json && answer.value.task.metadata.is_variant_parent() {
+        out(&super::worktree::render_variants(
+            ctx,
+            &answer.value.task.id,
+        )?);
+    }
     Ok(())
 }
 
@@ -415,18 +445,10 @@ fn continue_task(ctx: &Ctx, id: &str, message: Option<String>) -> CliResult<()> 
 }
 
 /// `task edit ID --name N --description D`: only a pending task can be changed.
-fn edit(ctx: &Ctx, id: &str, name: Option<&str>, description: Option<&str>) -> CliResult<()> {
-    if name.is_some_and(|n| n.trim().is_empty()) {
-        return Err(CliError::usage("--name must not be empty"));
-    }
-    let body = TaskChange {
-        name: name.map(str::to_string),
-        description: description.map(str::to_string),
-        ..Default::default()
-    };
+fn edit(ctx: &Ctx, id: &str, body: &TaskChange) -> CliResult<()> {
     let answer: Reply<TaskBody> = ctx.client.patch(
         &routes::at(routes::TASK, &[&task_id(ctx, id)?]),
-        &body,
+        body,
         A_TASK,
     )?;
     print(ctx, &answer, |t| one_line(t, "edited"));

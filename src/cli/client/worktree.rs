@@ -9,8 +9,9 @@ use super::task::task_id;
 use orchestra_proto::routes;
 use orchestra_proto::units::human_bytes;
 use orchestra_proto::wire::request::Gc;
+use orchestra_proto::wire::request::PickVariant;
 use orchestra_proto::wire::{
-    CollectedList, Diff, DiffBody, Discarded, MergedTask, PullRequestTask,
+    CollectedList, Diff, DiffBody, Discarded, MergedTask, Picked, PullRequestTask, TaskList,
 };
 use std::io::IsTerminal;
 
@@ -159,6 +160,83 @@ pub fn discard(ctx: &Ctx, id: &str) -> CliResult<()> {
         "discarded; its work is kept in {kept} (see it with `git show {kept}`)"
     ));
     Ok(())
+}
+
+/// `task pick ID VARIANT`: the variant merged, the others discarded with their snapshots.
+pub fn pick(ctx: &Ctx, id: &str, variant: &str) -> CliResult<()> {
+    let answer: Reply<Picked> = ctx.client.post(
+        &routes::at(routes::TASK_PICK, &[&task_id(ctx, id)?]),
+        &PickVariant {
+            variant: variant.to_string(),
+        },
+        "a pick (`{task, variant, merge, discarded}`)",
+    )?;
+    if ctx.json {
+        answer.print_json();
+        return Ok(());
+    }
+    let p = &answer.value;
+    let mut text = format!(
+        "picked {}: merged into {} ({} files): {}",
+        clean(&p.variant),
+        clean(&p.merge.base_branch),
+        p.merge.files.len(),
+        short_id(&p.merge.commit),
+    );
+    for d in &p.discarded {
+        text.push_str(&format!(
+            "\ndiscarded {}; its work is kept in {}",
+            clean(&d.variant),
+            clean(&d.snapshot_ref)
+        ));
+    }
+    out(&text);
+    Ok(())
+}
+
+/// A best-of-N task's variants for `task show`: each with its status and diffstat.
+pub fn render_variants(ctx: &Ctx, parent: &str) -> CliResult<String> {
+    let path = format!("{}?parent={}", routes::TASKS, super::http::segment(parent));
+    let list: Reply<TaskList> = ctx.client.get(&path, "the task list (`{tasks}`)")?;
+    let mut text = String::from(
+        "variants
+",
+    );
+    for t in list.value.tasks.iter().rev() {
+        let Some(label) = t.metadata.variant.as_deref() else {
+            continue;
+        };
+        let live = t.metadata.worktree.as_ref().is_some_and(|w| w.is_live());
+        let stat = if live {
+            match ctx.client.get::<DiffBody>(
+                &routes::at(routes::TASK_DIFF, &[&t.id]),
+                "a diff (`{diff}`)",
+            ) {
+                Ok(d) => diffstat(&d.value.diff),
+                Err(e) => format!("no diff: {}", e.message),
+            }
+        } else {
+            match t.metadata.worktree.as_ref().and_then(|w| w.outcome) {
+                Some(o) => format!("worktree {}", format!("{o:?}").to_lowercase()),
+                None => "no worktree yet".into(),
+            }
+        };
+        text.push_str(&format!(
+            "  {:<12} {:<10} {}  {}\n",
+            clean(label),
+            t.status().as_str(),
+            short_id(&t.id),
+            stat
+        ));
+    }
+    Ok(text.trim_end().to_string())
+}
+
+/// `3 files +12 -4`.
+fn diffstat(d: &Diff) -> String {
+    let added: u64 = d.files.iter().filter_map(|f| f.added).sum();
+    let removed: u64 = d.files.iter().filter_map(|f| f.removed).sum();
+    format!("{} files +{added} -{removed}", d.files.len())
 }
 
 /// `7d`, `12h`, `30m`, `45s` or plain seconds, as seconds.

@@ -32,23 +32,43 @@ pub fn child_task(
             "parentTaskId {parent:?} is not task {own} or one of its children; an agent makes children of its own task only"
         )));
     }
-    let approval = req.approval.unwrap_or(grant.approval);
+    let approval = capped_approval(engine, grant, req.provider_id.as_deref(), req.approval)?;
+    // Each variant is a child too, under the same bound.
+    for v in &mut req.variants {
+        v.approval = Some(capped_approval(
+            engine,
+            grant,
+            Some(&v.provider_id),
+            Some(v.approval.unwrap_or(approval)),
+        )?);
+    }
+    req.parent_task_id = Some(parent);
+    req.approval = Some(approval);
+    Ok(req)
+}
+
+/// The preset a child on `provider` gets when asked for `asked`: no wider than the agent's.
+fn capped_approval(
+    engine: &Engine,
+    grant: &SessionGrant,
+    provider: Option<&str>,
+    asked: Option<Approval>,
+) -> Result<Approval, ApiError> {
+    let approval = asked.unwrap_or(grant.approval);
     if approval > grant.approval {
         return Err(forbidden(format!(
             "a child task cannot get a wider approval preset ({approval}) than its parent's agent has ({}); ask for {} or less",
             grant.approval, grant.approval
         )));
     }
-    if engine.reach(req.provider_id.as_deref(), Some(approval)) > grant.approval {
+    if engine.reach(provider, Some(approval)) > grant.approval {
         return Err(forbidden(format!(
             "provider {:?} runs its command without asking anyone, which only an agent under auto may hand out; this agent is under {}",
-            req.provider_id.as_deref().unwrap_or_default(),
+            provider.unwrap_or_default(),
             grant.approval
         )));
     }
-    req.parent_task_id = Some(parent);
-    req.approval = Some(approval);
-    Ok(req)
+    Ok(approval)
 }
 
 /// Whether the agent of `grant` may answer the prompt of session `session_id` (a

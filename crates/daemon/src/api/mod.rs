@@ -91,6 +91,7 @@ fn route_table() -> Vec<(&'static str, MethodRouter<Engine>)> {
         (routes::TASK_MERGE, post(tasks::merge)),
         (routes::TASK_DISCARD, post(tasks::discard)),
         (routes::TASK_PR, post(tasks::pull_request)),
+        (routes::TASK_PICK, post(tasks::pick)),
         (routes::TRUST, get(trust::list).post(trust::trust)),
         (routes::TRUST_REVOKE, post(trust::revoke)),
         (routes::WORKTREES, get(worktrees::list)),

@@ -13,8 +13,8 @@ use axum::extract::{FromRequest, Request};
 use orchestra_proto::task::{StepStatus, TaskStatus, VariantSpec};
 use orchestra_proto::wire::Approval;
 use orchestra_proto::wire::request::{
-    Answer, ContinueTask, Gc, HookReport, NewSession, NewStep, NewTask, OutputLines, Resize,
-    ResultReport, SendMessage, StepChange, TaskChange, TrustPath,
+    Answer, ContinueTask, Gc, HookReport, NewSession, NewStep, NewTask, OutputLines, PickVariant,
+    Resize, ResultReport, SendMessage, StepChange, TaskChange, TrustPath,
 };
 
 /// Terminal sizes we accept: anything a real terminal could be.
@@ -141,13 +141,35 @@ impl FromBody for TaskChange {
             error: body.opt_str("error")?,
             name: body.opt_str("name")?,
             description: body.opt_str("description")?,
+            provider_id: body.opt_str("providerId")?,
+            approval: approval(body)?,
+            isolation: body
+                .opt_str("isolation")?
+                .map(|s| s.parse().map_err(ApiError::bad_request))
+                .transpose()?,
+            base_ref: body.opt_str("baseRef")?,
+            checks: body
+                .0
+                .contains_key("checks")
+                .then(|| checks(body))
+                .transpose()?,
+            max_attempts: body.opt_whole("maxAttempts", 1, 20)?.map(|n| n as u32),
         };
         if change == TaskChange::default() {
             return Err(ApiError::bad_request(
-                "nothing to change: give at least one of status, progress, error, name, description",
+                "nothing to change: give at least one of status, progress, error, name, description, providerId, approval, isolation, baseRef, checks, maxAttempts",
             ));
         }
         Ok(change)
+    }
+}
+
+impl FromBody for PickVariant {
+    /// `variant`: a label (`codex`, `codex-2`) or a variant's task id.
+    fn from_body(body: &Body) -> Result<Self, ApiError> {
+        Ok(PickVariant {
+            variant: body.non_empty_str("variant")?,
+        })
     }
 }
 

@@ -113,6 +113,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("POST", "tasks/{child-within}/merge"),
     ("POST", "tasks/{child-within}/discard"),
     ("POST", "tasks/{child-within}/pr"),
+    ("POST", "tasks/{child-within}/pick"),
     ("GET", "sessions/{session}"),
     ("GET", "sessions/{session}/messages"),
     ("POST", "sessions/{session}/messages"),

@@ -10,10 +10,11 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use orchestra_proto::task::TaskStatus;
 use orchestra_proto::wire::request::{
-    Answer, ContinueTask, NewStep, NewTask, OutputLines, ResultReport, StepChange, TaskChange,
+    Answer, ContinueTask, NewStep, NewTask, OutputLines, PickVariant, ResultReport, StepChange,
+    TaskChange,
 };
 use orchestra_proto::wire::{
-    DiffBody, Discarded, MergedTask, PullRequestTask, StepAdded, StepBody, TaskBody,
+    DiffBody, Discarded, MergedTask, Picked, PullRequestTask, StepAdded, StepBody, TaskBody,
 };
 use serde::Serialize;
 use std::sync::Arc;
@@ -213,6 +214,21 @@ pub async fn discard(State(engine): State<Engine>, Path(id): Path<String>) -> Ap
     })
 }
 
+/// `POST /tasks/:id/pick {variant}`: merges one variant of a best-of-N parent, discards the
+/// others (snapshots kept) and completes the parent naming the pick.
+pub async fn pick(State(engine): State<Engine>, Path(id): Path<String>, body: Body) -> ApiResult {
+    engine.get_task(&id)?;
+    let PickVariant { variant } = PickVariant::from_body(&body)?;
+    let out = engine.pick_variant(&id, &variant).await?;
+    ok(Picked {
+        task: out.parent,
+        variant: out.label,
+        variant_task_id: out.picked_task_id,
+        merge: out.merged,
+        discarded: out.discarded,
+    })
+}
+
 pub async fn start(State(engine): State<Engine>, Path(id): Path<String>) -> ApiResult {
     ok(task_body(&engine.start_task(&id).await?))
 }
@@ -245,7 +261,8 @@ fn with_children(raw: Option<&str>) -> Result<bool, ApiError> {
 
 /// Pauses, resumes or cancels a task, and its descendants too when asked.
 async fn family_op(engine: &Engine, id: &str, q: Option<&str>, op: FamilyOp) -> ApiResult {
-    let children = with_children(q)?;
+    // A best-of-N parent stands for its variants: what is done to it is done to them.
+    let children = with_children(q)? || engine.get_task(id)?.metadata.is_variant_parent();
     let task = match op {
         FamilyOp::Pause => engine.pause_task(id).await?,
         FamilyOp::Resume => engine.resume_task(id).await?,

@@ -22,8 +22,14 @@ struct AutopilotSetting {
 
 impl Engine {
     /// Called after every task change: a freed slot or a new task may let the next one run.
-    pub(crate) fn task_changed(&self, _task: &orchestra_proto::task::Task) {
-        if self.run_state() == RunState::Running {
+    pub(crate) fn task_changed(&self, task: &orchestra_proto::task::Task) {
+        self.variant_changed(task);
+        // Variants run within the limit with autopilot off too: a slot freed (any task that
+        // finished) or a variant's parent started lets the next one run.
+        let variants_wait = task.metadata.variant.is_some()
+            || task.metadata.is_variant_parent()
+            || task.status().is_final();
+        if self.run_state() == RunState::Running || variants_wait {
             self.inner.dispatch.notify_one();
         }
     }
@@ -108,7 +114,7 @@ impl Engine {
     }
 
     async fn dispatch(&self) {
-        if self.run_state() != RunState::Running {
+        if self.run_state() == RunState::Stopped {
             return;
         }
         let tasks = self.tasks_oldest_first();
@@ -138,8 +144,16 @@ impl Engine {
             .count();
         let mut held = held_repositories(&tasks);
         for t in tasks.iter().filter(|t| t.status() == TaskStatus::Pending) {
-            if busy >= self.config().max_concurrent || self.run_state() != RunState::Running {
+            if busy >= self.config().max_concurrent || self.run_state() == RunState::Stopped {
                 break;
+            }
+            // A variant starts once its parent runs (autopilot or not); another task only
+            // with autopilot on.
+            let eligible = self
+                .released_variant(t)
+                .unwrap_or_else(|| self.run_state() == RunState::Running);
+            if !eligible {
+                continue;
             }
             // Its repository waits for the user's trust: it would only ask again.
             if is_held(t, &held) {
@@ -152,7 +166,10 @@ impl Engine {
             }
             match self.start_task(&t.id).await {
                 Ok(started) => {
-                    busy += 1;
+                    // A best-of-N parent runs no agent: it holds no slot.
+                    if !started.metadata.is_variant_parent() {
+                        busy += 1;
+                    }
                     self.inner.skipped.lock().remove(&t.id);
                     held.extend(held_repositories(std::slice::from_ref(&started)));
                 }

@@ -22,12 +22,14 @@ mod sessions;
 mod setup;
 mod status;
 mod task_message;
+mod task_settings;
 mod tasks;
 mod terminal_looks;
 mod transcript;
 mod trash;
 mod trust;
 mod trust_store;
+mod variants;
 mod wake_pump;
 mod worktrees;
 

@@ -69,7 +69,7 @@ pub(super) enum Launch {
 /// and given back when dropped: by then the task is running, or the start failed and another
 /// may try. Autopilot, the TUI, the API and the CLI all start through it, so each run gets
 /// exactly one session.
-struct StartClaim {
+pub(super) struct StartClaim {
     engine: Engine,
     id: String,
 }
@@ -83,7 +83,7 @@ impl Drop for StartClaim {
 impl Engine {
     /// Claims a pending task for this starter, or says why it cannot be started. Whoever
     /// asks first wins; the others learn that it was started elsewhere.
-    fn claim_start(&self, id: &str) -> EngineResult<(Arc<Task>, StartClaim)> {
+    pub(super) fn claim_start(&self, id: &str) -> EngineResult<(Arc<Task>, StartClaim)> {
         let mut starting = self.inner.starting.lock();
         // Read under the claim lock: a claim is released only after its task left pending.
         let task = self.get_task(id)?;
@@ -118,6 +118,9 @@ impl Engine {
     /// set-up the user has not trusted stops it at a question instead (see `trust.rs`): the
     /// task is then `running`, waiting, and the start returns at once.
     pub async fn start_task(&self, id: &str) -> EngineResult<Arc<Task>> {
+        if self.get_task(id)?.metadata.is_variant_parent() {
+            return self.start_variant_parent(id).await;
+        }
         let (task, _claim) = self.claim_start(id)?;
         // A missing CLI releases the claim at once: the task stays pending, nothing spawned.
         self.ensure_task_provider(&task.metadata.provider_id)?;
@@ -240,6 +243,7 @@ impl Engine {
             .unwrap_or(DEFAULT_CONTINUE_MESSAGE)
             .to_string();
         let (task, _claim) = self.claim_finished(id, "continued")?;
+        super::tasks::refuse_for_variant_parent(&task, "continued")?;
         self.ensure_task_provider(&task.metadata.provider_id)?;
         let provider = self.fitted_provider(&task.metadata.provider_id).await?;
         let resume = provider

@@ -35,6 +35,8 @@ pub(crate) enum Durability {
 pub(crate) struct Placement {
     pub isolation: Isolation,
     pub base_ref: Option<String>,
+    /// The commit its worktree starts from, when fixed at creation (variants).
+    pub base_commit: Option<String>,
 }
 
 /// A partial update of a task's status, progress and error, and (while it is pending) of
@@ -65,6 +67,17 @@ fn move_event(from: TaskStatus, to: TaskStatus) -> TaskEventKind {
         TaskStatus::Cancelled => TaskEventKind::Cancelled,
         TaskStatus::Pending => TaskEventKind::Progress,
     }
+}
+
+/// A best-of-N parent runs no agent, so it cannot be run again or continued: a new request
+/// with the same variants can.
+pub(super) fn refuse_for_variant_parent(task: &Task, verb: &str) -> EngineResult<()> {
+    if task.metadata.is_variant_parent() {
+        return Err(EngineError::Conflict(format!(
+            "task is a best-of-N parent; it runs no agent of its own, so it cannot be {verb}: create a new one with the same variants"
+        )));
+    }
+    Ok(())
 }
 
 fn not_found(id: &str) -> EngineError {
@@ -99,7 +112,7 @@ impl Engine {
         }
     }
 
-    fn resolve_provider(&self, id: Option<&str>) -> EngineResult<String> {
+    pub(super) fn resolve_provider(&self, id: Option<&str>) -> EngineResult<String> {
         match id {
             Some(id) if self.providers().get(id).is_some() => Ok(id.to_string()),
             Some(id) => Err(EngineError::Invalid(format!(
@@ -112,7 +125,11 @@ impl Engine {
 
     /// Providers that get the description as their instruction need one; a plain shell
     /// just starts without it.
-    fn check_description(&self, provider_id: &str, description: &str) -> EngineResult<()> {
+    pub(super) fn check_description(
+        &self,
+        provider_id: &str,
+        description: &str,
+    ) -> EngineResult<()> {
         let needed = self
             .providers()
             .get(provider_id)
@@ -126,6 +143,9 @@ impl Engine {
     }
 
     pub async fn create_task(&self, req: TaskRequest) -> EngineResult<Arc<Task>> {
+        if !req.variants.is_empty() {
+            return self.create_variants(req).await;
+        }
         if req.name.trim().is_empty() {
             return Err(EngineError::Invalid(
                 "name must be a non-empty string".into(),
@@ -133,16 +153,8 @@ impl Engine {
         }
         let provider_id = self.resolve_provider(req.provider_id.as_deref())?;
         self.check_description(&provider_id, &req.description)?;
-        if let Some(parent) = &req.parent_task_id {
-            self.slot(parent).map_err(|_| {
-                EngineError::Invalid(format!("parentTaskId {parent:?}: no task has that id"))
-            })?;
-        }
-        let delegate = req.delegate.unwrap_or_else(|| {
-            self.providers()
-                .get(&provider_id)
-                .is_some_and(|p| p.delegate)
-        });
+        self.check_parent(req.parent_task_id.as_deref())?;
+        let delegate = self.delegate_for(&provider_id, req.delegate);
         let working_directory = self.resolve_dir(req.working_directory.as_deref())?;
         let placement = self
             .resolve_isolation(
@@ -175,6 +187,26 @@ impl Engine {
         .await
     }
 
+    /// A `parentTaskId` must name a task.
+    pub(super) fn check_parent(&self, parent: Option<&str>) -> EngineResult<()> {
+        match parent {
+            Some(parent) => self.slot(parent).map(|_| ()).map_err(|_| {
+                EngineError::Invalid(format!("parentTaskId {parent:?}: no task has that id"))
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether a task's agent gets orchestra's MCP server: as asked, else its provider's
+    /// `delegate` setting.
+    pub(super) fn delegate_for(&self, provider_id: &str, asked: Option<bool>) -> bool {
+        asked.unwrap_or_else(|| {
+            self.providers()
+                .get(provider_id)
+                .is_some_and(|p| p.delegate)
+        })
+    }
+
     /// Refuses (503) a task whose provider is known but not installed here.
     pub(crate) fn ensure_task_provider(&self, provider_id: &str) -> EngineResult<()> {
         match self.providers().get(provider_id) {
@@ -183,11 +215,19 @@ impl Engine {
         }
     }
 
-    async fn insert_task(&self, spec: NewTask, placement: Placement) -> EngineResult<Arc<Task>> {
-        self.ensure_task_provider(&spec.provider_id)?;
+    pub(super) async fn insert_task(
+        &self,
+        spec: NewTask,
+        placement: Placement,
+    ) -> EngineResult<Arc<Task>> {
+        // A best-of-N parent runs no agent: its provider need not be installed.
+        if spec.variants.is_empty() {
+            self.ensure_task_provider(&spec.provider_id)?;
+        }
         let mut task = Task::new(uuid::Uuid::new_v4().to_string(), spec, now_ms());
         task.metadata.isolation = placement.isolation;
         task.metadata.base_ref = placement.base_ref;
+        task.metadata.base_commit = placement.base_commit;
         let seq = self.next_seq();
         let task = Arc::new(task);
         self.store().put(vec![version_record(&task, seq)]).await?;
@@ -380,6 +420,21 @@ impl Engine {
     /// Applies a `PATCH /tasks/:id`: text edits (while pending), then a status move (acting
     /// on the agent where the move means it), then progress and error.
     pub async fn patch_task(&self, id: &str, change: TaskChange) -> EngineResult<Arc<Task>> {
+        if change.edits_settings() {
+            // Settings first and alone, like text edits: they need the task still pending.
+            self.edit_task_settings(id, &change).await?;
+            let rest = TaskChange {
+                status: change.status,
+                progress: change.progress,
+                error: change.error.clone(),
+                name: change.name.clone(),
+                description: change.description.clone(),
+                ..Default::default()
+            };
+            if rest == TaskChange::default() {
+                return self.get_task(id);
+            }
+        }
         let progress = change
             .progress
             .map(|p| {
@@ -600,6 +655,7 @@ impl Engine {
     pub async fn retry_task(&self, id: &str) -> EngineResult<Arc<Task>> {
         // Not while it is being continued: one of the two wins.
         let (old, _claim) = self.claim_finished(id, "run again")?;
+        refuse_for_variant_parent(&old, "run again")?;
         self.insert_task(
             NewTask {
                 name: old.name.clone(),
@@ -624,6 +680,7 @@ impl Engine {
             Placement {
                 isolation: old.metadata.isolation,
                 base_ref: old.metadata.base_ref.clone(),
+                base_commit: old.metadata.base_commit.clone(),
             },
         )
         .await

@@ -116,6 +116,7 @@ impl Engine {
                 Ok(Placement {
                     isolation: Isolation::Worktree,
                     base_ref,
+                    base_commit: None,
                 })
             }
             // A base given means a worktree is wanted.
@@ -142,6 +143,7 @@ impl Engine {
                         Isolation::None
                     },
                     base_ref: None,
+                    base_commit: None,
                 })
             }
         }
@@ -160,10 +162,15 @@ impl Engine {
         let created = {
             let dir = PathBuf::from(&task.metadata.working_directory);
             let base_ref = task.metadata.base_ref.clone();
+            let base_commit = task.metadata.base_commit.clone();
             let worktrees = self.worktrees_dir();
             let (id, name) = (task.id.clone(), task.name.clone());
             blocking(move || {
-                let base = git::worktree::plan(&dir, base_ref.as_deref())?;
+                let mut base = git::worktree::plan(&dir, base_ref.as_deref())?;
+                // Fixed when the task was made (a variant): where its siblings start too.
+                if let Some(commit) = base_commit {
+                    base.commit = commit;
+                }
                 git::worktree::create(&base, &worktrees, &id, &name)
             })
             .await
@@ -281,6 +288,12 @@ impl Engine {
     /// then removes its worktree and branch. Refusals change nothing.
     pub async fn merge_task(&self, id: &str) -> EngineResult<(Arc<Task>, Merged)> {
         let _one = self.inner.finishing.lock().await;
+        self.merge_holding_finish(id).await
+    }
+
+    /// [`Engine::merge_task`], its caller holding the one finishing lock (a pick merges
+    /// one variant and discards the others under it).
+    pub(super) async fn merge_holding_finish(&self, id: &str) -> EngineResult<(Arc<Task>, Merged)> {
         let (task, wt) = self.live_worktree(id)?;
         Self::ensure_finished(&task, "merge")?;
         let message = task_commit_message(&task, &Evidence::of(&task));
@@ -315,6 +328,11 @@ impl Engine {
     /// task's snapshot ref.
     pub async fn discard_task(&self, id: &str) -> EngineResult<Arc<Task>> {
         let _one = self.inner.finishing.lock().await;
+        self.discard_holding_finish(id).await
+    }
+
+    /// [`Engine::discard_task`], its caller holding the one finishing lock.
+    pub(super) async fn discard_holding_finish(&self, id: &str) -> EngineResult<Arc<Task>> {
         let (task, wt) = self.live_worktree(id)?;
         Self::ensure_finished(&task, "discard")?;
         let snapshot = self.remove_worktree(id, &wt.at, "discarded", false).await?;

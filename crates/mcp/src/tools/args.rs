@@ -3,7 +3,7 @@
 //! fields are refused, so a misspelt argument is an error the model can fix rather than one
 //! silently ignored.
 
-use orchestra_proto::task::{Answers, Approval, Isolation, TaskStatus};
+use orchestra_proto::task::{Answers, Approval, Isolation, TaskStatus, VariantSpec};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -47,6 +47,22 @@ pub struct CreateTask {
     pub parent_task_id: Option<String>,
     /// Start it at once (default false: it stays pending until start_task).
     pub start: Option<bool>,
+    /// Best of N: race the same request on 2–8 agents, e.g. [{"providerId": "claude"},
+    /// {"providerId": "codex", "approval": "auto"}]. The task is then a parent with one child
+    /// per variant (each in its own worktree from one base commit); when they have finished,
+    /// compare them with task_diff and keep one with pick_variant.
+    #[serde(default)]
+    pub variants: Vec<VariantSpec>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PickVariant {
+    /// The best-of-N task's id (the parent create_task returned).
+    pub id: String,
+    /// The variant to keep: its label (the provider's id, "codex-2" for a repeated one) or
+    /// its task id.
+    pub variant: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -40,6 +40,8 @@ const MERGE_TASK: &str = "Merge a finished worktree task into its base branch (w
 
 const DISCARD_TASK: &str = "Throw away a finished worktree task's work: its worktree and branch are removed (the work is kept under a snapshot ref, `snapshotRef`, for a person to recover). Returns the task.";
 
+const PICK_VARIANT: &str = "Keep one variant of a best-of-N task (created with `variants`): merge it into its base branch, discard the others (their work kept under snapshot refs), and complete the task naming the pick. Returns the task, the merge, and the discarded variants. Every variant must have finished first (wait_for_task on the children: list_tasks with parent).";
+
 fn tool<T: JsonSchema + 'static>(
     name: &'static str,
     description: &'static str,
@@ -74,5 +76,6 @@ pub fn all() -> Vec<Tool> {
         tool::<TaskId>("task_diff", TASK_DIFF, true),
         tool::<TaskId>("merge_task", MERGE_TASK, false),
         tool::<TaskId>("discard_task", DISCARD_TASK, false),
+        tool::<PickVariant>("pick_variant", PICK_VARIANT, false),
     ]
 }

@@ -64,6 +64,7 @@ pub async fn call(
         "task_diff" => worktree::diff(ctx, args).await,
         "merge_task" => worktree::merge(ctx, args).await,
         "discard_task" => worktree::discard(ctx, args).await,
+        "pick_variant" => worktree::pick(ctx, args).await,
         _ => return None,
     };
     Some(match outcome {

@@ -24,6 +24,7 @@ pub enum Tool {
     Diff,
     Merge,
     Discard,
+    Pick,
 }
 
 /// The text of a tool error for `failed` in `tool`.
@@ -72,6 +73,9 @@ fn hint(tool: Tool, status: u16) -> Option<&'static str> {
         }
         (409, Diff | Merge | Discard) => {
             "the task is running or its worktree is gone: wait for it (wait_for_task) or cancel it (cancel_task), then try again; get_task shows its worktree"
+        }
+        (409, Pick) => {
+            "every variant must have finished, and the pick must merge cleanly: wait for the running ones (wait_for_task) or cancel them, or resolve the conflict the sentence names"
         }
         (409, Message) => {
             "its session has ended: continue_task starts its agent again on the same conversation"

@@ -56,6 +56,7 @@ pub async fn create(ctx: &Ctx, args: Option<rmcp::model::JsonObject>) -> Outcome
         parent_task_id: a.parent_task_id,
         answers: a.answers,
         delegate: a.delegate,
+        variants: a.variants,
         ..Default::default()
     };
     let created: TaskBody = ctx

@@ -1,11 +1,11 @@
 //! Reviewing and finishing a worktree task: its diff, merging it, discarding it.
 
-use super::args::TaskId;
+use super::args::{PickVariant, TaskId};
 use super::refusal::Tool;
 use super::{Ctx, Outcome, parse, refused, view};
 use orchestra_client::http::Method;
 use orchestra_proto::routes;
-use orchestra_proto::wire::{DiffBody, Discarded, MergedTask};
+use orchestra_proto::wire::{DiffBody, Discarded, MergedTask, Picked};
 use rmcp::model::JsonObject;
 use serde_json::json;
 
@@ -65,4 +65,25 @@ pub async fn discard(ctx: &Ctx, args: Option<JsonObject>) -> Outcome {
         .await
         .map_err(|e| refused(Tool::Discard, e))?;
     Ok(json!({"task": view::task(&body.task, None, 0), "snapshotRef": body.snapshot_ref}))
+}
+
+pub async fn pick(ctx: &Ctx, args: Option<JsonObject>) -> Outcome {
+    let a: PickVariant = parse("pick_variant", args)?;
+    let body: Picked = ctx
+        .remote
+        .send(
+            Method::Post,
+            routes::at(routes::TASK_PICK, &[&a.id]),
+            orchestra_proto::wire::request::PickVariant { variant: a.variant },
+            "a pick",
+        )
+        .await
+        .map_err(|e| refused(Tool::Pick, e))?;
+    Ok(json!({
+        "task": view::task(&body.task, None, 0),
+        "variant": body.variant,
+        "variantTaskId": body.variant_task_id,
+        "merge": body.merge,
+        "discarded": body.discarded,
+    }))
 }

@@ -204,6 +204,33 @@ pub struct VariantSpec {
     pub approval: Option<Approval>,
 }
 
+impl FromStr for VariantSpec {
+    type Err = String;
+    /// `provider` or `provider:approval` (`codex:auto`), as the CLI and the form take it.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (provider, approval) = match s.split_once(':') {
+            Some((p, a)) => (p.trim(), Some(a.trim().parse::<Approval>()?)),
+            None => (s.trim(), None),
+        };
+        if provider.is_empty() {
+            return Err(format!(
+                "variant {s:?} names no provider: use PROVIDER or PROVIDER:APPROVAL (codex:auto)"
+            ));
+        }
+        Ok(VariantSpec {
+            provider_id: provider.to_string(),
+            approval,
+        })
+    }
+}
+
+impl TaskMetadata {
+    /// A best-of-N parent: it runs no agent of its own; its children do.
+    pub fn is_variant_parent(&self) -> bool {
+        !self.variants.is_empty()
+    }
+}
+
 /// How many times a task's checks may fail before it fails, when the request says nothing.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// How long one check may run, when the request says nothing.
@@ -281,6 +308,11 @@ pub struct TaskMetadata {
     /// The branch a worktree task starts from (default: the checked-out one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_ref: Option<String>,
+    /// The commit its worktree starts from, fixed when the task was made (best-of-N
+    /// variants: all start from one commit even if the base branch moves); none: the base
+    /// branch's commit when the task starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
     /// The task's worktree once it has one (kept, with its outcome, after removal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<TaskWorktree>,
@@ -588,6 +620,7 @@ impl Task {
                 approval: spec.approval,
                 isolation: Isolation::None,
                 base_ref: None,
+                base_commit: None,
                 worktree: None,
                 conversation_id: None,
                 prompt: None,
@@ -755,6 +788,27 @@ pub fn text_lines(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use TaskStatus::*;
+
+    #[test]
+    fn a_variant_is_a_provider_with_an_approval_or_not() {
+        let v: VariantSpec = "codex:auto".parse().unwrap();
+        assert_eq!(v.provider_id, "codex");
+        assert_eq!(v.approval, Some(Approval::Auto));
+        let v: VariantSpec = "claude".parse().unwrap();
+        assert_eq!((v.provider_id.as_str(), v.approval), ("claude", None));
+        assert!(
+            "codex:yolo"
+                .parse::<VariantSpec>()
+                .unwrap_err()
+                .contains("yolo")
+        );
+        assert!(
+            ":auto"
+                .parse::<VariantSpec>()
+                .unwrap_err()
+                .contains("names no provider")
+        );
+    }
 
     #[test]
     fn every_pair_of_the_state_machine() {

@@ -48,7 +48,8 @@ pub use session::{
 pub use status::{DaemonStopped, Limits, RunState, SessionCounts, Status, Switched, TaskCounts};
 pub use stream::{MouseEncoding, MouseMode, StreamEvent, StreamRequest, TerminalModes};
 pub use task::{
-    Discarded, STARTED_ELSEWHERE, StepAdded, StepBody, TaskBody, TaskList, started_anyway,
+    Discarded, DiscardedVariant, Picked, STARTED_ELSEWHERE, StepAdded, StepBody, TaskBody,
+    TaskList, started_anyway,
 };
 pub use worktree::{
     Collected, CollectedList, Diff, DiffBody, FileDiff, FileStatus, Merged, MergedTask,

@@ -80,6 +80,46 @@ pub struct TaskChange {
     /// A new description, while the task is pending (not blank if its provider runs it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Another provider, while the task is pending (not for a best-of-N variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_id: Option<String>,
+    /// Another approval preset, while the task is pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+    /// Another isolation, while the task is pending and has no worktree yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
+    /// Another base branch, while the task is pending and has no worktree yet; `""`: the
+    /// checked-out branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_ref: Option<String>,
+    /// New checks (replacing the old ones; `[]`: none), while the task is pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<Vec<String>>,
+    /// Another bound on the checks' attempts, while the task is pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 20))]
+    pub max_attempts: Option<u32>,
+}
+
+impl TaskChange {
+    /// Whether it changes a pending task's settings (beyond its name and description).
+    pub fn edits_settings(&self) -> bool {
+        self.provider_id.is_some()
+            || self.approval.is_some()
+            || self.isolation.is_some()
+            || self.base_ref.is_some()
+            || self.checks.is_some()
+            || self.max_attempts.is_some()
+    }
+}
+
+/// `POST /tasks/:id/pick`: the variant to keep, by its label (`codex`, `codex-2`) or its
+/// task id.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PickVariant {
+    #[schemars(length(min = 1))]
+    pub variant: String,
 }
 
 /// `POST /tasks/:id/result`: how the task ended, as its agent (or a script) says. The

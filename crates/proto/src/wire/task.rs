@@ -63,6 +63,32 @@ pub struct Discarded {
     pub snapshot_ref: String,
 }
 
+/// `POST …/pick`: the best-of-N parent (completed, naming the pick), what merging the
+/// picked variant did, and where each other variant's work is kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Picked {
+    pub task: Arc<Task>,
+    /// The picked variant's label and task id.
+    pub variant: String,
+    pub variant_task_id: String,
+    pub merge: crate::worktree::Merged,
+    pub discarded: Vec<DiscardedVariant>,
+}
+
+/// A variant not picked: its worktree removed, its work kept under `snapshotRef`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscardedVariant {
+    pub variant: String,
+    pub task_id: String,
+    pub snapshot_ref: String,
+    /// The snapshot commit (none when its worktree was already gone: then the ref holds
+    /// its branch's tip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -119,6 +119,11 @@ pub enum Action {
     DiffRight,
     ReloadDiff,
     CloseDiff,
+    /// Comparing variants: another variant on the left / on the right.
+    CompareLeft,
+    CompareRight,
+    /// Comparing variants: keep the left / right one (asks y/n).
+    PickLeft,
     // The grid.
     TileLeft,
     TileRight,
@@ -162,6 +167,8 @@ impl Action {
             DiffLeft | DiffRight => "sideways",
             ReloadDiff => "reload",
             CloseDiff => "close",
+            CompareLeft | CompareRight => "variants",
+            PickLeft => "pick",
             Search => "search",
             CloseTranscript => "close",
             SearchNext => "newer",
@@ -220,7 +227,7 @@ impl Action {
             Autopilot => "autopilot on/off (it starts pending tasks)",
             Transcript => "the session's whole transcript (ended ones too)",
             Delete => "delete a finished task / ended session (y/n)",
-            Edit => "edit a pending task's name and description",
+            Edit => "edit a pending task: name, description, provider, approval, isolation, checks",
             Order => "order the list: created, name, status, grouped",
             Diff => "review a worktree task's changes (the diff view)",
             Merge => "merge a finished worktree task into its base branch (y/n)",
@@ -237,6 +244,12 @@ impl Action {
             DiffLeft | DiffRight => "scroll long lines left / right",
             ReloadDiff => "read the diff again",
             CloseDiff => "close the diff view",
+            CompareLeft | CompareRight => {
+                "best of N (d on its task): compare another variant on the left / right"
+            }
+            PickLeft => {
+                "best of N: pick the left variant (`[` brings another there; merged, the others discarded, y/n)"
+            }
             Search => "search the transcript (not the task filter)",
             CloseTranscript => "close the transcript",
             SearchNext | SearchPrev => "the next (newer) / previous (older) match",

@@ -79,16 +79,13 @@ impl KeyMap {
             .collect()
     }
 
-    /// The bottom bar's hints over the form editing a pending task: its two text fields
-    /// have no choices, and Enter saves rather than creates.
+    /// The bottom bar's hints over the form editing a pending task: Enter saves rather than
+    /// creates.
     pub fn edit_form_bar(&self) -> Vec<(String, &'static str)> {
         let shown = self
             .actions_in(Context::Form)
             .into_iter()
-            .filter(|(a, _)| {
-                a.in_bar(Context::Form)
-                    && !matches!(a, Action::FormPrevChoice | Action::FormNextChoice)
-            })
+            .filter(|(a, _)| a.in_bar(Context::Form))
             .collect();
         merged(
             shown,

@@ -146,6 +146,7 @@ pub fn fetch_providers(api: &Api) -> Result<(Vec<ProviderChoice>, Option<String>
             install: (!p.installed).then_some(p.install),
             installed: p.installed,
             needs_description: p.needs_description,
+            coding_agent: p.coding_agent,
             name: p.name,
             id: p.id,
         })

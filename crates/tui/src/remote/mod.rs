@@ -307,11 +307,7 @@ fn run_command(
         Command::Continue { id, message } => continue_task(api, &id, message),
         Command::AnswerTask { task_id, option } => answer_task(api, &task_id, option),
         Command::DeleteTask(id) => delete_task(api, snap, state_dir, &id),
-        Command::EditTask {
-            task_id,
-            name,
-            description,
-        } => edit_task(api, &task_id, name, description),
+        Command::EditTask { task_id, change } => edit_task(api, &task_id, change),
         // Sessions.
         Command::Message { session_id, text } => send_message(api, snap, &session_id, text),
         Command::Answer { session_id, option } => answer_prompt(api, snap, &session_id, option),
@@ -328,6 +324,7 @@ fn run_command(
         Command::Merge(id) => Ok(merge_task(api, id)),
         Command::Discard(id) => Ok(discard_task(api, id)),
         Command::PullRequest(id) => Ok(open_pull_request(api, id)),
+        Command::Pick { task_id, variant } => Ok(pick_variant(api, task_id, variant)),
         Command::WorktreeUsage => worktree_usage(api),
         // Orchestra itself.
         Command::SetAutopilot(on) => set_autopilot(api, on),
@@ -463,17 +460,7 @@ fn delete_task(
     )))
 }
 
-fn edit_task(
-    api: &Api,
-    task_id: &str,
-    name: String,
-    description: String,
-) -> Result<Outcome, String> {
-    let change = TaskChange {
-        name: Some(name),
-        description: Some(description),
-        ..Default::default()
-    };
+fn edit_task(api: &Api, task_id: &str, change: TaskChange) -> Result<Outcome, String> {
     let t = task_call(
         api,
         Method::Patch,
@@ -587,6 +574,22 @@ fn read_diff(api: &Api, id: String) -> Outcome {
 }
 
 /// Merges a worktree task; what it did, or orchestra's refusal, for the diff view.
+fn pick_variant(api: &Api, id: String, variant: String) -> Outcome {
+    let result = api
+        .send::<_, wire::Picked>(
+            Method::Post,
+            &task_route(routes::TASK_PICK, &id),
+            &orchestra_proto::wire::request::PickVariant { variant },
+            "a pick",
+        )
+        .map(|p| crate::diff_view::picked_note(&p))
+        .map_err(|e| e.to_string());
+    Outcome::Finished {
+        task_id: id,
+        result,
+    }
+}
+
 fn merge_task(api: &Api, id: String) -> Outcome {
     let result = api
         .send::<_, wire::MergedTask>(

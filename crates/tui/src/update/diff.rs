@@ -8,6 +8,7 @@ use crate::app::*;
 use crate::backend::{Command, Outcome};
 use crate::diff_view::{Body, DiffView, PreparedDiff, no_diff_reason};
 use crate::keymap::{Action, Context};
+use crate::variant_compare::Compare;
 use crossterm::event::KeyEvent;
 use orchestra_proto::task::Task;
 use orchestra_proto::wire::TaskEventKind;
@@ -35,6 +36,23 @@ impl App {
     fn show_diff(&mut self, task: &Task, refusal: Option<String>) {
         let mut view = DiffView::new(&task.id, &task.name);
         view.refusal = refusal;
+        if task.metadata.is_variant_parent() {
+            // A best-of-N task has no worktree of its own: its variants are compared.
+            match Compare::of(task, &self.snap.tasks) {
+                Some(c) => view.compare = Some(c),
+                None => {
+                    view.body = Body::Nothing(format!(
+                        "{:?} has fewer than two variants to compare.",
+                        task.name
+                    ))
+                }
+            }
+            self.notice = None;
+            self.typing = false;
+            self.review.diff = Some(view);
+            self.read_compared();
+            return;
+        }
         match no_diff_reason(task) {
             Some(why) => view.body = Body::Nothing(why),
             None => self.run(Command::Diff(task.id.clone()), Origin::Action),
@@ -63,12 +81,26 @@ impl App {
             Action::PrevFile => v.jump_file(false),
             Action::DiffLeft => v.scroll_sideways(-8),
             Action::DiffRight => v.scroll_sideways(8),
+            Action::ReloadDiff if v.compare.is_some() => {
+                v.refusal = None;
+                if let Some(c) = v.compare.as_mut() {
+                    c.diffs.clear();
+                }
+                self.read_compared();
+            }
             Action::ReloadDiff => {
                 v.refusal = None;
                 let id = v.task_id.clone();
                 self.run(Command::Diff(id), Origin::Action);
             }
             Action::CloseDiff => self.review.diff = None,
+            Action::CompareLeft | Action::CompareRight => {
+                if let Some(c) = v.compare.as_mut() {
+                    c.cycle(action == Action::CompareLeft);
+                    self.read_compared();
+                }
+            }
+            Action::PickLeft => self.ask_pick(),
             Action::Merge | Action::Discard | Action::PullRequest => {
                 let id = v.task_id.clone();
                 match self.snap.tasks.iter().find(|t| t.id == id).cloned() {
@@ -198,15 +230,114 @@ impl App {
                 Command::PullRequest(task_id),
                 format!("pushing {name:?} and opening a pull request…"),
             ),
+            Confirm::Pick {
+                task_id,
+                name,
+                variant,
+                ..
+            } => (
+                Command::Pick {
+                    task_id,
+                    variant: variant.clone(),
+                },
+                format!("picking {variant} for {name:?}…"),
+            ),
             _ => return,
         };
         self.notify(text, Level::Info);
         self.run(cmd, Origin::Action);
     }
 
+    /// The comparison's two diffs: those not read yet are asked for (a variant without a
+    /// worktree says why at once); with both in, the comparison is shown.
+    fn read_compared(&mut self) {
+        let Some(v) = self.review.diff.as_mut() else {
+            return;
+        };
+        let Some(c) = v.compare.as_mut() else {
+            return;
+        };
+        let mut ask = Vec::new();
+        for id in c.missing() {
+            match self.snap.tasks.iter().find(|t| t.id == id) {
+                Some(t) => match no_diff_reason(t) {
+                    Some(why) => {
+                        c.diffs.insert(id, Err(why));
+                    }
+                    None => ask.push(id),
+                },
+                None => {
+                    c.diffs.insert(id, Err("the task is gone".into()));
+                }
+            }
+        }
+        match c.combined() {
+            Some(Ok(d)) => v.loaded(Box::new(d)),
+            Some(Err(e)) => v.body = Body::Nothing(e),
+            None => v.body = Body::Loading,
+        }
+        for id in ask {
+            self.run(Command::Diff(id), Origin::Action);
+        }
+    }
+
+    /// `p` in a comparison: asks y/n before keeping the variant on the left (`[` brings
+    /// another there), or says why it cannot be picked yet. (`P` is the pull request.)
+    fn ask_pick(&mut self) {
+        let Some(c) = self.review.diff.as_ref().and_then(|v| v.compare.as_ref()) else {
+            self.notify(
+                "p picks a variant of a best-of-N task: open its diff view (d on the task)",
+                Level::Error,
+            );
+            return;
+        };
+        let (chosen, _) = c.pair();
+        if let Some(open) = c.variants.iter().find(|v| !v.status.is_final()) {
+            self.notify(
+                format!(
+                    "variant {} is still {}; wait for it or cancel it",
+                    open.label, open.status
+                ),
+                Level::Error,
+            );
+            return;
+        }
+        let parent = c.parent_id.clone();
+        let others = c
+            .variants
+            .iter()
+            .filter(|v| v.label != chosen.label)
+            .map(|v| v.label.clone())
+            .collect();
+        let name = self
+            .snap
+            .tasks
+            .iter()
+            .find(|t| t.id == parent)
+            .map(|t| t.name.clone())
+            .unwrap_or_default();
+        self.open(Modal::Confirm(Confirm::Pick {
+            task_id: parent,
+            name,
+            variant: chosen.label.clone(),
+            others,
+        }));
+    }
+
     /// A diff read: shown when that task's view is still open; why there is none, said
-    /// there (a failed reload keeps what was shown).
+    /// there (a failed reload keeps what was shown). A comparison takes its variants'.
     pub(crate) fn on_diff(&mut self, task_id: String, diff: Result<Box<PreparedDiff>, String>) {
+        if let Some(c) = self
+            .review
+            .diff
+            .as_mut()
+            .and_then(|v| v.compare.as_mut())
+            .filter(|c| c.variants.iter().any(|v| v.task_id == task_id))
+        {
+            c.diffs.insert(task_id, diff);
+            self.read_compared();
+            return;
+        }
         let Some(v) = self.review.diff.as_mut().filter(|v| v.task_id == task_id) else {
             return;
         };
@@ -319,7 +450,28 @@ impl App {
         if task.metadata.worktree.is_some() {
             self.request_usage();
         }
-        if let Some(v) = self.review.diff.as_mut().filter(|v| v.task_id == task.id) {
+        // A comparison follows its variants: their statuses and checks, their diffs.
+        let compared = self
+            .review
+            .diff
+            .as_mut()
+            .and_then(|v| v.compare.as_mut())
+            .filter(|c| task.metadata.parent_task_id.as_deref() == Some(c.parent_id.as_str()));
+        if let Some(c) = compared {
+            c.refresh(&self.snap.tasks);
+            let (a, b) = c.pair();
+            if a.task_id == task.id || b.task_id == task.id {
+                c.diffs.remove(&task.id);
+            }
+            self.read_compared();
+            return;
+        }
+        if let Some(v) = self
+            .review
+            .diff
+            .as_mut()
+            .filter(|v| v.task_id == task.id && v.compare.is_none())
+        {
             match no_diff_reason(task) {
                 Some(why) => v.body = Body::Nothing(why),
                 None => self.run(Command::Diff(task.id.clone()), Origin::Action),

@@ -246,7 +246,8 @@ impl App {
                         }
                         c @ (Confirm::Merge { .. }
                         | Confirm::Discard { .. }
-                        | Confirm::PullRequest { .. }) => self.finish(c),
+                        | Confirm::PullRequest { .. }
+                        | Confirm::Pick { .. }) => self.finish(c),
                     }
                     Modal::None
                 }
@@ -452,7 +453,10 @@ impl App {
             | Action::DiffLeft
             | Action::DiffRight
             | Action::ReloadDiff
-            | Action::CloseDiff => {}
+            | Action::CloseDiff
+            | Action::CompareLeft
+            | Action::CompareRight
+            | Action::PickLeft => {}
         }
     }
 

@@ -164,6 +164,15 @@ impl App {
                         .filter(|(k, _)| Some(k) != only_this.as_ref()),
                 );
             }
+            _ if ctx == Context::Diff => {
+                // A comparison of variants picks; a diff merges or discards.
+                let comparing = self.diff_view().is_some_and(|v| v.compare.is_some());
+                hints.extend(self.keymap.bar(ctx).into_iter().filter(|(_, what)| {
+                    let compare_only = matches!(*what, "variants" | "pick");
+                    let diff_only = matches!(*what, "merge" | "discard");
+                    if comparing { !diff_only } else { !compare_only }
+                }))
+            }
             _ => hints.extend(self.keymap.bar(ctx)),
         }
         if ctx == Context::Typing

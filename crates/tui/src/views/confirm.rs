@@ -43,6 +43,16 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
         } => format!(
             "Merge {name:?} into {base_branch}?\nWhat the agent left uncommitted is committed on {branch}, which is merged into {base_branch}; then its worktree and branch are removed."
         ),
+        Confirm::Pick {
+            name,
+            variant,
+            others,
+            ..
+        } => format!(
+            "Pick {variant} for {name:?}?\n{variant} is merged into its base branch; {} {} discarded (each kept under its snapshot ref).",
+            others.join(", "),
+            if others.len() == 1 { "is" } else { "are" }
+        ),
         Confirm::Discard {
             task_id,
             name,
@@ -63,7 +73,10 @@ pub(super) fn draw_confirm(frame: &mut Frame, area: Rect, c: &Confirm) {
     // Wide enough for a branch or ref where the screen allows, as tall as the text needs,
     // the y/n line below it.
     let width = match c {
-        Confirm::Merge { .. } | Confirm::Discard { .. } | Confirm::PullRequest { .. } => 64,
+        Confirm::Merge { .. }
+        | Confirm::Discard { .. }
+        | Confirm::PullRequest { .. }
+        | Confirm::Pick { .. } => 64,
         _ => 50,
     };
     let text_rows = wrap_breaking(&text, usize::from(area.width.min(width).saturating_sub(2)));

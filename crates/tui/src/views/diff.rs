@@ -37,6 +37,10 @@ fn status_letter(status: &str) -> Span<'static> {
     let (c, color) = match status {
         "added" => ("A", Color::Green),
         "deleted" => ("D", Color::Red),
+        // A comparison of two variants: who changed the file.
+        "both" => ("◆", Color::Cyan),
+        "left" => ("◀", Color::Blue),
+        "right" => ("▶", Color::Magenta),
         _ => ("M", Color::Yellow),
     };
     Span::styled(c, Style::default().fg(color).add_modifier(Modifier::BOLD))
@@ -137,7 +141,11 @@ impl App {
         let dim = Style::default().fg(Color::DarkGray);
         let total = v.lines().len();
         let mut title = vec![Span::styled(
-            " Diff ",
+            if v.compare.is_some() {
+                " Compare variants "
+            } else {
+                " Diff "
+            },
             Style::default().add_modifier(Modifier::BOLD),
         )];
         title.push(Span::styled(
@@ -224,6 +232,25 @@ impl App {
 fn diff_head(v: &DiffView, w: usize) -> Vec<Line<'static>> {
     let dim = Style::default().fg(Color::DarkGray);
     let mut head: Vec<Line> = Vec::new();
+    if let Some(c) = &v.compare {
+        // Each side's status and checks: what the pick rests on.
+        let (a, b) = c.pair();
+        for (mark, side, colour) in [("◀", a, Color::Blue), ("▶", b, Color::Magenta)] {
+            let text = format!(
+                " {} · {} · {}",
+                side.label,
+                side.status,
+                crate::variant_compare::checks_text(&side.checks)
+            );
+            head.push(Line::from(vec![
+                Span::styled(
+                    mark,
+                    Style::default().fg(colour).add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(fit(&text, w.saturating_sub(1)).trim_end().to_string()),
+            ]));
+        }
+    }
     if let Body::Loaded(d) = &v.body {
         let diff = &d.diff;
         let added: u64 = diff.files.iter().filter_map(|f| f.added).sum();

@@ -2,6 +2,7 @@
 
 use super::{centered, clear_overlay, first_fitting, fit, keys_inline};
 use crate::form::{Field, Form};
+use crate::form_choices as choices;
 use crate::keymap::{Action, Context, KeyMap};
 use crate::text_edit::LineEdit;
 use ratatui::Frame;
@@ -10,8 +11,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph};
 
-/// The form's height with a one-row description.
+/// The form's height with a one-row description, before the compact settings.
 const BASE_HEIGHT: u16 = 17;
+/// The most rows the checks take before they scroll.
+const MAX_CHECK_ROWS: usize = 3;
 /// The most rows the description grows to before it scrolls.
 const MAX_DESCRIPTION_ROWS: usize = 10;
 /// Width of the label column.
@@ -37,54 +40,60 @@ fn window(
     (shown, (cr - top, cc), top, below)
 }
 
-/// Draws the task form over `area`: its fields, each with its error or hint, and a footer.
+/// Draws the task form over `area`: its fields, each with its error or hint (a compact
+/// choice on one row), and a footer. Taller than `area`, it scrolls to the focused field.
 pub fn draw_form(frame: &mut Frame, area: Rect, f: &Form, keys: &KeyMap) {
     let max_rows = description_rows_max(area);
-    let field_w_for = |r: Rect| (r.width.saturating_sub(2) as usize).saturating_sub(LABEL_W + 1);
-    // The description's rows decide the form's height; its width does not depend on them.
-    let probe = centered(area, 72, BASE_HEIGHT);
-    let desc_rows = f
-        .description
-        .rows(field_w_for(probe).max(1))
-        .0
-        .len()
-        .min(max_rows);
-    // An edit shows two of the fields.
-    let hidden = (Field::ALL.len() - f.fields().len()) as u16 * 2;
-    let r = centered(area, 72, BASE_HEIGHT + desc_rows as u16 - 1 - hidden);
+    let width = centered(area, 72, 1).width;
+    let field_w = ((width.saturating_sub(2) as usize).saturating_sub(LABEL_W + 1)).max(1);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut cursor: Option<(usize, usize)> = None;
+    let mut focus = (0, 0);
+    for field in f.fields() {
+        let max = match field {
+            Field::Description => max_rows,
+            Field::Checks => MAX_CHECK_ROWS,
+            _ => 1,
+        };
+        let top = lines.len();
+        let (rows, at) = field_lines(f, field, field_w, max);
+        if let Some((cr, cc)) = at {
+            cursor = Some((top + cr, LABEL_W + cc));
+        }
+        lines.extend(rows);
+        if !field.is_compact() {
+            lines.push(field_note(f, field, field_w));
+        }
+        if field == f.field {
+            focus = (top, lines.len());
+        }
+    }
+    if f.fields().last().is_some_and(|l| l.is_compact()) {
+        lines.push(Line::from(""));
+    }
+    lines.push(Line::from(footer(f, field_w + LABEL_W)));
+    // A row for a message that wraps, two for the border.
+    let r = centered(area, 72, lines.len() as u16 + 3);
     clear_overlay(frame, r);
     let block = form_block(f, keys, r.width);
     let inner = block.inner(r);
     frame.render_widget(block, r);
-    let field_w = field_w_for(r).max(1);
-    let mut lines: Vec<Line> = Vec::new();
-    let mut cursor: Option<Position> = None;
-    for &field in f.fields() {
-        let max = if field == Field::Description {
-            max_rows
-        } else {
-            1
-        };
-        let (rows, at) = field_lines(f, field, field_w, max);
-        if let Some((cr, cc)) = at {
-            cursor = Some(Position::new(
-                inner.x + LABEL_W as u16 + cc as u16,
-                inner.y + (lines.len() + cr) as u16,
-            ));
-        }
-        lines.extend(rows);
-        lines.push(field_note(f, field, field_w));
-    }
-    lines.push(Line::from(footer(f)));
+    let shown = inner.height as usize;
+    let scroll = focus.1.saturating_sub(shown).min(focus.0);
     // Long messages wrap onto the lines left below.
     frame.render_widget(
-        Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
+        Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .scroll((scroll as u16, 0)),
         inner,
     );
-    if let Some(p) = cursor
-        && inner.contains(p)
+    if let Some((row, col)) = cursor
+        && row >= scroll
     {
-        frame.set_cursor_position(p);
+        let p = Position::new(inner.x + col as u16, inner.y + (row - scroll) as u16);
+        if inner.contains(p) {
+            frame.set_cursor_position(p);
+        }
     }
 }
 
@@ -158,13 +167,86 @@ fn field_lines(
     } else {
         Style::default()
     };
+    let choice = |text: String, hint: &str| {
+        let mut spans = vec![label.clone(), Span::styled(text, input_style)];
+        if active {
+            spans.push(Span::styled(format!("  {hint}"), dim));
+        }
+        (vec![Line::from(spans)], None)
+    };
     match field {
-        Field::Name | Field::Description | Field::Directory => {
+        Field::Approval => {
+            return choice(
+                format!("‹ {} ›", choices::approval_text(f.approval())),
+                "←/→ manual · safe · auto",
+            );
+        }
+        Field::Isolation => {
+            let text = match f.isolation() {
+                Some(i) => choices::isolation_word(i).to_string(),
+                None => format!(
+                    "default ({})",
+                    choices::isolation_word(f.isolation_resolved())
+                ),
+            };
+            return choice(format!("‹ {text} ›"), "←/→ worktree · none");
+        }
+        Field::MaxAttempts => {
+            return choice(
+                format!("‹ {} ›", choices::max_attempts_text(f.max_attempts)),
+                "←/→ how often failed checks go back",
+            );
+        }
+        Field::Variants => {
+            let at = f.providers.get(f.variant_at);
+            let mark = if f.chosen.get(f.variant_at).copied().unwrap_or(false) {
+                "[x]"
+            } else {
+                "[ ]"
+            };
+            let chosen: Vec<&str> = f
+                .providers
+                .iter()
+                .zip(&f.chosen)
+                .filter(|(_, on)| **on)
+                .map(|(p, _)| p.id.as_str())
+                .collect();
+            let list = if chosen.is_empty() {
+                "none: one agent".to_string()
+            } else {
+                format!("race {}", chosen.join(", "))
+            };
+            let text = format!(
+                "‹ {mark} {} › {list}",
+                at.map(|p| p.id.as_str()).unwrap_or_default()
+            );
+            return choice(
+                fit(&text, field_w.saturating_sub(if active { 14 } else { 0 })),
+                "←/→ space",
+            );
+        }
+        _ => {}
+    }
+    match field {
+        Field::Name | Field::Description | Field::Directory | Field::BaseRef | Field::Checks => {
             let edit = match field {
                 Field::Name => &f.name,
                 Field::Description => &f.description,
+                Field::BaseRef => &f.base_ref,
+                Field::Checks => &f.checks,
                 _ => &f.dir,
             };
+            // An empty setting says what it gets by default.
+            if !active && edit.text().is_empty() && field.is_compact() {
+                let default = match field {
+                    Field::BaseRef => "default (the checked-out branch)",
+                    _ => "none (the agent's word decides)",
+                };
+                return (
+                    vec![Line::from(vec![label, Span::styled(default, dim)])],
+                    None,
+                );
+            }
             let (rows, (cr, cc), above, below) = window(edit, field_w, max);
             let lines = rows
                 .iter()
@@ -199,7 +281,12 @@ fn field_lines(
             }
             (vec![Line::from(spans)], None)
         }
-        Field::StartNow | Field::Delegate => {
+        Field::StartNow
+        | Field::Delegate
+        | Field::Approval
+        | Field::Isolation
+        | Field::MaxAttempts
+        | Field::Variants => {
             let on = if field == Field::StartNow {
                 f.start_now
             } else {
@@ -232,9 +319,18 @@ fn field_note(f: &Form, field: Field, field_w: usize) -> Line<'static> {
 
 /// The form's last line: the form's error, a note, what it is doing, or what the
 /// description is for.
-fn footer(f: &Form) -> Span<'static> {
+fn footer(f: &Form, width: usize) -> Span<'static> {
+    // A compact field's error shows here (the focused one's first).
+    let compact_error = f
+        .errors
+        .iter()
+        .filter(|(field, _)| field.is_compact())
+        .min_by_key(|(field, _)| *field != f.field)
+        .map(|(field, e)| format!("⚠ {}: {e}", field.label()));
     if let Some(e) = &f.error {
         Span::styled(format!("⚠ {e}"), Style::default().fg(Color::Red))
+    } else if let Some(e) = compact_error {
+        Span::styled(e, Style::default().fg(Color::Red))
     } else if let Some(n) = &f.note {
         Span::styled(n.clone(), Style::default().fg(Color::Yellow))
     } else if f.busy {
@@ -245,10 +341,21 @@ fn footer(f: &Form) -> Span<'static> {
         };
         Span::styled(doing, Style::default().fg(Color::Yellow))
     } else {
-        Span::styled(
-            "The description is the agent's first instruction (a shell runs it).",
-            Style::default().fg(Color::DarkGray),
-        )
+        let text = match f.field {
+            Field::Checks => {
+                "One command a line (Alt-Enter: a new line); all must pass in its worktree before it is completed."
+            }
+            Field::Variants => {
+                "Best of N: two or more providers race the request, each in its own worktree; you pick one."
+            }
+            Field::BaseRef => "The branch its worktree starts from and merges into.",
+            Field::Isolation => {
+                "worktree: its own branch and checkout; none: the directory as it is."
+            }
+            Field::Approval => "How much its agent may do without asking you.",
+            _ => "The description is the agent's first instruction (a shell runs it).",
+        };
+        Span::styled(fit(text, width), Style::default().fg(Color::DarkGray))
     }
 }
 

@@ -9,11 +9,11 @@ use axum::{Extension, Json};
 use orchestra_proto::task::{StepStatus, TaskStatus};
 use orchestra_proto::wire::request::{
     Answer, ContinueTask, Gc, HOOK_TOKEN_HEADER, HookReport, NewSession, NewStep, NewTask,
-    OutputLines, Resize, ResultReport, SendMessage, StepChange, TaskChange, TrustPath,
+    OutputLines, PickVariant, Resize, ResultReport, SendMessage, StepChange, TaskChange, TrustPath,
 };
 use orchestra_proto::wire::{
     CollectedList, DaemonStopped, DiffBody, Discarded, EventFrame, MergedTask, MessageBody,
-    MessageList, Peek, ProviderList, PullRequestTask, Revoked, SessionBody, SessionCreated,
+    MessageList, Peek, Picked, ProviderList, PullRequestTask, Revoked, SessionBody, SessionCreated,
     SessionList, Status, StepAdded, StepBody, StreamEvent, StreamRequest, Switched, TaskBody,
     TaskList, TrustList, Trusted, WorktreeList,
 };
@@ -104,7 +104,7 @@ fn task_records(spec: &mut Spec) {
         .add();
     spec.op("post", TASKS, "createTask", "Create a task")
         .tag("tasks")
-        .describe("The task is `pending` with progress 0. `description` may be left out only for providers that do not run it (`needsDescription: false` in `GET /providers`, e.g. `shell`). Default provider: the configured one, else the first installed coding agent, else `shell`; default directory: the server's.")
+        .describe("The task is `pending` with progress 0. `description` may be left out only for providers that do not run it (`needsDescription: false` in `GET /providers`, e.g. `shell`). Default provider: the configured one, else the first installed coding agent, else `shell`; default directory: the server's. With `variants` (2–8, best of N) the task is a parent that runs no agent of its own (its providerId is the first variant's) and gets one pending child per variant (`<name> · <label>`, label the provider's id, `codex-2` when one repeats; each with `variant` and `parentTaskId`, in its own worktree from one base commit fixed now); list them with `GET /tasks?parent=ID`. Starting the parent starts them within the concurrency limit.")
         .body::<NewTask>()
         .example(&NewTask {
             name: "tests".into(),
@@ -113,7 +113,7 @@ fn task_records(spec: &mut Spec) {
             ..NewTask::default()
         })
         .answer::<TaskBody>(201, "The new task.")
-        .error(400, "A missing or blank name, a missing description its provider needs, an unknown provider, isolation, approval or answers, a parentTaskId that names no task, or a workingDirectory that is not an existing directory.")
+        .error(400, "A missing or blank name, a missing description its provider needs, an unknown provider, isolation, approval or answers, a parentTaskId that names no task, a workingDirectory that is not an existing directory, or variants that are not 2–8, name an unknown provider, come with isolation `none` or a directory that is not in a git repository with a commit.")
         .error(403, "With an agent session's credential: a parent that is not the session's task or one of its descendants, an approval wider than the session's own, or a command provider (`exec`, `shell`) asked for by an agent not under `auto`.")
         .error(409, "`isolation: worktree` where the directory is not in a git repository, or the base ref is unknown.")
         .error(503, "The provider is known but not installed here.")
@@ -122,9 +122,9 @@ fn task_records(spec: &mut Spec) {
         .tag("tasks")
         .answer::<TaskBody>(200, "The task.")
         .add();
-    spec.op("patch", TASK, "updateTask", "Change a task's status, progress, error, name or description")
+    spec.op("patch", TASK, "updateTask", "Change a task's status, progress, error, or (pending) its name, description and settings")
         .tag("tasks")
-        .describe("Only the fields given change; status moves only along the state machine (`pending → running | completed | failed | cancelled`, `running → paused | completed | failed | cancelled`, `paused → running | completed | failed | cancelled`). Name and description change on pending tasks only.")
+        .describe("Only the fields given change; status moves only along the state machine (`pending → running | completed | failed | cancelled`, `running → paused | completed | failed | cancelled`, `paused → running | completed | failed | cancelled`). Name, description, providerId, approval, isolation, baseRef, checks and maxAttempts change on pending tasks only (a best-of-N variant keeps its provider, isolation and base).")
         .body_at_least_one::<TaskChange>()
         .example(&TaskChange {
             progress: Some(40.0),
@@ -132,7 +132,7 @@ fn task_records(spec: &mut Spec) {
         })
         .answer::<TaskBody>(200, "The task as changed.")
         .error(400, "No field to change, a progress outside 0–100, an unknown status, or a field of the wrong type.")
-        .error(409, "The move is not legal from the task's status, or the task is finished.")
+        .error(409, "The move is not legal from the task's status, the task is finished, or a setting was given for a task no longer pending.")
         .add();
     spec.op("delete", TASK, "deleteTask", "Delete a finished task")
         .tag("tasks")
@@ -358,6 +358,19 @@ fn task_worktree(spec: &mut Spec) {
     .error(409, "The task is not finished or has no live worktree.")
     .error(422, "No remote to push to, neither `gh` nor `glab` on PATH (or not the one the remote's host needs), or the CLI is not logged in: the sentence says which; nothing was pushed.")
     .error(502, "The push failed (git's reason; nothing opened), or the CLI could not open the pull request (its reason; the branch was pushed).")
+    .add();
+    spec.op(
+        "post",
+        &format!("{TASK}/pick"),
+        "pickVariant",
+        "Keep one variant of a best-of-N task",
+    )
+    .tag("worktrees")
+    .describe("`variant`: a label (`codex`, `codex-2`) or a variant's task id. Merges that variant into the base branch, discards the others (each kept under its snapshot ref) and completes the parent naming the pick. Every variant must have finished; a failed or cancelled one may be picked (its worktree is what is merged).")
+    .body::<PickVariant>()
+    .answer::<Picked>(200, "The parent, completed; what the merge did; where each other variant's work is kept.")
+    .error(404, "No such task, or no such variant (the labels are named).")
+    .error(409, "The task is not a best-of-N parent or was settled already, a variant is still running, the picked variant has no live worktree, or the merge conflicts (the files are named; nothing was discarded).")
     .add();
 }
 
@@ -765,7 +778,7 @@ mod tests {
         );
         let patch =
             &doc["paths"][TASK]["patch"]["requestBody"]["content"]["application/json"]["schema"];
-        assert_eq!(patch["anyOf"].as_array().map(Vec::len), Some(5));
+        assert_eq!(patch["anyOf"].as_array().map(Vec::len), Some(11));
     }
 
     #[test]
