@@ -22,11 +22,25 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// The evidence `task`'s result carries. THE place where the result's checks (each
-    /// command with its exit code, duration and output tail) become lines: until tasks carry
-    /// checks, there are none.
-    pub fn of(_task: &Task) -> Evidence {
-        Evidence::default()
+    /// The checks that passed, as `task`'s result records them (the one place where a
+    /// check's evidence becomes a line): none when the task has no checks or its result
+    /// does not record them passing.
+    pub fn of(task: &Task) -> Evidence {
+        let runs = task.metadata.result.as_ref().map(|r| r.checks.as_slice());
+        Evidence {
+            lines: runs
+                .unwrap_or_default()
+                .iter()
+                .filter(|c| c.passed())
+                .map(|c| {
+                    format!(
+                        "{}: exit 0 in {:.1} s",
+                        c.command,
+                        c.duration_ms as f64 / 1000.0
+                    )
+                })
+                .collect(),
+        }
     }
 }
 
@@ -146,6 +160,26 @@ mod tests {
         assert_eq!(
             task_commit_message(&t, &Evidence::default()),
             "fix2\n\nexited with code 0\n\nOrchestra-Task: t-123\nOrchestra-Provider: exec\n"
+        );
+    }
+
+    #[test]
+    fn the_checks_that_passed_come_from_the_result() {
+        use orchestra_proto::task::CheckRun;
+        let mut t = task("fix2", "", Some("done"));
+        let run = |command: &str, exit_code| CheckRun {
+            command: command.into(),
+            exit_code: Some(exit_code),
+            duration_ms: 12_340,
+            output_tail: String::new(),
+            error: None,
+        };
+        if let Some(r) = t.metadata.result.as_mut() {
+            r.checks = vec![run("cargo test -q", 0), run("make lint", 1)];
+        }
+        assert_eq!(
+            Evidence::of(&t).lines,
+            vec!["cargo test -q: exit 0 in 12.3 s".to_string()]
         );
     }
 
