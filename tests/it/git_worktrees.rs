@@ -11,14 +11,14 @@ use support::*;
 const TASKS: &str = "/api/coding-agents/tasks";
 
 /// What the user sees of their repository: status and HEAD.
-fn state_of(repo: &Path) -> (String, String) {
+pub(crate) fn state_of(repo: &Path) -> (String, String) {
     (
         git(repo, &["status", "--porcelain", "--untracked-files=all"]),
         git(repo, &["rev-parse", "HEAD"]),
     )
 }
 
-fn create(s: &Server, name: &str, command: &str, repo: &Path, extra: Value) -> Response {
+pub(crate) fn create(s: &Server, name: &str, command: &str, repo: &Path, extra: Value) -> Response {
     let mut body = json!({
         "name": name,
         "description": command,
@@ -33,7 +33,7 @@ fn create(s: &Server, name: &str, command: &str, repo: &Path, extra: Value) -> R
 }
 
 /// Creates and starts a worktree task running `command`, and waits for it to complete.
-fn run(s: &Server, name: &str, command: &str, repo: &Path) -> Value {
+pub(crate) fn run(s: &Server, name: &str, command: &str, repo: &Path) -> Value {
     let r = create(s, name, command, repo, json!({}));
     assert_eq!(r.status, 201, "{}", r.body);
     let id = r.json()["task"]["id"].as_str().unwrap().to_string();
@@ -42,11 +42,11 @@ fn run(s: &Server, name: &str, command: &str, repo: &Path) -> Value {
     wait_task_status(s, &id, "completed")
 }
 
-fn id(t: &Value) -> String {
+pub(crate) fn id(t: &Value) -> String {
     t["id"].as_str().unwrap().to_string()
 }
 
-fn worktree(t: &Value) -> (String, String) {
+pub(crate) fn worktree(t: &Value) -> (String, String) {
     let w = &t["metadata"]["worktree"];
     (
         w["path"].as_str().expect("a worktree path").to_string(),

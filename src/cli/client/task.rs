@@ -73,6 +73,7 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
         TaskCmd::Diff { id } => super::worktree::diff(ctx, id),
         TaskCmd::Merge { id } => super::worktree::merge(ctx, id),
         TaskCmd::Discard { id } => super::worktree::discard(ctx, id),
+        TaskCmd::Conflicts { id } => super::worktree::conflicts(ctx, id),
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod body;
 mod children;
+mod conflicts;
 mod error;
 mod events;
 pub mod guard;
@@ -90,6 +91,8 @@ fn route_table() -> Vec<(&'static str, MethodRouter<Engine>)> {
         (routes::TASK_DIFF, get(tasks::diff)),
         (routes::TASK_MERGE, post(tasks::merge)),
         (routes::TASK_DISCARD, post(tasks::discard)),
+        (routes::TASK_CONFLICTS, get(conflicts::task)),
+        (routes::CONFLICTS, get(conflicts::list)),
         (routes::TRUST, get(trust::list).post(trust::trust)),
         (routes::TRUST_REVOKE, post(trust::revoke)),
         (routes::WORKTREES, get(worktrees::list)),

@@ -4,6 +4,7 @@
 
 pub mod diff;
 pub mod merge;
+pub mod radar;
 pub mod run;
 pub mod snapshot;
 pub mod worktree;
