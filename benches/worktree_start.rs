@@ -12,19 +12,12 @@ mod support;
 
 use orchestra_daemon::git;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 use support::env_num;
 
 fn sh(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
+    let out = support::git_command(dir)
         .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "b")
-        .env("GIT_AUTHOR_EMAIL", "b@b")
-        .env("GIT_COMMITTER_NAME", "b")
-        .env("GIT_COMMITTER_EMAIL", "b@b")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
         .expect("git runs");
     assert!(

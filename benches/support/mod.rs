@@ -16,6 +16,19 @@ pub fn bench_mode(name: &str) -> bool {
     bench
 }
 
+/// `git` in `dir` with a fixed identity and no global config, as the benches' own
+/// repositories want it.
+pub fn git_command(dir: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new("git");
+    c.current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "b")
+        .env("GIT_AUTHOR_EMAIL", "b@b")
+        .env("GIT_COMMITTER_NAME", "b")
+        .env("GIT_COMMITTER_EMAIL", "b@b")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null");
+    c
+}
+
 /// A whole number from the environment, or `default`.
 pub fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name)

@@ -11,7 +11,7 @@ use support::*;
 const TASKS: &str = "/api/coding-agents/tasks";
 
 /// What the user sees of their repository: status and HEAD.
-fn state_of(repo: &Path) -> (String, String) {
+pub(crate) fn state_of(repo: &Path) -> (String, String) {
     (
         git(repo, &["status", "--porcelain", "--untracked-files=all"]),
         git(repo, &["rev-parse", "HEAD"]),
@@ -42,11 +42,11 @@ pub fn run(s: &Server, name: &str, command: &str, repo: &Path) -> Value {
     wait_task_status(s, &id, "completed")
 }
 
-fn id(t: &Value) -> String {
+pub(crate) fn id(t: &Value) -> String {
     t["id"].as_str().unwrap().to_string()
 }
 
-fn worktree(t: &Value) -> (String, String) {
+pub(crate) fn worktree(t: &Value) -> (String, String) {
     let w = &t["metadata"]["worktree"];
     (
         w["path"].as_str().expect("a worktree path").to_string(),

@@ -33,6 +33,7 @@ mod model_server;
 mod props_api;
 mod props_providers;
 mod props_session;
+mod radar;
 mod repo_trust;
 mod session_runtime;
 mod start_race;

@@ -203,6 +203,7 @@ fn fake() -> Arc<Fake> {
         autopilot: false,
         offline: None,
         url: Some("http://127.0.0.1:4000".into()),
+        conflicts: HashMap::new(),
     };
     let mut screens = HashMap::new();
     screens.insert("s-run".to_string(), screen_parser(10, 40));
@@ -1460,6 +1461,7 @@ fn agents(n: usize, blocked: Option<usize>) -> Arc<Fake> {
             autopilot: true,
             offline: None,
             url: None,
+            conflicts: HashMap::new(),
         }),
         screens: Mutex::new(screens),
         commands: Mutex::new(vec![]),
@@ -1892,4 +1894,45 @@ fn children_sit_under_their_parent_and_go_with_it_when_asked() {
             Command::Pause("t-g1".into())
         ]
     );
+}
+
+#[test]
+fn a_conflicting_task_is_marked_listed_in_its_details_and_queued() {
+    use orchestra_proto::wire::{BaseConflict, ConflictReport, TaskConflict};
+    let f = fake();
+    let mut a = app(&f);
+    let report = |id: &str, rival: &str, name: &str, base: bool| {
+        Arc::new(ConflictReport {
+            task_id: id.into(),
+            with_base: base.then(|| BaseConflict {
+                base_branch: "main".into(),
+                base_commit: "abc".into(),
+                files: vec!["Cargo.toml".into()],
+            }),
+            with_tasks: vec![TaskConflict {
+                task_id: rival.into(),
+                name: name.into(),
+                files: vec!["src/lex.rs".into()],
+            }],
+            checked_at: Some(NOW),
+            merge_order: vec!["t-done".into(), "t-run".into()],
+            note: None,
+        })
+    };
+    let run = report("t-run", "t-done", "add CI", true);
+    let done = report("t-done", "t-run", "fix the parser", false);
+    for r in [&run, &done] {
+        f.snap.lock().set_conflicts(r.clone());
+        a.on_engine(Ok(Event::Conflicts { report: r.clone() }));
+    }
+    let t = render(&mut a, 100, 30);
+    // The selected task is being looked at; the other one's new conflict queues.
+    let queued: Vec<_> = a.waiting().iter().map(|w| w.name.clone()).collect();
+    assert_eq!(queued, vec!["add CI"]);
+    assert_eq!(a.waiting()[0].status, "conflicts");
+    assert_eq!(
+        a.waiting()[0].prompt,
+        "conflicts with fix the parser in src/lex.rs"
+    );
+    insta::assert_snapshot!(t.backend());
 }

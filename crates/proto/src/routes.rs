@@ -26,6 +26,8 @@ pub const TASK_MERGE: &str = "/api/coding-agents/tasks/{id}/merge";
 pub const TASK_DISCARD: &str = "/api/coding-agents/tasks/{id}/discard";
 pub const TASK_PR: &str = "/api/coding-agents/tasks/{id}/pr";
 pub const TASK_PICK: &str = "/api/coding-agents/tasks/{id}/pick";
+pub const TASK_CONFLICTS: &str = "/api/coding-agents/tasks/{id}/conflicts";
+pub const CONFLICTS: &str = "/api/coding-agents/conflicts";
 
 pub const TRUST: &str = "/api/coding-agents/trust";
 pub const TRUST_REVOKE: &str = "/api/coding-agents/trust/revoke";

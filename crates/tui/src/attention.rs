@@ -1,6 +1,7 @@
 //! The attention queue: agents that came to need the user — blocked on a question, limited
 //! by their usage limit, their task finished, or (without a task) their session ended — and
-//! tasks waiting on a question before their agent starts (trust in a repository's file) —
+//! tasks waiting on a question before their agent starts (trust in a repository's file) or
+//! whose work came to conflict with another task's or their base's (the conflict radar) —
 //! found by comparing one snapshot with the next. Whoever is looked at is
 //! left out (the app decides that); the rest queue, oldest first, and each raises a
 //! notification (see `notify`).
@@ -18,9 +19,10 @@ pub struct Waiting {
     pub session_id: Option<String>,
     pub name: String,
     /// `blocked`, `limited`, the finished task's status (`completed`, `failed`,
-    /// `cancelled`), or `exited` for a session without a task that ended.
+    /// `cancelled`), `exited` for a session without a task that ended, or `conflicts`.
     pub status: String,
-    /// The question a blocked agent asks (empty when unknown or not blocked).
+    /// The question a blocked agent asks (empty when unknown or not blocked); for
+    /// `conflicts`, what the new conflicts are.
     pub prompt: String,
 }
 
@@ -128,6 +130,42 @@ pub fn arrivals(old: &Snapshot, new: &Snapshot) -> Vec<Waiting> {
             });
         }
     }
+    out.extend(new_conflicts(old, new));
+    out
+}
+
+/// Tasks that came to conflict with a task or their base they did not conflict with in
+/// `old`, each with what is new.
+fn new_conflicts(old: &Snapshot, new: &Snapshot) -> Vec<Waiting> {
+    let mut out = Vec::new();
+    for t in &new.tasks {
+        let Some(now) = new.conflicts_of(&t.id) else {
+            continue;
+        };
+        let before = old.conflicts_of(&t.id);
+        let mut what = Vec::new();
+        if let Some(b) = &now.with_base
+            && before.is_none_or(|r| r.with_base.is_none())
+        {
+            what.push(format!("{} in {}", b.base_branch, b.files.join(", ")));
+        }
+        for rival in &now.with_tasks {
+            let known =
+                before.is_some_and(|r| r.with_tasks.iter().any(|o| o.task_id == rival.task_id));
+            if !known {
+                what.push(format!("{} in {}", rival.name, rival.files.join(", ")));
+            }
+        }
+        if !what.is_empty() {
+            out.push(Waiting {
+                target: Selected::Task(t.id.clone()),
+                session_id: None,
+                name: t.name.clone(),
+                status: "conflicts".into(),
+                prompt: format!("conflicts with {}", what.join("; ")),
+            });
+        }
+    }
     out
 }
 
@@ -135,6 +173,9 @@ pub fn arrivals(old: &Snapshot, new: &Snapshot) -> Vec<Waiting> {
 /// longer is (answered elsewhere, continued, or ended) does not; a finished task does until
 /// it is looked at.
 pub fn still_needed(w: &Waiting, snap: &Snapshot) -> bool {
+    if w.status == "conflicts" {
+        return matches!(&w.target, Selected::Task(id) if snap.conflicts_of(id).is_some());
+    }
     if !matches!(w.status.as_str(), "blocked" | "limited") {
         return true;
     }

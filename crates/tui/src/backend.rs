@@ -40,6 +40,25 @@ pub struct Snapshot {
     pub url: Option<String>,
     /// Why orchestra cannot be reached right now (the TUI is trying again); `None`: it can.
     pub offline: Option<String>,
+    /// The conflict radar's reports of the tasks that conflict (with another task or their
+    /// base), by task id.
+    pub conflicts: std::collections::HashMap<String, Arc<orchestra_proto::wire::ConflictReport>>,
+}
+
+impl Snapshot {
+    /// The radar's report of task `id`, when it conflicts.
+    pub fn conflicts_of(&self, id: &str) -> Option<&orchestra_proto::wire::ConflictReport> {
+        self.conflicts.get(id).map(|r| r.as_ref())
+    }
+
+    /// Keeps `report` when it shows a conflict, else forgets the task's.
+    pub fn set_conflicts(&mut self, report: Arc<orchestra_proto::wire::ConflictReport>) {
+        if report.conflicts() {
+            self.conflicts.insert(report.task_id.clone(), report);
+        } else {
+            self.conflicts.remove(&report.task_id);
+        }
+    }
 }
 
 /// What a start says: started, or stopped at the question the task now waits on.

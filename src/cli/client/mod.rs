@@ -256,6 +256,14 @@ pub enum TaskCmd {
         /// Task id, or a unique prefix of one.
         id: String,
     },
+    /// Which live worktree tasks, and the base branch as it is now, a worktree task's work
+    /// would conflict with if merged, in which files; and the order of merging that
+    /// conflicts least.
+    #[command(after_long_help = EXIT_CODES_HELP)]
+    Conflicts {
+        /// Task id, or a unique prefix of one.
+        id: String,
+    },
 }
 
 /// `orchestra gc`

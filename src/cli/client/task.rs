@@ -99,6 +99,7 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
         TaskCmd::Merge { id } => super::worktree::merge(ctx, id),
         TaskCmd::Pr { id } => super::worktree::pull_request(ctx, id),
         TaskCmd::Discard { id } => super::worktree::discard(ctx, id),
+        TaskCmd::Conflicts { id } => super::worktree::conflicts(ctx, id),
     }
 }
 

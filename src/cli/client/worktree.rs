@@ -1,5 +1,5 @@
-//! `orchestra task diff|merge|pr|discard` and `orchestra gc`: a worktree task's changes, and
-//! finishing, publishing or collecting its worktree.
+//! `orchestra task diff|merge|pr|pick|discard|conflicts` and `orchestra gc`: a worktree task's
+//! changes, its conflicts, and finishing, publishing or collecting its worktree.
 
 use super::Ctx;
 use super::error::CliResult;
@@ -11,7 +11,8 @@ use orchestra_proto::units::human_bytes;
 use orchestra_proto::wire::request::Gc;
 use orchestra_proto::wire::request::PickVariant;
 use orchestra_proto::wire::{
-    CollectedList, Diff, DiffBody, Discarded, MergedTask, Picked, PullRequestTask, TaskList,
+    CollectedList, ConflictReport, Diff, DiffBody, Discarded, MergedTask, Picked, PullRequestTask,
+    TaskList,
 };
 use std::io::IsTerminal;
 
@@ -237,6 +238,56 @@ fn diffstat(d: &Diff) -> String {
     let added: u64 = d.files.iter().filter_map(|f| f.added).sum();
     let removed: u64 = d.files.iter().filter_map(|f| f.removed).sum();
     format!("{} files +{added} -{removed}", d.files.len())
+}
+
+/// The conflict radar's report as lines a person reads.
+pub fn render_conflicts(r: &ConflictReport) -> String {
+    let files = |f: &[String]| f.iter().map(|f| clean(f)).collect::<Vec<_>>().join(", ");
+    if let Some(note) = &r.note {
+        return format!("no conflicts to report: {}\n", clean(note));
+    }
+    let mut text = String::new();
+    match &r.with_base {
+        Some(b) => text.push_str(&format!(
+            "conflicts with {} ({}) in {}\n",
+            clean(&b.base_branch),
+            short_id(&b.base_commit),
+            files(&b.files),
+        )),
+        None => text.push_str("merges cleanly into its base branch as it is now\n"),
+    }
+    for t in &r.with_tasks {
+        text.push_str(&format!(
+            "conflicts with task {} ({}) in {}\n",
+            clean(&t.name),
+            short_id(&t.task_id),
+            files(&t.files),
+        ));
+    }
+    if r.with_tasks.is_empty() {
+        text.push_str("conflicts with no other live task\n");
+    }
+    if r.merge_order.len() > 1 {
+        let order: Vec<String> = r.merge_order.iter().map(|id| short_id(id)).collect();
+        text.push_str(&format!(
+            "merge order that conflicts least: {}\n",
+            order.join(", ")
+        ));
+    }
+    text
+}
+
+pub fn conflicts(ctx: &Ctx, id: &str) -> CliResult<()> {
+    let answer: Reply<ConflictReport> = ctx.client.get(
+        &routes::at(routes::TASK_CONFLICTS, &[&task_id(ctx, id)?]),
+        "a conflict report (`{taskId, withBase, withTasks, mergeOrder}`)",
+    )?;
+    if ctx.json {
+        answer.print_json();
+        return Ok(());
+    }
+    out(render_conflicts(&answer.value).trim_end());
+    Ok(())
 }
 
 /// `7d`, `12h`, `30m`, `45s` or plain seconds, as seconds.

@@ -2,6 +2,7 @@
 
 mod body;
 mod children;
+mod conflicts;
 mod error;
 mod events;
 pub mod guard;
@@ -92,6 +93,8 @@ fn route_table() -> Vec<(&'static str, MethodRouter<Engine>)> {
         (routes::TASK_DISCARD, post(tasks::discard)),
         (routes::TASK_PR, post(tasks::pull_request)),
         (routes::TASK_PICK, post(tasks::pick)),
+        (routes::TASK_CONFLICTS, get(conflicts::task)),
+        (routes::CONFLICTS, get(conflicts::list)),
         (routes::TRUST, get(trust::list).post(trust::trust)),
         (routes::TRUST_REVOKE, post(trust::revoke)),
         (routes::WORKTREES, get(worktrees::list)),

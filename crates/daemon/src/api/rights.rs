@@ -5,7 +5,8 @@
 //! or any script it runs, cannot step around the approval preset the user chose by asking
 //! orchestra instead (an `exec` task, another task's merge, `/api/daemon/stop`, another
 //! agent's transcript):
-//! - its own task: read it; report steps, progress, output and its result;
+//! - its own task: read it and its conflicts (the conflict radar's report, with only its own
+//!   family's tasks in it); report steps, progress, output and its result;
 //! - its own session: read it, its messages, send itself a message, report hook events;
 //! - children: create tasks under its own task (the handler holds them to no wider an
 //!   approval preset than the session's own) and, for its task's descendants, read,
@@ -83,7 +84,9 @@ pub fn may_see_event(lineage: &impl Lineage, principal: Option<&Principal>, even
             }
             lineage.session_task(session_id)
         }
-        Event::Orchestrator { .. } => return false,
+        // A report names the tasks it conflicts with, of any family: an agent asks for its
+        // own (`GET …/conflicts`), where only its family's are left in.
+        Event::Orchestrator { .. } | Event::Conflicts { .. } => return false,
     };
     task.is_some_and(|t| may_see_task(lineage, principal, &t))
 }
@@ -110,6 +113,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("POST", "tasks/{child-within}/continue"),
     ("POST", "tasks/{child-within}/retry"),
     ("GET", "tasks/{child}/diff"),
+    ("GET", "tasks/{kin}/conflicts"),
     ("POST", "tasks/{child-within}/merge"),
     ("POST", "tasks/{child-within}/discard"),
     ("POST", "tasks/{child-within}/pr"),
@@ -261,6 +265,8 @@ mod tests {
             (Method::POST, "/api/coding-agents/tasks/c1/merge"),
             (Method::POST, "/api/coding-agents/tasks/c1/pr"),
             (Method::GET, "/api/coding-agents/tasks/c1/diff"),
+            (Method::GET, "/api/coding-agents/tasks/t1/conflicts"),
+            (Method::GET, "/api/coding-agents/tasks/g1/conflicts"),
             (Method::GET, "/api/coding-agents/sessions/s1"),
             (Method::GET, "/api/coding-agents/sessions/s1/messages"),
             (Method::POST, "/api/coding-agents/sessions/s1/messages"),
@@ -295,6 +301,8 @@ mod tests {
             (Method::POST, "/api/coding-agents/trust"),
             (Method::POST, "/api/coding-agents/trust/revoke"),
             (Method::GET, "/api/coding-agents/tasks/t1/diff"),
+            (Method::GET, "/api/coding-agents/tasks/t2/conflicts"),
+            (Method::GET, "/api/coding-agents/conflicts"),
             (Method::POST, "/api/coding-agents/tasks/t2/result"),
             (Method::PATCH, "/api/coding-agents/tasks/t2/steps/x"),
             (Method::PATCH, "/api/coding-agents/tasks/t1/steps/"),

@@ -14,6 +14,7 @@ mod lineage;
 mod notices;
 mod placement;
 mod pull_request;
+mod radar;
 mod removal;
 mod repo_file;
 mod runs;
@@ -185,6 +186,8 @@ pub(crate) struct Inner {
     finishing: tokio::sync::Mutex<()>,
     /// The repository files the user trusted (see `trust.rs`).
     trust: tokio::sync::Mutex<trust_store::TrustStore>,
+    /// What the conflict radar read, worked out and reported (see `radar.rs`).
+    radar: radar::Radar,
 }
 
 impl Inner {
@@ -279,6 +282,7 @@ impl Engine {
             skipped: parking_lot::Mutex::new(Default::default()),
             finishing: tokio::sync::Mutex::new(()),
             trust: tokio::sync::Mutex::new(trust_store::TrustStore::load(&dir.path)),
+            radar: radar::Radar::default(),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);
@@ -286,6 +290,7 @@ impl Engine {
             engine.store().put(session_repairs).await?;
         }
         engine.spawn_dispatcher();
+        engine.spawn_radar();
         tokio::spawn(engine.inner.followers.clone().run(engine.closing()));
         engine.restore_autopilot(&loaded.settings);
         Ok(engine)

@@ -225,7 +225,7 @@ impl Engine {
     }
 
     /// The task's live worktree, or why it has none.
-    pub(super) fn live_worktree(&self, id: &str) -> EngineResult<(Arc<Task>, TaskWorktree)> {
+    pub(crate) fn live_worktree(&self, id: &str) -> EngineResult<(Arc<Task>, TaskWorktree)> {
         let task = self.get_task(id)?;
         match &task.metadata.worktree {
             Some(wt) if wt.is_live() => {
@@ -299,8 +299,22 @@ impl Engine {
         let message = task_commit_message(&task, &Evidence::of(&task));
         let merged = {
             let at = wt.at.clone();
-            blocking(move || git::merge::merge(&at, &message)).await?
+            tokio::task::spawn_blocking(move || git::merge::merge(&at, &message))
+                .await
+                .map_err(|e| EngineError::Internal(format!("git work failed: {e}")))?
         };
+        let merged = match merged {
+            Ok(m) => m,
+            // The radar saw which merged task changed the same files: say so.
+            Err(GitError::Conflicts(files)) => {
+                return Err(match self.radar_explain(id, &files) {
+                    Some(why) => EngineError::Conflict(why),
+                    None => GitError::Conflicts(files).into(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.radar_note_merged(&task);
         // Merged already. A worktree that cannot be removed now stays live: merging again is
         // then a no-op merge that retries the removal, and `gc` collects it.
         let task = match self.remove_worktree(id, &wt.at, "merged", false).await {

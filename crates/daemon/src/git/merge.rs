@@ -4,11 +4,11 @@
 //! changes are not in the files it touches are refs, index and files moved.
 
 use super::run::git;
-use super::{GitError, Merged, Repo, Worktree, snapshot};
+use super::{GitError, Merged, Repo, Worktree, radar, snapshot};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-fn nul_fields(s: &str) -> impl Iterator<Item = &str> {
+pub(super) fn nul_fields(s: &str) -> impl Iterator<Item = &str> {
     s.split('\0').filter(|f| !f.is_empty())
 }
 
@@ -51,14 +51,7 @@ fn dirty_paths(dir: &Path) -> Result<BTreeSet<String>, GitError> {
 
 /// The task's work as one commit: its branch tip, plus what the agent left uncommitted.
 fn task_commit(wt: &Worktree, message: &str) -> Result<String, GitError> {
-    let dir = wt.path();
-    let head = git(dir, &["rev-parse", "HEAD"]).run()?;
-    let head_tree = git(dir, &["rev-parse", "HEAD^{tree}"]).run()?;
-    let tree = snapshot::work_tree(dir)?;
-    if tree == head_tree {
-        return Ok(head);
-    }
-    snapshot::commit_tree(dir, &tree, &[&head], message)
+    snapshot::Work::of(wt.path())?.commit(wt.path(), message)
 }
 
 /// Commits what the agent left uncommitted in the task's worktree onto its branch with
@@ -126,35 +119,10 @@ fn merge_locked(repo: &Repo, wt: &Worktree, message: &str) -> Result<Merged, Git
 /// `merge-tree` without touching any work tree: refused with the conflicting files when the
 /// merge is not clean.
 fn merge_commit(repo: &Repo, base: &str, work: &str, message: &str) -> Result<String, GitError> {
-    let out = git(
-        &repo.root,
-        &[
-            "merge-tree",
-            "--write-tree",
-            "--name-only",
-            "--no-messages",
-            "-z",
-        ],
-    )
-    .arg(base)
-    .arg(work)
-    .output()?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut fields = nul_fields(&text);
-    let tree = fields.next().unwrap_or("").to_string();
-    match out.code {
-        Some(0) => {}
-        Some(1) => {
-            let files: BTreeSet<String> = fields.map(str::to_string).collect();
-            return Err(GitError::Conflicts(files.into_iter().collect()));
-        }
-        _ => {
-            return Err(GitError::Failed {
-                command: "merge-tree".into(),
-                message: out.stderr.trim().to_string(),
-            });
-        }
-    }
+    let tree = match radar::merge_tree(&repo.root, base, work)? {
+        radar::MergeTree::Clean(tree) => tree,
+        radar::MergeTree::Conflicts(files) => return Err(GitError::Conflicts(files)),
+    };
     // Its message is the task's, as the leftovers commit's: `git log` on the base branch
     // names the task, not "Merge branch 'orchestra/…'".
     snapshot::commit_tree(&repo.root, &tree, &[base, work], message)

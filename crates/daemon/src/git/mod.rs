@@ -5,6 +5,7 @@
 pub mod diff;
 pub mod merge;
 pub mod publish;
+pub mod radar;
 pub mod run;
 pub mod snapshot;
 pub mod worktree;

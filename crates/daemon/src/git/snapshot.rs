@@ -17,20 +17,39 @@ impl Drop for TempIndex {
     }
 }
 
+/// Asks git where the work tree's own index is (then `extra` revisions): one process.
+fn own_index_and(dir: &Path, extra: &[&str]) -> Result<Vec<String>, GitError> {
+    let out = git(
+        dir,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    )
+    .args_from(extra)
+    .run()?;
+    let lines: Vec<String> = out.lines().map(str::to_string).collect();
+    if lines.len() != extra.len() + 1 {
+        return Err(GitError::Failed {
+            command: "rev-parse".into(),
+            message: format!("expected {} lines, got {out:?}", extra.len() + 1),
+        });
+    }
+    Ok(lines)
+}
+
 /// The tree of the work tree at `dir` as it is on disk (ignored files excepted).
 pub fn work_tree(dir: &Path) -> Result<String, GitError> {
+    let own = own_index_and(dir, &[])?.remove(0);
+    tree_on_disk(dir, &own)
+}
+
+/// [`work_tree`], given the work tree's own index file.
+fn tree_on_disk(dir: &Path, own: &str) -> Result<String, GitError> {
     let tmp =
         TempIndex(std::env::temp_dir().join(format!("orchestra-index-{}", uuid::Uuid::new_v4())));
     let index = tmp.0.to_string_lossy().into_owned();
     // Start from a copy of the work tree's own index: its stat data lets `add -A` skip
     // rehashing unchanged files. Without one, from HEAD's tree. Either way `add -A` then
     // records exactly what is on disk, and the real index is only read.
-    let own = git(
-        dir,
-        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
-    )
-    .run()?;
-    if std::fs::copy(&own, &tmp.0).is_err() {
+    if std::fs::copy(own, &tmp.0).is_err() {
         git(dir, &["read-tree", "HEAD"])
             .env("GIT_INDEX_FILE", &index)
             .run()?;
@@ -41,6 +60,40 @@ pub fn work_tree(dir: &Path) -> Result<String, GitError> {
     git(dir, &["write-tree"])
         .env("GIT_INDEX_FILE", &index)
         .run()
+}
+
+/// A work tree's work: its HEAD, and the tree of everything on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Work {
+    pub head: String,
+    head_tree: String,
+    pub tree: String,
+}
+
+impl Work {
+    /// Reads the work tree at `dir` (its own index only read).
+    pub fn of(dir: &Path) -> Result<Work, GitError> {
+        let [own, head, head_tree]: [String; 3] = own_index_and(dir, &["HEAD", "HEAD^{tree}"])?
+            .try_into()
+            .map_err(|_| GitError::Failed {
+                command: "rev-parse".into(),
+                message: "HEAD or its tree is missing".into(),
+            })?;
+        Ok(Work {
+            tree: tree_on_disk(dir, &own)?,
+            head,
+            head_tree,
+        })
+    }
+
+    /// The work as one commit: HEAD itself when nothing is uncommitted, else a commit of
+    /// the tree on top of HEAD that no ref points to.
+    pub fn commit(&self, dir: &Path, message: &str) -> Result<String, GitError> {
+        if self.tree == self.head_tree {
+            return Ok(self.head.clone());
+        }
+        commit_tree(dir, &self.tree, &[&self.head], message)
+    }
 }
 
 /// An identity for orchestra's commits when the user has none configured.

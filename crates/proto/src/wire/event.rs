@@ -4,7 +4,7 @@
 //! that keeps its own copy of each task's output may ask for `task:output` events with only
 //! the new lines ([`OutputForm::Lines`]).
 
-use super::{Message, RunState, SessionInfo};
+use super::{ConflictReport, Message, RunState, SessionInfo};
 use crate::task::Task;
 use crate::task::encoded::Encoded;
 use serde::de::Error as _;
@@ -107,6 +107,7 @@ impl SessionEventKind {
 const MESSAGE: &str = "session:message";
 const SCREEN: &str = "session:screen";
 const ORCHESTRATOR: &str = "orchestrator:state";
+const CONFLICTS: &str = "task:conflicts";
 const LAGGED: &str = "lagged";
 
 /// One change.
@@ -133,6 +134,9 @@ pub enum Event {
     Screen { session_id: String },
     /// `{type: "orchestrator:state", state}`: autopilot or orchestrator state changed.
     Orchestrator { state: RunState },
+    /// `{type: "task:conflicts", taskId, conflicts}`: the conflict radar's report of a task
+    /// changed (a new conflict, one gone, a new merge order).
+    Conflicts { report: Arc<ConflictReport> },
 }
 
 impl Event {
@@ -143,6 +147,7 @@ impl Event {
             Event::Message { .. } => MESSAGE,
             Event::Screen { .. } => SCREEN,
             Event::Orchestrator { .. } => ORCHESTRATOR,
+            Event::Conflicts { .. } => CONFLICTS,
         }
     }
 
@@ -297,6 +302,8 @@ struct FrameOut<'a> {
     state: Option<RunState>,
     #[serde(skip_serializing_if = "Option::is_none")]
     missed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conflicts: Option<&'a ConflictReport>,
 }
 
 impl<'a> FrameOut<'a> {
@@ -311,6 +318,7 @@ impl<'a> FrameOut<'a> {
             message: None,
             state: None,
             missed: None,
+            conflicts: None,
         }
     }
 }
@@ -339,6 +347,10 @@ impl Serialize for Event {
             }
             Event::Screen { session_id } => f.session_id = Some(session_id),
             Event::Orchestrator { state } => f.state = Some(*state),
+            Event::Conflicts { report } => {
+                f.task_id = Some(&report.task_id);
+                f.conflicts = Some(report);
+            }
         }
         f.serialize(s)
     }
@@ -384,6 +396,8 @@ struct FrameIn {
     state: Option<RunState>,
     #[serde(default)]
     missed: Option<u64>,
+    #[serde(default)]
+    conflicts: Option<Arc<ConflictReport>>,
 }
 
 impl FrameIn {
@@ -420,6 +434,9 @@ impl FrameIn {
             }),
             ORCHESTRATOR => EventFrame::Change(Event::Orchestrator {
                 state: self.state.ok_or_else(|| need("state"))?,
+            }),
+            CONFLICTS => EventFrame::Change(Event::Conflicts {
+                report: self.conflicts.clone().ok_or_else(|| need("conflicts"))?,
             }),
             LAGGED => EventFrame::Lagged(Lagged {
                 missed: self.missed.unwrap_or(0),
@@ -499,6 +516,11 @@ impl schemars::JsonSchema for EventFrame {
             &[("sessionId", &string), ("message", &message)],
         ));
         branches.push(branch(ORCHESTRATOR, &[("state", &state)]));
+        let conflicts = generator.subschema_for::<ConflictReport>().to_value();
+        branches.push(branch(
+            CONFLICTS,
+            &[("taskId", &string), ("conflicts", &conflicts)],
+        ));
         let missed = json!({"type": "integer", "minimum": 0,
             "description": "How many events the reader missed: read the state again."});
         branches.push(branch(LAGGED, &[("missed", &missed)]));
@@ -589,6 +611,18 @@ mod tests {
                 state: RunState::Running,
             },
             json!({"type": "orchestrator:state", "state": "running"}),
+        );
+        round_trip(
+            &Event::Conflicts {
+                report: Arc::new(ConflictReport {
+                    task_id: "t1".into(),
+                    checked_at: Some(5),
+                    merge_order: vec!["t1".into()],
+                    ..Default::default()
+                }),
+            },
+            json!({"type": "task:conflicts", "taskId": "t1", "conflicts": {"taskId": "t1",
+                "withBase": null, "withTasks": [], "checkedAt": 5, "mergeOrder": ["t1"]}}),
         );
         round_trip(
             &EventFrame::Lagged(Lagged { missed: 3 }),
@@ -717,6 +751,12 @@ mod tests {
         }));
         frames.push(EventFrame::Change(Event::Orchestrator {
             state: RunState::Running,
+        }));
+        frames.push(EventFrame::Change(Event::Conflicts {
+            report: Arc::new(ConflictReport {
+                task_id: "t1".into(),
+                ..Default::default()
+            }),
         }));
         frames.push(EventFrame::Lagged(Lagged { missed: 2 }));
         assert_eq!(frames.len(), branches.len(), "one branch per kind of frame");

@@ -17,10 +17,12 @@
 //!   [`MessageList`], [`Peek`] (`session.rs`); a blocked session's [`Prompt`] (`prompt.rs`)
 //! - `/providers`: [`ProviderList`] (`provider.rs`)
 //! - `/trust`: [`TrustList`], [`Trusted`], [`Revoked`]; a task's [`TrustRequest`] (`trust.rs`)
+//! - `…/conflicts`: [`ConflictReport`], `/conflicts`: [`ConflictList`] (`conflicts.rs`)
 //! - `/events`: one [`EventFrame`] per Server-Sent Event (`event.rs`)
 //! - `/sessions/:id/stream`: [`StreamEvent`] and [`StreamRequest`] (`stream.rs`)
 //! - any error: [`ErrorBody`] (`error.rs`); request bodies clients send: [`request`]
 
+mod conflicts;
 mod error;
 mod event;
 mod provider;
@@ -36,6 +38,7 @@ pub use crate::trust::{
     DECLINE_OPTION, RepoAsk, RepoAskKind, Revoked, TRUST_OPTION, TrustList, TrustRequest, Trusted,
     TrustedFile,
 };
+pub use conflicts::{BaseConflict, ConflictList, ConflictReport, TaskConflict};
 pub use error::{DecodeError, ErrorBody, TOKEN_HINT, decode, error_sentence};
 pub use event::{
     Event, EventFrame, Framer, Lagged, OutputForm, OutputLines, SessionEventKind, TaskEventKind,

@@ -8,8 +8,8 @@ use orchestra_client::events::{EventReader, Read1};
 use orchestra_client::http::Api;
 use orchestra_proto::routes;
 use orchestra_proto::wire::{
-    Event, EventFrame, OutputLines, ProviderList, RunState, SessionEventKind, SessionList, Status,
-    TaskEventKind, TaskList,
+    ConflictList, Event, EventFrame, OutputLines, ProviderList, RunState, SessionEventKind,
+    SessionList, Status, TaskEventKind, TaskList,
 };
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::sync::Arc;
@@ -124,13 +124,23 @@ pub fn fetch_snapshot(api: &Api) -> Result<Snapshot, String> {
     tasks.iter_mut().for_each(keep_newest_line);
     let sessions: SessionList = api.read(routes::SESSIONS, "the session list").map_err(e)?;
     let status: Status = api.read(routes::STATUS, "orchestra's status").map_err(e)?;
-    Ok(Snapshot {
+    let mut snap = Snapshot {
         tasks,
         sessions: sessions.sessions,
         autopilot: status.autopilot,
         url: Some(api.base().to_string()),
         offline: None,
-    })
+        conflicts: Default::default(),
+    };
+    // The radar's reports are extra: without them the list shows no conflict markers.
+    match api.read::<ConflictList>(routes::CONFLICTS, "the conflict reports") {
+        Ok(list) => list
+            .reports
+            .into_iter()
+            .for_each(|r| snap.set_conflicts(Arc::new(r))),
+        Err(err) => tracing::debug!(error = %err, "could not read the conflict reports"),
+    }
+    Ok(snap)
 }
 
 /// The providers the new-task form offers, and the default one.
@@ -163,6 +173,7 @@ fn apply(snap: &mut Snapshot, ev: &Event) -> bool {
             match (kind, at) {
                 (TaskEventKind::Deleted, Some(i)) => {
                     snap.tasks.remove(i);
+                    snap.conflicts.remove(&task.id);
                 }
                 (TaskEventKind::Deleted, None) => {}
                 (_, Some(i)) => snap.tasks[i] = task.clone(),
@@ -191,6 +202,10 @@ fn apply(snap: &mut Snapshot, ev: &Event) -> bool {
             true
         }
         Event::Screen { .. } => true,
+        Event::Conflicts { report } => {
+            snap.set_conflicts(report.clone());
+            true
+        }
     }
 }
 

@@ -66,6 +66,7 @@ impl App {
                     format!("{} asks: {first} ({keys})", w.name)
                 }
             }
+            _ if w.status == "conflicts" => format!("{}: {}", w.name, w.prompt),
             _ => format!("{}: {}", w.name, w.status),
         };
         self.notify(text, Level::Info);

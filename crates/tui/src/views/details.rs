@@ -140,6 +140,7 @@ impl App {
             Span::raw(t.metadata.working_directory.clone()),
         ]));
         lines.extend(self.worktree_lines(t, label, dim));
+        lines.extend(self.conflict_lines(t));
         lines.extend(self.family_lines(t));
         lines.extend(self.agent_lines(t));
         lines.extend(outcome_lines(t));
@@ -462,5 +463,31 @@ impl App {
             lines.push(Line::from(vec![label("PR"), Span::raw(pr.url.clone())]));
         }
         lines
+    }
+
+    /// What the conflict radar found: each task (or the base) merging would conflict with,
+    /// and the files.
+    fn conflict_lines(&self, t: &Task) -> Vec<Line<'static>> {
+        let Some(r) = self.snapshot().conflicts_of(&t.id) else {
+            return Vec::new();
+        };
+        let red = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
+        let with_base = r
+            .with_base
+            .iter()
+            .map(|b| (format!("base {}", b.base_branch), &b.files));
+        let with_tasks = r
+            .with_tasks
+            .iter()
+            .map(|c| (format!("task {}", c.name), &c.files));
+        with_base
+            .chain(with_tasks)
+            .map(|(what, files)| {
+                Line::from(vec![
+                    Span::styled("conflict", red),
+                    Span::raw(format!(" {what}: {}", files.join(", "))),
+                ])
+            })
+            .collect()
     }
 }

@@ -147,6 +147,12 @@ impl App {
                     .fg(Color::Yellow)
                     .add_modifier(Modifier::BOLD),
             )
+        } else if self.snapshot().conflicts_of(&t.id).is_some() {
+            // The conflict radar: merging it would conflict (details say with what).
+            Span::styled(
+                "×",
+                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+            )
         } else if self.is_unseen(&t.id) {
             Span::styled(
                 "•",

@@ -12,10 +12,10 @@ use orchestra_proto::wire::request::{
     OutputLines, PickVariant, Resize, ResultReport, SendMessage, StepChange, TaskChange, TrustPath,
 };
 use orchestra_proto::wire::{
-    CollectedList, DaemonStopped, DiffBody, Discarded, EventFrame, MergedTask, MessageBody,
-    MessageList, Peek, Picked, ProviderList, PullRequestTask, Revoked, SessionBody, SessionCreated,
-    SessionList, Status, StepAdded, StepBody, StreamEvent, StreamRequest, Switched, TaskBody,
-    TaskList, TrustList, Trusted, WorktreeList,
+    CollectedList, ConflictList, ConflictReport, DaemonStopped, DiffBody, Discarded, EventFrame,
+    MergedTask, MessageBody, MessageList, Peek, Picked, ProviderList, PullRequestTask, Revoked,
+    SessionBody, SessionCreated, SessionList, Status, StepAdded, StepBody, StreamEvent,
+    StreamRequest, Switched, TaskBody, TaskList, TrustList, Trusted, WorktreeList,
 };
 use serde_json::{Value, json};
 use spec::Spec;
@@ -371,6 +371,26 @@ fn task_worktree(spec: &mut Spec) {
     .answer::<Picked>(200, "The parent, completed; what the merge did; where each other variant's work is kept.")
     .error(404, "No such task, or no such variant (the labels are named).")
     .error(409, "The task is not a best-of-N parent or was settled already, a variant is still running, the picked variant has no live worktree, or the merge conflicts (the files are named; nothing was discarded).")
+    .add();
+    spec.op(
+        "get",
+        &format!("{TASK}/conflicts"),
+        "taskConflicts",
+        "Which live worktree tasks and base branch a task's work would conflict with",
+    )
+    .tag("worktrees")
+    .describe("The conflict radar looks again first (a task whose agent may still be writing is read again, a base branch that moved is seen), then answers with the files each merge would conflict in, worked out with `git merge-tree` without touching any work tree, and the order of merging that conflicts least. A task without a live worktree gets an empty report whose `note` says why. An agent's credential sees only its own family's tasks in it.")
+    .answer::<ConflictReport>(200, "The task's conflicts.")
+    .add();
+    spec.op(
+        "get",
+        "/api/coding-agents/conflicts",
+        "listConflicts",
+        "The conflict radar's report of every live worktree task",
+    )
+    .tag("worktrees")
+    .describe("As `GET /tasks/{id}/conflicts`, for every live worktree task, oldest first.")
+    .answer::<ConflictList>(200, "Every live worktree task's conflicts.")
     .add();
 }
 
