@@ -28,6 +28,9 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             no_delegate,
             parent,
             answers,
+            checks,
+            max_attempts,
+            check_timeout,
         } => {
             let body = NewTask {
                 name: name.clone(),
@@ -48,6 +51,9 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
                     .as_deref()
                     .map(|a| a.parse().map_err(CliError::usage))
                     .transpose()?,
+                checks: checks.clone(),
+                max_attempts: *max_attempts,
+                check_timeout_seconds: *check_timeout,
                 ..Default::default()
             };
             add(ctx, &body, *start)
@@ -282,6 +288,12 @@ pub fn render_task(t: &Task, output_lines: usize) -> String {
     if m.answers == orchestra_proto::task::Answers::Parent {
         field("answers", "its parent's agent, and you".into());
     }
+    if let Some((attempt, max)) = t.check_attempt() {
+        field(
+            "checks",
+            format!("{} (attempt {attempt} of {max})", m.checks.len()),
+        );
+    }
     for (label, at) in [
         ("created", Some(m.created_at)),
         ("started", m.started_at),
@@ -328,6 +340,20 @@ pub fn render_task(t: &Task, output_lines: usize) -> String {
         }
         if let Some(e) = &r.error {
             text.push_str(&format!("  {:<10} {}\n", "error", clean(e)));
+        }
+        for c in &r.checks {
+            let how = match (&c.error, c.exit_code) {
+                (Some(e), _) => clean(e),
+                (None, Some(code)) => format!("exit {code}"),
+                (None, None) => "no exit code".into(),
+            };
+            text.push_str(&format!(
+                "  {:<10} {} {} ({how}, {:.1} s)\n",
+                "check",
+                if c.passed() { "passed" } else { "FAILED" },
+                truncate(&clean(&c.command), 80),
+                c.duration_ms as f64 / 1000.0
+            ));
         }
         for c in &r.children {
             text.push_str(&format!(

@@ -3,6 +3,7 @@
 
 mod agents;
 mod autopilot;
+mod checks;
 mod delegation;
 mod error;
 mod gitfiles;
@@ -19,6 +20,7 @@ mod runs;
 mod session_info;
 mod sessions;
 mod setup;
+mod shell_run;
 mod status;
 mod tasks;
 mod terminal_looks;
@@ -181,6 +183,8 @@ pub(crate) struct Inner {
     finishing: tokio::sync::Mutex<()>,
     /// The repository files the user trusted (see `trust.rs`).
     trust: tokio::sync::Mutex<trust_store::TrustStore>,
+    /// The tasks whose checks are running (see `checks.rs`).
+    checks: checks::ChecksTable,
 }
 
 impl Inner {
@@ -275,6 +279,7 @@ impl Engine {
             skipped: parking_lot::Mutex::new(Default::default()),
             finishing: tokio::sync::Mutex::new(()),
             trust: tokio::sync::Mutex::new(trust_store::TrustStore::load(&dir.path)),
+            checks: Default::default(),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);
@@ -396,6 +401,7 @@ impl Engine {
         self.set_run_state(RunState::Stopped);
         self.begin_shutdown();
         self.cancel_runs(reason).await;
+        self.end_all_checks().await;
         self.end_all_sessions().await;
         self.save_all_unsaved_output().await;
         if let Err(e) = self.flush().await {

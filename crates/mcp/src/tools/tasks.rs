@@ -56,6 +56,8 @@ pub async fn create(ctx: &Ctx, args: Option<rmcp::model::JsonObject>) -> Outcome
         parent_task_id: a.parent_task_id,
         answers: a.answers,
         delegate: a.delegate,
+        checks: a.checks,
+        max_attempts: a.max_attempts,
         ..Default::default()
     };
     let created: TaskBody = ctx
