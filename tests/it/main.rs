@@ -38,6 +38,7 @@ mod repo_trust;
 mod session_runtime;
 mod start_race;
 mod state_modes;
+mod task_checks;
 mod task_continue;
 mod task_family;
 mod task_runs;

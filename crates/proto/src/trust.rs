@@ -18,6 +18,9 @@ pub enum RepoAskKind {
     Setup,
     /// A path copied from the repository into each new worktree (`[worktree] copy`).
     Copy,
+    /// A command run with `sh -c` in the task's worktree when its agent says it is done:
+    /// the task completes only if it passes (`[checks] commands`).
+    Check,
 }
 
 impl RepoAskKind {
@@ -25,6 +28,7 @@ impl RepoAskKind {
         match self {
             RepoAskKind::Setup => "setup",
             RepoAskKind::Copy => "copy",
+            RepoAskKind::Check => "check",
         }
     }
 }

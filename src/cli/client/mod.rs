@@ -101,6 +101,17 @@ pub enum TaskCmd {
         /// each in its own worktree from one base commit (`task pick` keeps one).
         #[arg(long = "variant", value_name = "PROVIDER[:APPROVAL]", value_parser = parse_variant)]
         variants: Vec<VariantSpec>,
+        /// A command (`sh -c`, in its worktree) that must pass before it is completed; repeat
+        /// for more. A failure goes back to its agent to fix [default: none, plus its
+        /// repository's `.orchestra.toml` [checks] once trusted].
+        #[arg(long = "check", value_name = "CMD")]
+        checks: Vec<String>,
+        /// How many times its checks may fail and go back to the agent before it fails [default: 3].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
+        max_attempts: Option<u32>,
+        /// How long one check may run before it fails [default: 1800].
+        #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        check_timeout: Option<u64>,
     },
     /// List tasks, newest first.
     #[command(after_long_help = EXIT_CODES_HELP)]

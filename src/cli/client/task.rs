@@ -29,6 +29,9 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
             parent,
             answers,
             variants,
+            checks,
+            max_attempts,
+            check_timeout,
         } => {
             let body = NewTask {
                 name: name.clone(),
@@ -50,7 +53,9 @@ pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> CliResult<()> {
                     .map(|a| a.parse().map_err(CliError::usage))
                     .transpose()?,
                 variants: variants.clone(),
-                ..Default::default()
+                checks: checks.clone(),
+                max_attempts: *max_attempts,
+                check_timeout_seconds: *check_timeout,
             };
             add(ctx, &body, *start)
         }
@@ -317,6 +322,12 @@ pub fn render_task(t: &Task, output_lines: usize) -> String {
     if m.answers == orchestra_proto::task::Answers::Parent {
         field("answers", "its parent's agent, and you".into());
     }
+    if let Some((attempt, max)) = t.check_attempt() {
+        field(
+            "checks",
+            format!("{} (attempt {attempt} of {max})", m.checks.len()),
+        );
+    }
     for (label, at) in [
         ("created", Some(m.created_at)),
         ("started", m.started_at),
@@ -363,6 +374,20 @@ pub fn render_task(t: &Task, output_lines: usize) -> String {
         }
         if let Some(e) = &r.error {
             text.push_str(&format!("  {:<10} {}\n", "error", clean(e)));
+        }
+        for c in &r.checks {
+            let how = match (&c.error, c.exit_code) {
+                (Some(e), _) => clean(e),
+                (None, Some(code)) => format!("exit {code}"),
+                (None, None) => "no exit code".into(),
+            };
+            text.push_str(&format!(
+                "  {:<10} {} {} ({how}, {:.1} s)\n",
+                "check",
+                if c.passed() { "passed" } else { "FAILED" },
+                truncate(&clean(&c.command), 80),
+                c.duration_ms as f64 / 1000.0
+            ));
         }
         for c in &r.children {
             text.push_str(&format!(

@@ -62,6 +62,7 @@ fn trust(ctx: &Ctx, path: &Path) -> CliResult<()> {
             let what = match ask.kind {
                 RepoAskKind::Setup => "run (set-up)",
                 RepoAskKind::Copy => "copy",
+                RepoAskKind::Check => "run (check)",
             };
             let mut lines = ask.value.lines();
             text.push_str(&format!(

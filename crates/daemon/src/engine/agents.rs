@@ -156,6 +156,12 @@ impl SessionEntry {
         self.agent.lock().worked = true;
     }
 
+    /// Orchestra sends the agent more work on its task (a failed check): a turn counts as
+    /// finished again only once it worked on that.
+    pub(super) fn expect_new_work(&self) {
+        self.agent.lock().worked = false;
+    }
+
     /// Its hook said it finished a turn: work on the task's request once that reached it.
     pub(super) fn note_turn_finished(&self) {
         if self.instruction_delivered() {
@@ -389,7 +395,9 @@ impl Engine {
             };
             engine.weigh_turn(&entry, &task, &mut result).await;
             match engine.set_result(&task_id, result).await {
-                Ok(_) => tracing::info!(task = %task_id, "agent finished its turn: task completed"),
+                Ok(t) => {
+                    tracing::info!(task = %task_id, status = %t.status(), "agent finished its turn")
+                }
                 Err(e) => tracing::debug!(error = %e, "finished turn not recorded"),
             }
         });

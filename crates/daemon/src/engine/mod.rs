@@ -3,6 +3,7 @@
 
 mod agents;
 mod autopilot;
+mod checks;
 mod delegation;
 mod error;
 mod gitfiles;
@@ -21,6 +22,7 @@ mod runs;
 mod session_info;
 mod sessions;
 mod setup;
+mod shell_run;
 mod status;
 mod task_message;
 mod task_settings;
@@ -188,6 +190,8 @@ pub(crate) struct Inner {
     trust: tokio::sync::Mutex<trust_store::TrustStore>,
     /// What the conflict radar read, worked out and reported (see `radar.rs`).
     radar: radar::Radar,
+    /// The tasks whose checks are running (see `checks.rs`).
+    checks: checks::ChecksTable,
 }
 
 impl Inner {
@@ -283,6 +287,7 @@ impl Engine {
             finishing: tokio::sync::Mutex::new(()),
             trust: tokio::sync::Mutex::new(trust_store::TrustStore::load(&dir.path)),
             radar: radar::Radar::default(),
+            checks: Default::default(),
         });
         let engine = Engine { inner };
         let session_repairs = engine.restore_sessions(loaded.sessions, loaded.messages);
@@ -405,6 +410,7 @@ impl Engine {
         self.set_run_state(RunState::Stopped);
         self.begin_shutdown();
         self.cancel_runs(reason).await;
+        self.end_all_checks().await;
         self.end_all_sessions().await;
         self.save_all_unsaved_output().await;
         if let Err(e) = self.flush().await {

@@ -36,12 +36,54 @@ impl RepoSetup {
     }
 }
 
-/// `.orchestra.toml`: `[worktree]` with `copy` and `setup`.
+/// What must pass before a task of the repository is `completed` (`[checks]`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepoChecks {
+    /// Commands run with `sh -c` in the task's worktree when its agent says it is done.
+    #[serde(default)]
+    pub commands: Vec<String>,
+    /// How many times the checks may fail and go back to the agent (a task's own
+    /// `maxAttempts` wins).
+    #[serde(default)]
+    pub max_attempts: Option<u32>,
+    /// How long one check may run, in seconds (a task's own `checkTimeoutSeconds` wins).
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+}
+
+impl RepoChecks {
+    /// The commands that are not blank.
+    pub fn commands(&self) -> impl Iterator<Item = &str> {
+        self.commands
+            .iter()
+            .map(String::as_str)
+            .filter(|c| !c.trim().is_empty())
+    }
+
+    /// Limits outside what a task's request may say are refused, as the API refuses them.
+    fn validate(&self) -> Result<(), String> {
+        if self.max_attempts.is_some_and(|n| !(1..=20).contains(&n)) {
+            return Err("[checks] max_attempts must be a whole number from 1 to 20".into());
+        }
+        if self
+            .timeout_seconds
+            .is_some_and(|n| !(1..=86_400).contains(&n))
+        {
+            return Err("[checks] timeout_seconds must be a whole number from 1 to 86400".into());
+        }
+        Ok(())
+    }
+}
+
+/// `.orchestra.toml`: `[worktree]` with `copy` and `setup`, `[checks]` with `commands`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RepoFile {
     #[serde(default)]
     worktree: RepoSetup,
+    #[serde(default)]
+    checks: RepoChecks,
 }
 
 impl RepoFile {
@@ -56,7 +98,15 @@ impl RepoFile {
             kind: RepoAskKind::Copy,
             value: p.clone(),
         });
-        setup.into_iter().chain(copies).collect()
+        let checks = self.checks.commands().map(check_ask);
+        setup.into_iter().chain(copies).chain(checks).collect()
+    }
+}
+
+fn check_ask(command: &str) -> RepoAsk {
+    RepoAsk {
+        kind: RepoAskKind::Check,
+        value: command.to_string(),
     }
 }
 
@@ -90,6 +140,9 @@ pub fn read_at(path: &Path) -> Result<Option<ReadFile>, String> {
         .map_err(|_| format!("{} is not valid: it is not UTF-8 text", path.display()))?;
     let file = toml::from_str::<RepoFile>(text)
         .map_err(|e| format!("{} is not valid: {}", path.display(), e.message()))?;
+    file.checks
+        .validate()
+        .map_err(|e| format!("{} is not valid: {e}", path.display()))?;
     Ok(Some(ReadFile {
         path: canonical,
         sha256: sha256_hex(&bytes),
@@ -101,6 +154,8 @@ pub fn read_at(path: &Path) -> Result<Option<ReadFile>, String> {
 #[derive(Debug, Default)]
 pub struct RepoPlan {
     pub setup: RepoSetup,
+    /// The checks its tasks must pass: the user's entry's commands, else the file's.
+    pub checks: RepoChecks,
     /// Set when part of `setup` comes from the repository's own file: that file's content
     /// must be trusted first.
     pub trust: Option<TrustRequest>,
@@ -117,6 +172,9 @@ pub fn plan_for(root: &Path, user: &[RepoConfig]) -> Result<RepoPlan, String> {
     let entry = user.iter().find(|r| same(&r.path));
     let users_copy = entry.filter(|e| !e.copy.is_empty()).map(|e| e.copy.clone());
     let users_setup = entry.and_then(|e| e.setup.clone());
+    let users_checks = entry
+        .filter(|e| !e.checks.is_empty())
+        .map(|e| e.checks.clone());
     // What of the file is used: the parts the user's entry does not replace.
     let mut asks = Vec::new();
     if users_setup.is_none()
@@ -133,6 +191,20 @@ pub fn plan_for(root: &Path, user: &[RepoConfig]) -> Result<RepoPlan, String> {
             value: p.clone(),
         }));
     }
+    let file_checks = read
+        .as_ref()
+        .map(|r| r.file.checks.clone())
+        .unwrap_or_default();
+    let checks = match users_checks {
+        Some(commands) => RepoChecks {
+            commands,
+            ..file_checks
+        },
+        None => {
+            asks.extend(file_checks.commands().map(check_ask));
+            file_checks
+        }
+    };
     let setup = RepoSetup {
         copy: users_copy.unwrap_or(from_file.copy),
         setup: users_setup.or(from_file.setup),
@@ -143,7 +215,11 @@ pub fn plan_for(root: &Path, user: &[RepoConfig]) -> Result<RepoPlan, String> {
         sha256: r.sha256,
         asks,
     });
-    Ok(RepoPlan { setup, trust })
+    Ok(RepoPlan {
+        setup,
+        checks,
+        trust,
+    })
 }
 
 #[cfg(test)]
@@ -175,6 +251,7 @@ mod tests {
             path: root.clone(),
             copy: vec![],
             setup: Some("true".into()),
+            checks: vec![],
         };
         let plan = plan_for(&root, std::slice::from_ref(&user)).unwrap();
         assert_eq!(
@@ -197,6 +274,53 @@ mod tests {
         assert!(plan_for(&root, &[]).unwrap_err().contains("not valid"));
         std::fs::write(root.join(REPO_FILE), b"\xff\xfe").unwrap();
         assert!(plan_for(&root, &[]).unwrap_err().contains("UTF-8"));
+    }
+
+    #[test]
+    fn the_files_checks_need_trust_unless_the_user_sets_them() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let text = "[checks]\ncommands = [\"cargo test -q\", \" \"]\nmax_attempts = 2\ntimeout_seconds = 60\n";
+        std::fs::write(root.join(REPO_FILE), text).unwrap();
+        let plan = plan_for(&root, &[]).unwrap();
+        assert_eq!(
+            plan.checks.commands().collect::<Vec<_>>(),
+            ["cargo test -q"]
+        );
+        assert_eq!(
+            (plan.checks.max_attempts, plan.checks.timeout_seconds),
+            (Some(2), Some(60))
+        );
+        let asks = plan.trust.expect("the file's checks need trust").asks;
+        assert_eq!(
+            asks,
+            [RepoAsk {
+                kind: RepoAskKind::Check,
+                value: "cargo test -q".into()
+            }]
+        );
+        let read = read_at(&root.join(REPO_FILE)).unwrap().unwrap();
+        assert_eq!(read.file.asks(), asks);
+        // The user's own entry replaces the commands, and needs no trust.
+        let user = RepoConfig {
+            path: root.clone(),
+            copy: vec![],
+            setup: None,
+            checks: vec!["make check".into()],
+        };
+        let plan = plan_for(&root, &[user]).unwrap();
+        assert!(plan.trust.is_none());
+        assert_eq!(plan.checks.commands, ["make check"]);
+        assert_eq!(plan.checks.max_attempts, Some(2));
+        // Limits out of range are refused with the file named.
+        std::fs::write(root.join(REPO_FILE), "[checks]\nmax_attempts = 0\n").unwrap();
+        let e = plan_for(&root, &[]).unwrap_err();
+        assert!(
+            e.contains("max_attempts must be a whole number from 1 to 20"),
+            "{e}"
+        );
+        std::fs::write(root.join(REPO_FILE), "[checks]\ncommand = \"x\"\n").unwrap();
+        assert!(plan_for(&root, &[]).unwrap_err().contains("not valid"));
     }
 
     #[test]

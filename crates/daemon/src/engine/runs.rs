@@ -2,7 +2,7 @@
 //! the task follows its session's output and exit.
 
 use super::gitfiles::GitSnapshot;
-use super::repo_file::{RepoSetup, plan_for};
+use super::repo_file::{RepoPlan, plan_for};
 use super::sessions::{SessionEntry, SpawnSession};
 use super::setup::check_copies;
 use super::status::SessionStatus;
@@ -50,8 +50,9 @@ pub(super) fn refuse_pause_before_agent(task: &Task) -> EngineResult<()> {
 
 /// What a starting task's repository asks before its agent runs (see `Engine::repo_step`).
 pub(super) enum RepoStep {
-    /// Nothing, or a set-up that may run (the user's own, or one they trusted).
-    Go(Option<RepoSetup>),
+    /// Nothing, or a set-up that may run and checks the task takes on (the user's own, or
+    /// ones they trusted).
+    Go(Option<RepoPlan>),
     /// The user's trust in this file first.
     Ask(TrustRequest),
 }
@@ -108,7 +109,7 @@ impl Engine {
     }
 
     /// The live session running a task, if it has one.
-    fn task_session(&self, task: &Task) -> Option<Arc<SessionEntry>> {
+    pub(super) fn task_session(&self, task: &Task) -> Option<Arc<SessionEntry>> {
         let sid = task.metadata.session_id.as_deref()?;
         let entry = self.session_entry(sid).ok()?;
         (!entry.info.lock().ended && entry.pty.is_some()).then_some(entry)
@@ -166,7 +167,7 @@ impl Engine {
         };
         match plan.trust {
             Some(req) if !self.trusts(&req).await => Ok(RepoStep::Ask(req)),
-            _ => Ok(RepoStep::Go(Some(plan.setup))),
+            _ => Ok(RepoStep::Go(Some(plan))),
         }
     }
 
@@ -176,7 +177,7 @@ impl Engine {
     pub(super) async fn launch(
         &self,
         task: &Task,
-        setup: Option<RepoSetup>,
+        plan: Option<RepoPlan>,
         how: Launch,
     ) -> EngineResult<Arc<Task>> {
         let provider = self.fitted_provider(&task.metadata.provider_id).await?;
@@ -184,8 +185,9 @@ impl Engine {
         let conversation = uuid::Uuid::new_v4().to_string();
         let pinned = provider.pin_conversation(&conversation);
         let worktree = self.prepare_worktree(task).await?;
-        if let (Some(wt), Some(setup)) = (&worktree, setup) {
-            self.set_up_worktree(&task.id, wt, setup).await?;
+        let repo_checks = plan.as_ref().map(|p| p.checks.clone());
+        if let (Some(wt), Some(plan)) = (&worktree, plan) {
+            self.set_up_worktree(&task.id, wt, plan.setup).await?;
         }
         let (dir, snapshot) = match worktree {
             // Its files are judged against the base, not a snapshot of the directory.
@@ -228,6 +230,10 @@ impl Engine {
                 }
             }
             t.metadata.conversation_id = conversation;
+            // The checks it will run are on it from its start: the evidence names them.
+            if let Some(repo) = &repo_checks {
+                super::checks::adopt_repo_checks(t, repo);
+            }
             Ok(())
         })
         .await
@@ -244,6 +250,21 @@ impl Engine {
             .to_string();
         let (task, _claim) = self.claim_finished(id, "continued")?;
         super::tasks::refuse_for_variant_parent(&task, "continued")?;
+        self.resume_agent(&task, &message, TaskEventKind::Started, |t| {
+            Ok(t.reopen(&message)?)
+        })
+        .await
+    }
+
+    /// Starts the task's agent again on its earlier conversation with `message` as its new
+    /// request, on a new session; `change` moves the task as that implies.
+    async fn resume_agent(
+        &self,
+        task: &Task,
+        message: &str,
+        kind: TaskEventKind,
+        change: impl FnOnce(&mut Task) -> EngineResult<()>,
+    ) -> EngineResult<Arc<Task>> {
         self.ensure_task_provider(&task.metadata.provider_id)?;
         let provider = self.fitted_provider(&task.metadata.provider_id).await?;
         let resume = provider
@@ -251,7 +272,7 @@ impl Engine {
             .map_err(|e| EngineError::Conflict(e.to_string()))?;
         // The agent left open after its turn holds the conversation: it ends first (the task
         // is finished, so its exit decides nothing).
-        if let Some(entry) = self.task_session(&task) {
+        if let Some(entry) = self.task_session(task) {
             self.end_session(&entry).await;
         }
         let dir = match task.metadata.isolation {
@@ -277,7 +298,7 @@ impl Engine {
         };
         let info = self
             .spawn_session(SpawnSession {
-                task: message.clone(),
+                task: message.to_string(),
                 provider_id: Some(task.metadata.provider_id.clone()),
                 working_directory: Some(dir),
                 task_id: Some(task.id.clone()),
@@ -287,10 +308,7 @@ impl Engine {
                 ..Default::default()
             })
             .await?;
-        self.run_on_session(&task.id, &info.id, TaskEventKind::Started, |t| {
-            Ok(t.reopen(&message)?)
-        })
-        .await
+        self.run_on_session(&task.id, &info.id, kind, change).await
     }
 
     /// Claims a finished task to be `verb` (continued or retried), as [`Engine::claim_start`]
@@ -389,6 +407,7 @@ impl Engine {
         if task.status() != TaskStatus::Running {
             return Err(conflict(&task, "only a running task can be paused"));
         }
+        self.refuse_while_checking(id, "paused")?;
         refuse_pause_before_agent(&task)?;
         if let Some(entry) = self.task_session(&task) {
             self.stop_group(&entry).await?;
@@ -412,6 +431,8 @@ impl Engine {
     pub async fn cancel_task(&self, id: &str) -> EngineResult<Arc<Task>> {
         let task = self.get_task(id)?;
         task.ensure_open()?;
+        // A check running now stops (its process group ended and reaped by its runner).
+        self.stop_checks(id).await;
         if let Some(entry) = self.task_session(&task) {
             self.end_session(&entry).await;
         }
@@ -480,9 +501,12 @@ impl Engine {
         {
             return;
         }
-        let (modified, created) = self.git_changes(&task_id).await;
         let shutting_down = self.inner.shutting_down.load(Ordering::SeqCst);
         let on_purpose = entry.ending_on_purpose.load(Ordering::SeqCst);
+        if !shutting_down && !on_purpose && self.checks_decide_exit(&task, exit) {
+            return;
+        }
+        let (modified, created) = self.git_changes(&task_id).await;
         let stop_reason = self.inner.stop_reason.lock().clone();
         // As `set_result` does: an outcome says what became of the work it handed out.
         let children = self.child_outcomes(&task_id);
@@ -529,6 +553,48 @@ impl Engine {
         if let Err(e) = outcome {
             tracing::warn!(error = %e, task = %task_id, "could not record how a task's session ended");
         }
+    }
+
+    /// An agent that ended by itself while its task has checks: a success runs them (they
+    /// decide the task), and while they run the exit decides nothing (a failure of theirs
+    /// resumes the agent). Whether the checks took it.
+    fn checks_decide_exit(&self, task: &Task, exit: &ExitInfo) -> bool {
+        if self.checks_running(&task.id) {
+            return true;
+        }
+        if !exit.success() || task.metadata.checks.is_empty() {
+            return false;
+        }
+        let result = TaskResult {
+            success: true,
+            summary: task
+                .last_output_line()
+                .unwrap_or_else(|| exit_sentence(exit)),
+            ..Default::default()
+        };
+        match self.checks_decide(task, result) {
+            Ok(took) => took,
+            // Another trigger started them a moment ago: they decide. Else (a task that is
+            // not running) its exit decides, as without checks.
+            Err(_) => self.checks_running(&task.id),
+        }
+    }
+
+    /// Starts the agent of a running task again on its conversation with `message` (its
+    /// checks failed after its session ended): the task stays running, on the new session.
+    pub(super) async fn resume_for_checks(
+        &self,
+        id: &str,
+        message: &str,
+    ) -> EngineResult<Arc<Task>> {
+        let task = self.get_task(id)?;
+        self.resume_agent(&task, message, TaskEventKind::Updated, |t| {
+            if t.status() != TaskStatus::Running {
+                return Err(conflict(t, "its agent is not resumed for its checks"));
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Files changed in the task's git work tree since it started, if it is in one.

@@ -5,20 +5,15 @@
 //! copies), is refused before anything is copied.
 
 use super::repo_file::RepoSetup;
+use super::shell_run::{self, Ending, ShellCommand};
 use super::{Engine, EngineError, EngineResult, TaskEventKind, now_ms};
 use crate::git::Worktree;
 use orchestra_proto::task::{StepStatus, TaskStatus};
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a set-up command may run.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-
-/// How much of a set-up command's output a step keeps (its end).
-const OUTPUT_KEPT: usize = 8 * 1024;
 
 fn refused(rel: &str, why: &str) -> String {
     format!("copy path {rel:?} is refused: {why}; nothing was copied")
@@ -207,75 +202,34 @@ pub fn copy_files(copy: &[String], repo: &Path, worktree: &Path) -> Result<Vec<S
     Ok(notes)
 }
 
-/// The end of `text`, at most `OUTPUT_KEPT` bytes, cut at a character boundary.
-fn tail(text: &str) -> String {
-    if text.len() <= OUTPUT_KEPT {
-        return text.to_string();
-    }
-    let mut at = text.len() - OUTPUT_KEPT;
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    format!("…{}", &text[at..])
-}
-
-/// Runs the set-up command with `sh -c` in `dir`; (succeeded, what it printed, how it ended).
-pub fn run_command(command: &str, dir: &Path, timeout: Duration) -> (bool, String, String) {
-    let mut child = match Command::new("/bin/sh")
-        .arg("-c")
-        // Both streams into one pipe, in the order they were written.
-        .arg(format!("exec 2>&1\n{command}"))
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .process_group(0)
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => return (false, String::new(), format!("could not be run: {e}")),
+/// Runs the set-up command with `sh -c` in `dir` (see `shell_run`); (succeeded, what it
+/// printed, how it ended).
+pub fn run_command(
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    grace: Duration,
+) -> (bool, String, String) {
+    let ran = shell_run::run(
+        &ShellCommand {
+            command,
+            dir,
+            timeout,
+            grace,
+            env: &[],
+        },
+        &|| false,
+    );
+    let how = match &ran.ending {
+        Ending::Exited(c) => format!("exited with code {c}"),
+        Ending::Signalled(_) => "was killed by a signal".into(),
+        Ending::TimedOut | Ending::Stopped => format!(
+            "did not finish within {} s and was stopped",
+            timeout.as_secs()
+        ),
+        Ending::NotRun(why) => why.clone(),
     };
-    let reader = child.stdout.take().map(|mut out| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = out.read_to_end(&mut buf);
-            buf
-        })
-    });
-    let deadline = Instant::now() + timeout;
-    let ended = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) if Instant::now() > deadline => {
-                // The whole group: a set-up's children must not outlive it.
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(child.id() as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-                let _ = child.wait();
-                break Err(format!(
-                    "did not finish within {} s and was stopped",
-                    timeout.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => break Err(e.to_string()),
-        }
-    };
-    let output = reader
-        .and_then(|r| r.join().ok())
-        .map(|b| tail(&String::from_utf8_lossy(&b)))
-        .unwrap_or_default();
-    match ended {
-        Ok(status) if status.success() => (true, output, "exited with code 0".into()),
-        Ok(status) => {
-            let how = match status.code() {
-                Some(c) => format!("exited with code {c}"),
-                None => "was killed by a signal".into(),
-            };
-            (false, output, how)
-        }
-        Err(how) => (false, output, how),
-    }
+    (ran.succeeded(), ran.output, how)
 }
 
 impl Engine {
@@ -314,8 +268,9 @@ impl Engine {
             .await?;
         let dir = wt.agent_dir();
         let cmd = command.clone();
+        let grace = self.config().grace;
         let (ok, output, how) =
-            tokio::task::spawn_blocking(move || run_command(&cmd, &dir, SETUP_TIMEOUT))
+            tokio::task::spawn_blocking(move || run_command(&cmd, &dir, SETUP_TIMEOUT, grace))
                 .await
                 .map_err(|e| EngineError::Internal(e.to_string()))?;
         let status = if ok {
@@ -460,19 +415,27 @@ mod tests {
         assert!(!outside.path().join("deep").exists());
     }
 
+    const GRACE: Duration = Duration::from_millis(200);
+
     #[test]
     fn runs_a_command_with_its_output_and_status() {
         let d = tempfile::tempdir().unwrap();
-        let (ok, out, _) = run_command("echo out; echo err >&2", d.path(), Duration::from_secs(10));
+        let (ok, out, _) = run_command(
+            "echo out; echo err >&2",
+            d.path(),
+            Duration::from_secs(10),
+            GRACE,
+        );
         assert!(ok);
         assert_eq!(out, "out\nerr\n");
-        let (ok, out, how) = run_command("echo bad; exit 3", d.path(), Duration::from_secs(10));
+        let (ok, out, how) =
+            run_command("echo bad; exit 3", d.path(), Duration::from_secs(10), GRACE);
         assert!(!ok);
         assert_eq!(
             (out.as_str(), how.as_str()),
             ("bad\n", "exited with code 3")
         );
-        let (ok, _, how) = run_command("sleep 30", d.path(), Duration::from_millis(200));
+        let (ok, _, how) = run_command("sleep 30", d.path(), Duration::from_millis(200), GRACE);
         assert!(!ok && how.contains("stopped"), "{how}");
     }
 }

@@ -460,6 +460,16 @@ impl Engine {
 
     async fn apply_patch(&self, id: &str, mut patch: TaskPatch) -> EngineResult<Arc<Task>> {
         let current = self.get_task(id)?;
+        match patch.status {
+            Some(TaskStatus::Paused) => self.refuse_while_checking(id, "paused")?,
+            Some(TaskStatus::Completed) if !current.metadata.checks.is_empty() => {
+                return Err(EngineError::Conflict(
+                    "a task with checks is completed only when they pass: report its result (POST /tasks/:id/result) to run them".into(),
+                ));
+            }
+            Some(TaskStatus::Failed) => self.refuse_while_checking(id, "failed by hand")?,
+            _ => {}
+        }
         if patch.edits_text() {
             // Text edits first and alone: they need the task still pending.
             self.edit_task_text(id, patch.name.take(), patch.description.take())
@@ -611,6 +621,10 @@ impl Engine {
         status: StepStatus,
         output: Option<String>,
     ) -> EngineResult<(Arc<Task>, Step)> {
+        if status == StepStatus::Cancelled {
+            // A running check's step: the check stops, and the task fails saying so.
+            self.cancel_check_step(id, step_id);
+        }
         self.mutate(id, |t| {
             if t.step_mut(step_id).is_none() {
                 return Err(EngineError::NotFound(format!(
@@ -632,9 +646,15 @@ impl Engine {
     }
 
     /// Sets the result and finishes the task. A session still running it is left alone:
-    /// the agent reported that it is done, and its session stays open to follow up in.
+    /// the agent reported that it is done, and its session stays open to follow up in. A
+    /// success of a task with checks runs them instead (`checks.rs`): the task stays running
+    /// and they decide it.
     pub async fn set_result(&self, id: &str, mut result: TaskResult) -> EngineResult<Arc<Task>> {
-        self.get_task(id)?.ensure_open()?;
+        let task = self.get_task(id)?;
+        task.ensure_open()?;
+        if self.checks_decide(&task, result.clone())? {
+            return self.get_task(id);
+        }
         self.fill_result_files(id, &mut result).await;
         // A parent's outcome says what became of the work it handed out.
         if result.children.is_empty() {

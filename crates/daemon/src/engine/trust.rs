@@ -52,6 +52,7 @@ pub fn trust_prompt(req: &TrustRequest) -> Prompt {
         let label = match ask.kind {
             RepoAskKind::Setup => "set-up (sh -c, in the task's new worktree)",
             RepoAskKind::Copy => "copy (from the repository into the task's worktree)",
+            RepoAskKind::Check => "check (sh -c, in the task's worktree, when its agent is done)",
         };
         text.push_str(&format!("\n  {label}:"));
         for line in ask.value.lines() {

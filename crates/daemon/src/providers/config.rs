@@ -115,6 +115,10 @@ pub struct RepoConfig {
     pub copy: Vec<String>,
     #[serde(default)]
     pub setup: Option<String>,
+    /// Checks its tasks must pass (replacing the repository's `[checks] commands`, and
+    /// needing no trust: they are the user's own).
+    #[serde(default)]
+    pub checks: Vec<String>,
 }
 
 #[cfg(test)]

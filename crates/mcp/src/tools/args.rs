@@ -47,6 +47,14 @@ pub struct CreateTask {
     pub parent_task_id: Option<String>,
     /// Start it at once (default false: it stays pending until start_task).
     pub start: Option<bool>,
+    /// Commands (run with `sh -c` in its worktree) that must all pass before it is
+    /// completed, e.g. ["cargo test -q"]. A failure goes back to its agent to fix, up to
+    /// maxAttempts times; then it fails. Default: none (its agent's word decides), plus any
+    /// its repository's .orchestra.toml sets.
+    #[serde(default)]
+    pub checks: Vec<String>,
+    /// How many times its checks may fail and go back to its agent (1-20, default 3).
+    pub max_attempts: Option<u32>,
     /// Best of N: race the same request on 2–8 agents, e.g. [{"providerId": "claude"},
     /// {"providerId": "codex", "approval": "auto"}]. The task is then a parent with one child
     /// per variant (each in its own worktree from one base commit); when they have finished,

@@ -57,6 +57,8 @@ pub async fn create(ctx: &Ctx, args: Option<rmcp::model::JsonObject>) -> Outcome
         answers: a.answers,
         delegate: a.delegate,
         variants: a.variants,
+        checks: a.checks,
+        max_attempts: a.max_attempts,
         ..Default::default()
     };
     let created: TaskBody = ctx

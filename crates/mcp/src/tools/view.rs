@@ -48,6 +48,10 @@ pub fn task(task: &Task, session: Option<&SessionInfo>, lines: usize) -> Value {
                 "outcome": w.outcome, "snapshot": w.snapshot}),
         );
     }
+    if !m.checks.is_empty() {
+        put("checks", json!(m.checks));
+        put("checkAttempts", json!(m.check_attempts));
+    }
     put("retryOf", json!(m.retry_of));
     put("result", json!(m.result));
     put("error", json!(m.error));

@@ -721,6 +721,8 @@ impl Task {
         self.metadata.completed_at = None;
         self.metadata.result = None;
         self.metadata.error = None;
+        // A continue is a new effort: its checks get their attempts afresh.
+        self.metadata.check_attempts = 0;
         if self.metadata.progress == Progress::DONE {
             self.metadata.progress = Progress::default();
         }
@@ -766,6 +768,15 @@ impl Task {
         }
         self.metadata.result = Some(result);
         Ok(())
+    }
+
+    /// A task with checks: which attempt at them this is (from 1), and how many it may have.
+    pub fn check_attempt(&self) -> Option<(u32, u32)> {
+        if self.metadata.checks.is_empty() {
+            return None;
+        }
+        let max = self.metadata.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS);
+        Some(((self.metadata.check_attempts + 1).min(max), max))
     }
 
     pub fn step_mut(&mut self, step_id: &str) -> Option<&mut Step> {
@@ -906,6 +917,23 @@ mod tests {
             t.reopen("again").is_err(),
             "a running task is not continued"
         );
+    }
+
+    #[test]
+    fn a_task_with_checks_counts_its_attempts_and_a_continue_starts_them_again() {
+        let mut t = task();
+        assert_eq!(t.check_attempt(), None);
+        t.metadata.checks = vec!["cargo test -q".into()];
+        assert_eq!(t.check_attempt(), Some((1, DEFAULT_MAX_ATTEMPTS)));
+        t.metadata.max_attempts = Some(2);
+        t.metadata.check_attempts = 1;
+        assert_eq!(t.check_attempt(), Some((2, 2)));
+        t.metadata.check_attempts = 5;
+        assert_eq!(t.check_attempt(), Some((2, 2)), "never past the last");
+        t.move_to(Running, 1).unwrap();
+        t.move_to(Failed, 2).unwrap();
+        t.reopen("fix it").unwrap();
+        assert_eq!(t.metadata.check_attempts, 0);
     }
 
     fn with_steps(statuses: &[StepStatus]) -> Task {

@@ -135,6 +135,15 @@ impl App {
             Style::default().add_modifier(Modifier::ITALIC),
         ));
         lines.extend(step_lines(t));
+        if let Some((attempt, max)) = t.check_attempt() {
+            lines.push(Line::from(vec![
+                label("checks"),
+                Span::raw(format!(
+                    "{} (attempt {attempt} of {max})",
+                    t.metadata.checks.len()
+                )),
+            ]));
+        }
         lines.push(Line::from(vec![
             label("dir"),
             Span::raw(t.metadata.working_directory.clone()),

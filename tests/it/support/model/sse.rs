@@ -90,9 +90,17 @@ fn usage() -> Value {
            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
 }
 
+/// A message id of its own for each reply: Claude Code joins the content of assistant
+/// messages that share an id into one, so that a reply after a tool result would be put
+/// before the call, and a prompt typed after it after every later result.
+fn message_id() -> String {
+    static MESSAGES: AtomicU64 = AtomicU64::new(0);
+    format!("msg_scripted_{}", MESSAGES.fetch_add(1, Ordering::Relaxed))
+}
+
 /// The non-streamed message.
 pub fn anthropic_message(reply: &Reply, model: &str) -> Value {
-    json!({"id": "msg_scripted", "type": "message", "role": "assistant", "model": model,
+    json!({"id": message_id(), "type": "message", "role": "assistant", "model": model,
            "content": anthropic_blocks(reply), "stop_reason": anthropic_stop(reply),
            "stop_sequence": null, "usage": usage()})
 }

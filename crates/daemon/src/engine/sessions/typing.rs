@@ -27,6 +27,8 @@ struct Accepted {
     message: Message,
     /// The store's place of the previous reply, if the screen shows one.
     reply_seq: i64,
+    /// Whether a reply to it is the agent's work on its task (see `PendingReply::request`).
+    request: bool,
 }
 
 /// Whether a typed byte ends the line being typed: Enter submits it, Ctrl-C and Ctrl-U
@@ -101,6 +103,22 @@ impl Engine {
     ) -> EngineResult<Message> {
         let _turn = entry.typing.lock().await;
         self.type_now(entry, send, auto).await
+    }
+
+    /// Types text orchestra asks the agent to act on (a failed check sent back): recorded
+    /// with `auto` saying why, yet a request like the user's, the agent's reply to it its
+    /// work on the task.
+    pub(crate) async fn send_request_to(
+        &self,
+        entry: &Arc<SessionEntry>,
+        text: String,
+        auto: String,
+    ) -> EngineResult<Message> {
+        let _turn = entry.typing.lock().await;
+        let send = SendMessage::Text(text);
+        let mut accepted = self.accept_send(entry, &send, Some(auto)).await?;
+        accepted.request = true;
+        self.type_accepted(entry, send, accepted).await
     }
 
     /// A send from outside (the API: a message, an answer to a prompt): returns once it is
@@ -184,12 +202,14 @@ impl Engine {
         // The previous reply, taken once the screen is read, ends where this send begins:
         // its place in the store's order is kept ahead of this send's, stored first.
         let reply_seq = self.next_seq();
+        let request = keys.is_none() && auto.is_none();
         let message = new_message(Role::User, text, keys, auto);
         self.store_message(entry, &message, self.next_seq()).await?;
         Ok(Accepted {
             pty,
             message,
             reply_seq,
+            request,
         })
     }
 
@@ -205,10 +225,10 @@ impl Engine {
             pty,
             message,
             reply_seq,
+            request,
         } = accepted;
         let text = message.text.clone();
         let keys = message.keys.clone();
-        let auto = message.auto.clone();
         // One look at the screen: the previous reply ends where this send begins.
         let before = screen_lines(&pty).await;
         let previous = self.take_reply(entry, &before);
@@ -264,7 +284,7 @@ impl Engine {
                     } else {
                         text.clone()
                     },
-                    request: keys.is_none() && auto.is_none(),
+                    request,
                     after_echo: false,
                 });
             }
