@@ -19,6 +19,12 @@ pub(crate) fn state_of(repo: &Path) -> (String, String) {
 }
 
 pub fn create(s: &Server, name: &str, command: &str, repo: &Path, extra: Value) -> Response {
+    s.post(TASKS, exec_body(name, command, repo, extra))
+}
+
+/// The body of an `exec` task named `name` running `command` in its own worktree of `repo`,
+/// with `extra` fields.
+pub fn exec_body(name: &str, command: &str, repo: &Path, extra: Value) -> Value {
     let mut body = json!({
         "name": name,
         "description": command,
@@ -29,7 +35,7 @@ pub fn create(s: &Server, name: &str, command: &str, repo: &Path, extra: Value) 
     for (k, v) in extra.as_object().unwrap() {
         body[k] = v.clone();
     }
-    s.post(TASKS, body)
+    body
 }
 
 /// Creates and starts a worktree task running `command`, and waits for it to complete.

@@ -13,6 +13,7 @@ mod agents_fixtures;
 mod agents_hooks;
 mod agents_live;
 mod agents_parents;
+mod agents_variants;
 mod api_manage;
 mod api_openapi;
 mod api_providers;

@@ -37,16 +37,7 @@ fn start_task(s: &Server, body: Value) -> String {
 
 /// An `exec` task in its own worktree of `repo`, running `command`, with `extra` fields.
 fn exec_task(s: &Server, repo: &Path, command: &str, extra: Value) -> String {
-    let mut body = json!({
-        "name": "checked",
-        "description": command,
-        "providerId": "exec",
-        "workingDirectory": repo,
-        "isolation": "worktree",
-    });
-    for (k, v) in extra.as_object().unwrap() {
-        body[k] = v.clone();
-    }
+    let body = crate::git_worktrees::exec_body("checked", command, repo, extra);
     start_task(s, body)
 }
 

@@ -1969,11 +1969,13 @@ async fn the_diff_view_compares_two_variants_and_p_picks_one() {
     let mut app = App::new(cockpit);
     let children = engine.children_of(&parent.id);
     assert_eq!(children.len(), 2);
-    wait_for(&mut app, &mut events, "both variants to finish", |_| {
+    // As the TUI sees them (its copy follows the engine's events).
+    wait_for(&mut app, &mut events, "both variants to finish", |a| {
         children.iter().all(|c| {
-            engine
-                .get_task(&c.id)
-                .is_ok_and(|t| t.status() == TaskStatus::Completed)
+            a.snapshot()
+                .tasks
+                .iter()
+                .any(|t| t.id == c.id && t.status() == TaskStatus::Completed)
         })
     })
     .await;

@@ -25,7 +25,6 @@ use orchestra_proto::task::{Task, TaskResult, TaskStatus};
 use orchestra_proto::wire::{Approval, PromptKind, Role, StatusSource};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 /// How often one and the same prompt is answered automatically before orchestra leaves it to
 /// the user (an answer that does not move the CLI on must not loop).
@@ -209,11 +208,11 @@ impl SessionEntry {
         match pty.foreground() {
             // Keys are read as they come: no line is left half-typed.
             Some(Foreground::Keys) => {
-                self.line_half_typed.store(false, Ordering::Relaxed);
+                self.typed_line.clear();
                 by_patterns
             }
             // A line the user is typing (no Enter yet) is theirs, not a question.
-            Some(Foreground::Reading(_)) if self.line_half_typed.load(Ordering::Relaxed) => {
+            Some(Foreground::Reading(_)) if self.typed_line.is_users(pty.screen_generation()) => {
                 by_patterns
             }
             Some(Foreground::Reading(reader)) => {

@@ -11,7 +11,7 @@ use crate::session::PtySession;
 use orchestra_proto::wire::{Message, SessionInfo};
 use parking_lot::Mutex;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub(crate) struct SessionEntry {
     pub(crate) seq: i64,
@@ -36,9 +36,9 @@ pub(crate) struct SessionEntry {
     /// Counts the output's quiet spells: looks at the terminal scheduled in an earlier one
     /// stop (see `terminal_looks.rs`).
     pub(crate) quiet_spells: std::sync::atomic::AtomicU64,
-    /// What was typed last did not end its line (no Enter yet): the text before the cursor
-    /// of a program reading a line is the user's own, not a question (see `agents.rs`).
-    pub(crate) line_half_typed: AtomicBool,
+    /// The line typed into a program reading one: the text before its cursor is the user's
+    /// own, not a question, while it is half-typed (see `agents.rs`).
+    pub(crate) typed_line: TypedLine,
     /// Screen classification and turn state of coding agents (see `agents.rs`).
     pub(crate) agent: Mutex<AgentState>,
     /// What the session runtime reported, the status is decided from (see `status.rs`).
@@ -69,5 +69,39 @@ impl SessionEntry {
                 self.info.lock().id
             ))),
         }
+    }
+}
+
+/// Whether the line of a program reading one is the user's, half-typed.
+#[derive(Default)]
+pub(crate) struct TypedLine {
+    /// What was typed last did not end its line (no Enter, Ctrl-C or Ctrl-U yet).
+    half_typed: AtomicBool,
+    /// The terminal's generation (see `PtySession::screen_generation`) when a key that ends
+    /// the line was typed: until the terminal changed after it, the screen still shows the
+    /// line as it was (the program's echo of the key is still on its way), and reading it as
+    /// a question would show the user's own text as one.
+    ended_at: AtomicU64,
+}
+
+impl TypedLine {
+    /// Something was typed, ending the line or not, at the terminal's `generation`.
+    pub(crate) fn typed(&self, ends_the_line: bool, generation: u64) {
+        if ends_the_line {
+            self.ended_at.store(generation, Ordering::Relaxed);
+        }
+        self.half_typed.store(!ends_the_line, Ordering::Relaxed);
+    }
+
+    /// The program reads keys as they come: no line is left half-typed.
+    pub(crate) fn clear(&self) {
+        self.half_typed.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the line before the cursor is still the user's, the terminal being at
+    /// `generation`.
+    pub(crate) fn is_users(&self, generation: u64) -> bool {
+        self.half_typed.load(Ordering::Relaxed)
+            || generation <= self.ended_at.load(Ordering::Relaxed)
     }
 }

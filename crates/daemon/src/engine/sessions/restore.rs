@@ -55,7 +55,7 @@ impl Engine {
                 accepting: tokio::sync::Mutex::new(()),
                 ending_on_purpose: AtomicBool::new(false),
                 quiet_spells: std::sync::atomic::AtomicU64::new(0),
-                line_half_typed: AtomicBool::new(false),
+                typed_line: Default::default(),
                 agent: Default::default(),
                 facts: Mutex::new(Facts::ended()),
                 credential: None,

@@ -148,7 +148,7 @@ impl Engine {
             accepting: tokio::sync::Mutex::new(()),
             ending_on_purpose: AtomicBool::new(false),
             quiet_spells: std::sync::atomic::AtomicU64::new(0),
-            line_half_typed: AtomicBool::new(false),
+            typed_line: Default::default(),
             agent: Default::default(),
             facts: Mutex::new(facts),
             credential: Some(prepared.credential.keep()),

@@ -76,8 +76,8 @@ impl Engine {
         let pty = entry.live_pty()?.clone();
         if let Some(last) = bytes.last() {
             entry
-                .line_half_typed
-                .store(!ends_a_line(*last), Ordering::Relaxed);
+                .typed_line
+                .typed(ends_a_line(*last), pty.screen_generation());
         }
         // Here when the terminal has room (nearly always): a hop to another thread would
         // have to wait for a turn on a CPU that busy agents keep taken.
@@ -244,7 +244,7 @@ impl Engine {
                 .and_then(|bytes| bytes.last().copied())
                 .is_none_or(|b| !ends_a_line(b))
         });
-        entry.line_half_typed.store(half_typed, Ordering::Relaxed);
+        entry.typed_line.typed(!half_typed, pty.screen_generation());
         // What the agent's hook said last is over once something is typed: the screen
         // decides until its next hook event (cleared first: that event may follow at once).
         if let Some(changed) = entry.record_fact(Fact::Hook(None)) {

@@ -22,6 +22,11 @@ impl PtySession {
         self.shared.screen_generation.subscribe()
     }
 
+    /// The terminal's generation now: it grows with every change (see [`watch_screen`](Self::watch_screen)).
+    pub fn screen_generation(&self) -> u64 {
+        *self.shared.screen_generation.borrow()
+    }
+
     /// Forgets the scrollback, keeping the screen as it shows (see
     /// [`Terminal::release_scrollback`]), and gives the memory back: for a session that has
     /// ended once its last reply was read.
