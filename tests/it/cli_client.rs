@@ -1282,6 +1282,29 @@ fn edit_rerun_and_delete_tasks() {
     let now = task(&s, &id);
     assert_eq!(now["name"], "final");
     assert_eq!(now["description"], "exit 0");
+    // Its settings too, each one that has a two-word name in the API included.
+    ok(&with_url(
+        &s,
+        home.path(),
+        &[
+            "task",
+            "edit",
+            short,
+            "--provider",
+            "shell",
+            "--approval",
+            "manual",
+        ],
+    ));
+    let now = task(&s, &id);
+    assert_eq!(now["metadata"]["providerId"], "shell", "{now}");
+    assert_eq!(now["metadata"]["approval"], "manual", "{now}");
+    ok(&with_url(
+        &s,
+        home.path(),
+        &["task", "edit", short, "--provider", "exec"],
+    ));
+    assert_eq!(task(&s, &id)["metadata"]["providerId"], "exec");
     let o = with_url(&s, home.path(), &["task", "edit", short]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = with_url(&s, home.path(), &["task", "edit", short, "--name", " "]);

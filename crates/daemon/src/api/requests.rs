@@ -69,7 +69,7 @@ impl FromBody for NewTask {
                 .map(|s| s.parse().map_err(ApiError::bad_request))
                 .transpose()?,
             delegate: body.opt_bool("delegate")?,
-            checks: checks(body)?,
+            checks: checks(body)?.unwrap_or_default(),
             max_attempts: body.opt_whole("maxAttempts", 1, 20)?.map(|n| n as u32),
             check_timeout_seconds: body.opt_whole("checkTimeoutSeconds", 1, 86_400)?,
             variants: variants(body)?,
@@ -77,10 +77,10 @@ impl FromBody for NewTask {
     }
 }
 
-/// `checks`: commands, none of them blank.
-fn checks(body: &Body) -> Result<Vec<String>, ApiError> {
-    let checks = body.opt_str_list("checks")?.unwrap_or_default();
-    if checks.iter().any(|c| c.trim().is_empty()) {
+/// `checks`, if given: commands, none of them blank (`[]`: none).
+fn checks(body: &Body) -> Result<Option<Vec<String>>, ApiError> {
+    let checks = body.opt_str_list("checks")?;
+    if checks.iter().flatten().any(|c| c.trim().is_empty()) {
         return Err(ApiError::bad_request(
             "`checks` holds a blank command: give each check as the command line to run",
         ));
@@ -148,11 +148,8 @@ impl FromBody for TaskChange {
                 .map(|s| s.parse().map_err(ApiError::bad_request))
                 .transpose()?,
             base_ref: body.opt_str("baseRef")?,
-            checks: body
-                .0
-                .contains_key("checks")
-                .then(|| checks(body))
-                .transpose()?,
+            // `null`, as for every field, is the field left out.
+            checks: checks(body)?,
             max_attempts: body.opt_whole("maxAttempts", 1, 20)?.map(|n| n as u32),
         };
         if change == TaskChange::default() {

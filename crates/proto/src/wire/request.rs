@@ -64,6 +64,7 @@ pub struct NewTask {
 
 /// `PATCH /tasks/:id`: only the fields given change.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct TaskChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,

@@ -115,7 +115,6 @@ fn task_records(spec: &mut Spec) {
         .answer::<TaskBody>(201, "The new task.")
         .error(400, "A missing or blank name, a missing description its provider needs, an unknown provider, isolation, approval or answers, a parentTaskId that names no task, a workingDirectory that is not an existing directory, or variants that are not 2–8, name an unknown provider, come with isolation `none` or a directory that is not in a git repository with a commit.")
         .error(403, "With an agent session's credential: a parent that is not the session's task or one of its descendants, an approval wider than the session's own, or a command provider (`exec`, `shell`) asked for by an agent not under `auto`.")
-        .error(409, "`isolation: worktree` where the directory is not in a git repository, or the base ref is unknown.")
         .error(503, "The provider is known but not installed here.")
         .add();
     spec.op("get", TASK, "getTask", "A task")
@@ -131,7 +130,7 @@ fn task_records(spec: &mut Spec) {
             ..TaskChange::default()
         })
         .answer::<TaskBody>(200, "The task as changed.")
-        .error(400, "No field to change, a progress outside 0–100, an unknown status, or a field of the wrong type.")
+        .error(400, "No field to change, a progress outside 0–100, an unknown status, a field of the wrong type, an unknown providerId, approval or isolation, a description its provider needs left blank, or isolation `worktree` (or a baseRef) for a directory that is not in a git repository with a commit, or a base ref it does not have.")
         .error(409, "The move is not legal from the task's status, the task is finished, or a setting was given for a task no longer pending.")
         .add();
     spec.op("delete", TASK, "deleteTask", "Delete a finished task")
