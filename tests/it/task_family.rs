@@ -68,6 +68,17 @@ fn an_agent_makes_children_of_its_own_task_at_no_wider_approval() {
             json!({"name": "sh", "providerId": "shell"}),
             "only an agent under auto",
         ),
+        // Checks are commands orchestra runs itself, asking nobody: a child's or a variant's.
+        (
+            json!({"name": "checked", "providerId": "claude", "description": "fix it",
+                   "checks": ["touch /tmp/never"]}),
+            "only an agent under auto",
+        ),
+        (
+            json!({"name": "race", "description": "fix it", "checks": ["true"],
+                   "variants": [{"providerId": "claude"}, {"providerId": "codex"}]}),
+            "only an agent under auto",
+        ),
         (
             json!({"name": "elsewhere", "providerId": "shell", "parentTaskId": other}),
             "children of its own task",

@@ -33,6 +33,14 @@ pub fn child_task(
         )));
     }
     let approval = capped_approval(engine, grant, req.provider_id.as_deref(), req.approval)?;
+    // Checks are commands orchestra runs itself when the child is done, asking nobody, as a
+    // command provider's are (the repository's own need the user's trust instead).
+    if !req.checks.is_empty() && grant.approval != Approval::Auto {
+        return Err(forbidden(format!(
+            "checks are commands orchestra runs without asking anyone, which only an agent under auto may hand out; this agent is under {}",
+            grant.approval
+        )));
+    }
     // Each variant is a child too, under the same bound.
     for v in &mut req.variants {
         v.approval = Some(capped_approval(

@@ -10,7 +10,8 @@
 //! - its own session: read it, its messages, send itself a message, report hook events;
 //! - children: create tasks under its own task (the handler holds them to no wider an
 //!   approval preset than the session's own) and, for its task's descendants, read,
-//!   start, pause, resume, cancel, continue, run again, diff, merge, discard and open a pull request for, and reach
+//!   start, pause, resume, cancel, continue, run again, diff, merge and discard (not open a
+//!   pull request: that pushes under the user's own forge login, off the machine), and reach
 //!   their sessions (read, message, peek, transcript, and answer where the handler finds
 //!   the question is the parent's to answer); a task's own question (trust in a
 //!   repository) stays the user's;
@@ -116,7 +117,6 @@ const ALLOWED: &[(&str, &str)] = &[
     ("GET", "tasks/{kin}/conflicts"),
     ("POST", "tasks/{child-within}/merge"),
     ("POST", "tasks/{child-within}/discard"),
-    ("POST", "tasks/{child-within}/pr"),
     ("POST", "tasks/{child-within}/pick"),
     ("GET", "sessions/{session}"),
     ("GET", "sessions/{session}/messages"),
@@ -263,7 +263,6 @@ mod tests {
             (Method::POST, "/api/coding-agents/tasks/c1/start"),
             (Method::POST, "/api/coding-agents/tasks/g1/cancel"),
             (Method::POST, "/api/coding-agents/tasks/c1/merge"),
-            (Method::POST, "/api/coding-agents/tasks/c1/pr"),
             (Method::GET, "/api/coding-agents/tasks/c1/diff"),
             (Method::GET, "/api/coding-agents/tasks/t1/conflicts"),
             (Method::GET, "/api/coding-agents/tasks/g1/conflicts"),
@@ -296,6 +295,8 @@ mod tests {
             (Method::POST, "/api/coding-agents/tasks/t2/start"),
             (Method::POST, "/api/coding-agents/tasks/t2/merge"),
             (Method::POST, "/api/coding-agents/tasks/t1/pr"),
+            // Publishing leaves the machine under the user's own forge login: theirs to do.
+            (Method::POST, "/api/coding-agents/tasks/c1/pr"),
             (Method::POST, "/api/coding-agents/tasks/c1/result"),
             (Method::GET, "/api/coding-agents/trust"),
             (Method::POST, "/api/coding-agents/trust"),
