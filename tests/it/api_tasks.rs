@@ -942,3 +942,43 @@ fn an_unknown_output_form_is_refused() {
         );
     }
 }
+
+/// The event stream's head and first bytes come at once, as a comment, not with the first
+/// event or keep-alive: a browser's `EventSource` is `open` (and a page reads the state)
+/// only once the head has come, and on an idle orchestra the first keep-alive is 15 s away.
+#[test]
+fn the_event_stream_opens_with_a_comment_before_any_event() {
+    let s = Server::start();
+    let addr = s.url.trim_start_matches("http://").to_string();
+    use std::io::{Read, Write};
+    let mut sock = std::net::TcpStream::connect(&addr).expect("connect");
+    sock.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .ok();
+    let token = s.token.clone().unwrap_or_default();
+    let request = format!(
+        "GET /api/coding-agents/events HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    );
+    sock.write_all(request.as_bytes()).expect("write");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    // Until the head and the body's first line (the first line after the head).
+    while !String::from_utf8_lossy(&seen).contains("\r\n\r\n")
+        || !String::from_utf8_lossy(&seen)
+            .split("\r\n\r\n")
+            .nth(1)
+            .is_some_and(|body| body.contains(": "))
+    {
+        match sock.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&seen).into_owned();
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+    assert!(body.contains(": orchestra events"), "{text}");
+    assert!(
+        !body.contains("keep-alive"),
+        "the head waited for the keep-alive: {text}"
+    );
+}

@@ -40,9 +40,17 @@ pub async fn stream(
         framer: Framer::new(output_form(q.as_deref())?),
         viewer,
     };
-    let events = futures_util::stream::unfold(reader, Reader::next_batch)
-        .take_until(engine.closing())
-        .flat_map(futures_util::stream::iter);
+    // A comment first: the response's head goes out with the first bytes of its body, and a
+    // browser's EventSource is `open` (and reads the state) only once the head has come; on
+    // an idle orchestra that would wait for the first keep-alive, 15 s later.
+    let opened = futures_util::stream::once(async {
+        Ok::<_, Infallible>(SseEvent::default().comment("orchestra events"))
+    });
+    let events = opened.chain(
+        futures_util::stream::unfold(reader, Reader::next_batch)
+            .take_until(engine.closing())
+            .flat_map(futures_util::stream::iter),
+    );
     Ok(Sse::new(events).keep_alive(
         KeepAlive::new()
             .interval(Duration::from_secs(15))
